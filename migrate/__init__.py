@@ -1,0 +1,8 @@
+"""migrate: the CLI, translation, the Spark pipeline and the migration orchestration.
+
+Public API only; implementation modules are `_`-prefixed.
+"""
+
+from migrate.errors import BadFlagError, BlockersFoundError, MigrateError, TranslationError
+
+__all__ = ["BadFlagError", "BlockersFoundError", "MigrateError", "TranslationError"]

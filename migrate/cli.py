@@ -1,0 +1,273 @@
+"""The `zk2kraft` command line: parse flags, call typed functions, turn errors into exit codes.
+
+This module is the only place that chooses an exit code (0 ok; 1 blockers or parity differences;
+2 bad flags or bad input data; 3 ZooKeeper or a voter directory unreachable). Each command lives in
+its own `migrate/_cmd_<name>.py` with a `run(args) -> int`; they are imported lazily so `--help`
+and `inspect` start fast and never start a JVM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["build_parser", "main", "parse_voter"]
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_BAD_INPUT = 2
+EXIT_UNREACHABLE = 3
+
+_EPILOG = """\
+exit codes:
+  0  success
+  1  blockers found (plan/migrate) or parity differences (verify)
+  2  bad flags, or malformed data in ZooKeeper or in a log (the message names the path/flag)
+  3  ZooKeeper or a voter directory cannot be reached
+
+secrets: pass digest/SASL passwords through the environment (ZK2KRAFT_ZK_DIGEST,
+ZK2KRAFT_ZK_SASL_PASSWORD, ZK2KRAFT_PASSWORD_ENCODER_SECRET) to keep them out of `ps`.
+SCRAM credentials, broker passwords and token data never appear in any output or report.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits 2 with the flag named (argparse's own default is also 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"zk2kraft: error: {message}\n")
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def parse_voter(value: str) -> tuple[int, Path]:
+    """Parse one `--voter ID=DIR` value.
+
+    Raises:
+        argparse.ArgumentTypeError: the value is not `ID=DIR` with a non-negative integer id.
+    """
+    node, sep, directory = value.partition("=")
+    if not sep or not directory:
+        raise argparse.ArgumentTypeError(
+            f"--voter {value!r}: expected ID=DIR (a controller node id and its metadata.log.dir)"
+        )
+    try:
+        node_id = int(node)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--voter {value!r}: node id {node!r} is not an integer"
+        ) from None
+    if node_id < 0:
+        raise argparse.ArgumentTypeError(f"--voter {value!r}: node id must be >= 0")
+    return node_id, Path(directory)
+
+
+def _positive_float(value: str) -> float:
+    try:
+        result = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if result <= 0:
+        raise argparse.ArgumentTypeError(f"{value!r} must be > 0")
+    return result
+
+
+def _add_zookeeper(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("ZooKeeper connection")
+    g.add_argument(
+        "--zookeeper",
+        required=True,
+        metavar="CONNECT",
+        help="Kafka's zookeeper.connect: host:port[,host:port...][/chroot]",
+    )
+    g.add_argument(
+        "--zk-timeout",
+        type=_positive_float,
+        default=15.0,
+        metavar="SECONDS",
+        help="give up with exit 3 if no session within this time (default 15)",
+    )
+    g.add_argument(
+        "--zk-digest",
+        metavar="USER:PASSWORD",
+        default=os.environ.get("ZK2KRAFT_ZK_DIGEST"),
+        help="digest auth (or env ZK2KRAFT_ZK_DIGEST)",
+    )
+    g.add_argument("--zk-sasl", action="store_true", help="authenticate with SASL")
+    g.add_argument("--zk-sasl-mechanism", default="DIGEST-MD5", help="SASL mechanism")
+    g.add_argument("--zk-sasl-username", metavar="USER")
+    g.add_argument(
+        "--zk-sasl-password",
+        metavar="PASSWORD",
+        default=os.environ.get("ZK2KRAFT_ZK_SASL_PASSWORD"),
+        help="(or env ZK2KRAFT_ZK_SASL_PASSWORD)",
+    )
+    g.add_argument("--zk-tls", action="store_true", help="connect to ZooKeeper's secure port")
+    g.add_argument("--zk-tls-ca", metavar="PEM")
+    g.add_argument("--zk-tls-cert", metavar="PEM")
+    g.add_argument("--zk-tls-key", metavar="PEM")
+    g.add_argument("--zk-tls-no-verify", action="store_true", help="skip hostname verification")
+
+
+def _add_voters(p: argparse.ArgumentParser, *, required: bool) -> None:
+    p.add_argument(
+        "--voter",
+        dest="voters",
+        action="append",
+        type=parse_voter,
+        required=required,
+        default=None,
+        metavar="ID=DIR",
+        help="a KRaft controller's node id and its metadata.log.dir (repeat for each voter)",
+    )
+
+
+def _add_output(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", metavar="FILE", help="also write the result as JSON (mode 0600)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars or tables")
+
+
+def _add_metadata_version(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--metadata-version",
+        default="3.9-IV0",
+        metavar="V",
+        help="KRaft metadata.version to write, 3.4-IV0 ... 3.9-IV0 (default 3.9-IV0)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the full `zk2kraft` parser (the command-line contract of the design)."""
+    parser = _Parser(
+        prog="zk2kraft",
+        description=(
+            "Move a Kafka cluster's metadata from ZooKeeper into a KRaft controller quorum: "
+            "read the tree, plan and dry-run, write the quorum's metadata log in Kafka's own "
+            "format, verify parity, and measure the controller-unavailability window."
+        ),
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    p = sub.add_parser(
+        "snapshot",
+        help="read-only dump of the Kafka tree as JSON lines (secrets redacted)",
+        description="Read the whole Kafka tree from ZooKeeper (read-only) and print one JSON "
+        "object per znode-derived entity. SCRAM credentials and passwords are redacted.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_zookeeper(p)
+    p.add_argument("--out", metavar="FILE", help="write to FILE (mode 0600) instead of stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    p = sub.add_parser(
+        "plan",
+        help="pre-flight checks and dry-run diff (writes nothing)",
+        description="Pre-flight: find what would block or endanger a migration (blockers, "
+        "warnings), count the records `migrate` would write and, with --voter, diff voters "
+        "that already hold a log against ZooKeeper. Writes nothing anywhere but the reports.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_zookeeper(p)
+    _add_voters(p, required=False)
+    _add_metadata_version(p)
+    _add_output(p)
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report (0600)")
+    p.add_argument(
+        "--password-encoder-secret",
+        metavar="SECRET",
+        default=os.environ.get("ZK2KRAFT_PASSWORD_ENCODER_SECRET"),
+        help="brokers' password.encoder.secret, to decode encrypted dynamic broker passwords "
+        "(or env ZK2KRAFT_PASSWORD_ENCODER_SECRET)",
+    )
+
+    p = sub.add_parser(
+        "migrate",
+        help="copy the metadata into the voters' logs (and, later, cut over)",
+        description="Read ZooKeeper, translate to KRaft records and write the complete "
+        "metadata log into every --voter directory. With --cutover none nothing is written "
+        "to ZooKeeper. Refuses on pre-flight blockers (exit 1).",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_zookeeper(p)
+    _add_voters(p, required=True)
+    _add_metadata_version(p)
+    _add_output(p)
+    p.add_argument("--cutover", choices=["none", "now"], default="none",
+                   help="none: copy only (default); now: fence ZooKeeper's controller and cut over")
+    p.add_argument("--on-cutover", metavar="CMD", help="command that starts the KRaft controllers")
+    p.add_argument("--spark-master", default="local[*]", metavar="URL",
+                   help="Spark master for the bulk pipeline (default local[*])")
+    p.add_argument(
+        "--password-encoder-secret",
+        metavar="SECRET",
+        default=os.environ.get("ZK2KRAFT_PASSWORD_ENCODER_SECRET"),
+        help="(or env ZK2KRAFT_PASSWORD_ENCODER_SECRET)",
+    )
+    p.add_argument("--allow-pending-log-dir-events", action="store_true",
+                   help="override the blocker for unprocessed /log_dir_event_notification events")
+
+    p = sub.add_parser(
+        "verify",
+        help="prove parity between the voters' logs and ZooKeeper",
+        description="Replay the voter log into a metadata image, read ZooKeeper afresh and "
+        "compare field by field. Exit 1 on any difference.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_zookeeper(p)
+    _add_voters(p, required=True)
+    _add_output(p)
+    p.add_argument("--spark-master", default=None, metavar="URL",
+                   help="run the parity joins on Spark (default: in-process)")
+
+    p = sub.add_parser(
+        "inspect",
+        help="decode a voter dir, log dir, .log or .checkpoint",
+        description="Decode and validate a metadata log: every CRC, offset and record. "
+        "With --json, one object per record, named exactly as kafka-dump-log prints them.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("path", metavar="PATH", help="voter dir, log dir, .log or .checkpoint file")
+    p.add_argument("--json", action="store_true", help="JSON lines, one record per line")
+    return parser
+
+
+def _configure_logging(verbose: int) -> None:
+    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `zk2kraft` console script; returns the process exit code."""
+    args = build_parser().parse_args(argv)
+    _configure_logging(args.verbose)
+    module = importlib.import_module(f"migrate._cmd_{args.command}")
+    try:
+        code: int = module.run(args)
+    except KeyboardInterrupt:
+        sys.stderr.write("zk2kraft: interrupted\n")
+        return 130
+    except Exception as exc:  # every package error carries its exit code
+        exit_code = getattr(exc, "exit_code", None)
+        if not isinstance(exit_code, int):
+            raise
+        sys.stderr.write(f"zk2kraft {args.command}: error: {exc}\n")
+        return exit_code
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,8 @@
+"""verify: replay a metadata log into an image, judge parity with ZooKeeper, render reports.
+
+Public API only; implementation modules are `_`-prefixed.
+"""
+
+from verify.errors import ReplayError, VerifyError
+
+__all__ = ["ReplayError", "VerifyError"]

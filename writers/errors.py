@@ -1,0 +1,62 @@
+"""Errors raised while encoding, writing and reading Kafka's metadata log.
+
+    WriterError                   root
+    ├── SchemaError               a record does not fit its schema (unknown type/version/field)
+    ├── LogCorruptionError        a log or snapshot is damaged; names file, byte position, offset (exit 2)
+    ├── VoterStateError           a voter directory holds something else / is inconsistent (exit 1)
+    └── VoterUnavailableError     a voter directory is unreadable/unwritable, or the majority is lost (exit 3)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "LogCorruptionError",
+    "SchemaError",
+    "VoterStateError",
+    "VoterUnavailableError",
+    "WriterError",
+]
+
+
+class WriterError(Exception):
+    """Root of every error raised by `writers`."""
+
+    exit_code: int = 2
+
+
+class SchemaError(WriterError):
+    """A record cannot be encoded or decoded with its schema (names type, version and field)."""
+
+    exit_code = 2
+
+
+class LogCorruptionError(WriterError):
+    """A batch or record in a log/snapshot file is invalid.
+
+    Attributes:
+        file: the file's path.
+        position: byte position of the damaged batch in the file.
+        offset: the log offset concerned, when known.
+    """
+
+    exit_code = 2
+
+    def __init__(self, file: str, position: int, offset: int | None, problem: str) -> None:
+        where = f"{file} at byte {position}" + (f" (offset {offset})" if offset is not None else "")
+        super().__init__(f"{where}: {problem}")
+        self.file = file
+        self.position = position
+        self.offset = offset
+        self.problem = problem
+
+
+class VoterStateError(WriterError):
+    """A voter directory already holds a different log or cluster; says what differs."""
+
+    exit_code = 1
+
+
+class VoterUnavailableError(WriterError):
+    """A voter directory cannot be read or written, or fewer than a majority remain."""
+
+    exit_code = 3

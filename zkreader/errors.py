@@ -1,0 +1,40 @@
+"""Errors raised while reading Kafka's tree from ZooKeeper.
+
+    ZkReaderError                 root; exit_code says how the CLI ends
+    ├── ZnodeFormatError          a znode's data is malformed or of an unknown version (exit 2)
+    ├── BadConnectStringError     the zookeeper.connect string is not valid (exit 2)
+    └── ZkUnreachableError        no session within the timeout, or the session was lost (exit 3)
+"""
+
+from __future__ import annotations
+
+__all__ = ["BadConnectStringError", "ZkReaderError", "ZkUnreachableError", "ZnodeFormatError"]
+
+
+class ZkReaderError(Exception):
+    """Root of every error raised by `zkreader`."""
+
+    exit_code: int = 3
+
+
+class ZnodeFormatError(ZkReaderError):
+    """A znode's content is not what Kafka writes there; names the path and the problem."""
+
+    exit_code = 2
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+class BadConnectStringError(ZkReaderError):
+    """The `--zookeeper` value is not Kafka's `host:port[,host:port][/chroot]` form."""
+
+    exit_code = 2
+
+
+class ZkUnreachableError(ZkReaderError):
+    """ZooKeeper could not be reached (or the session was lost) within the timeout."""
+
+    exit_code = 3
