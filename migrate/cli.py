@@ -247,7 +247,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _configure_logging(verbose: int) -> None:
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
-    logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    fmt = "%(levelname)s %(name)s: %(message)s"
+    logging.basicConfig(level=level, stream=sys.stderr, format=fmt)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

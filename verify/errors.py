@@ -1,7 +1,7 @@
 """Errors raised while replaying a log into an image and judging parity.
 
     VerifyError                   root
-    └── ReplayError               a record cannot be applied to the image (names the offset) (exit 2)
+    └── ReplayError               a record does not apply to the image; names the offset (exit 2)
 """
 
 from __future__ import annotations

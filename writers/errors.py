@@ -2,9 +2,9 @@
 
     WriterError                   root
     ├── SchemaError               a record does not fit its schema (unknown type/version/field)
-    ├── LogCorruptionError        a log or snapshot is damaged; names file, byte position, offset (exit 2)
+    ├── LogCorruptionError        damaged log/snapshot; names file, byte, offset (exit 2)
     ├── VoterStateError           a voter directory holds something else / is inconsistent (exit 1)
-    └── VoterUnavailableError     a voter directory is unreadable/unwritable, or the majority is lost (exit 3)
+    └── VoterUnavailableError     voter dir unusable, or majority lost (exit 3)
 """
 
 from __future__ import annotations

@@ -35,4 +35,7 @@ class ConnectOptions:
     tls_verify: bool = True
 
     def __repr__(self) -> str:  # secrets stay out of logs and tracebacks
-        return f"ConnectOptions(connect={self.connect!r}, timeout_s={self.timeout_s}, tls={self.tls})"
+        return (
+            f"ConnectOptions(connect={self.connect!r}, timeout_s={self.timeout_s}, "
+            f"tls={self.tls})"
+        )
