@@ -3,6 +3,18 @@
 Public API only; implementation modules are `_`-prefixed.
 """
 
-from migrate.errors import BadFlagError, BlockersFoundError, MigrateError, TranslationError
+from migrate.errors import (
+    BadFlagError,
+    BlockersFoundError,
+    MigrateError,
+    SparkError,
+    TranslationError,
+)
 
-__all__ = ["BadFlagError", "BlockersFoundError", "MigrateError", "TranslationError"]
+__all__ = [
+    "BadFlagError",
+    "BlockersFoundError",
+    "MigrateError",
+    "SparkError",
+    "TranslationError",
+]

@@ -3,12 +3,19 @@
     MigrateError                  root
     ├── BadFlagError              a command-line flag or its value is wrong; names the flag (exit 2)
     ├── TranslationError          the snapshot cannot be translated (names the znode path) (exit 2)
-    └── BlockersFoundError        pre-flight found blockers and no override was given (exit 1)
+    ├── BlockersFoundError        pre-flight found blockers and no override was given (exit 1)
+    └── SparkError                Spark could not start or a Spark job failed (exit 3)
 """
 
 from __future__ import annotations
 
-__all__ = ["BadFlagError", "BlockersFoundError", "MigrateError", "TranslationError"]
+__all__ = [
+    "BadFlagError",
+    "BlockersFoundError",
+    "MigrateError",
+    "SparkError",
+    "TranslationError",
+]
 
 
 class MigrateError(Exception):
@@ -33,3 +40,13 @@ class BlockersFoundError(MigrateError):
     """The pre-flight found blockers; the migration was not started."""
 
     exit_code = 1
+
+
+class SparkError(MigrateError):
+    """The Spark session could not start (or reach --spark-master), or a Spark job failed.
+
+    The message names the master and the file holding Spark's own log, which is kept out of the
+    terminal.
+    """
+
+    exit_code = 3
