@@ -1,0 +1,305 @@
+"""The pre-flight: what in a ZooKeeper snapshot blocks or endangers a migration.
+
+Pure functions over a `ClusterSnapshot` (no I/O), so `plan` and `migrate` judge the same tree the
+same way and unit tests need no ZooKeeper. Blockers are the states where Kafka's own migration
+aborts, or worse, silently loses data (an earlier `/migration` znode that is reused, a controller
+that is already a KRaft one); warnings are states that migrate but that an operator should know
+about (Kafka 3.9's rules: shared/reference/kafka-zk-migration.md §2).
+
+Every finding names the znode it is about, relative to the chroot (the path Kafka itself uses).
+Topics queued for deletion are not migrated (Kafka 3.9 skips them), so the topic and partition
+rules ignore them apart from the warning that says they are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+from migrate._findings import Finding
+from zkreader import ClusterSnapshot, PartitionState, Topic
+
+__all__ = ["PlanSummary", "PreflightReport", "migrated_partition_count", "preflight"]
+
+_LEADER_NONE = -1
+_RECOVERING = 1
+
+
+@dataclass(frozen=True, slots=True)
+class PreflightReport:
+    """The findings of one pre-flight, each list in a stable order (rule, then path).
+
+    Attributes:
+        blockers: findings that stop `migrate` (exit 1 from `plan`).
+        warnings: findings that are reported and carried on.
+    """
+
+    blockers: tuple[Finding, ...] = ()
+    warnings: tuple[Finding, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing blocks the migration."""
+        return not self.blockers
+
+    def with_blockers(self, extra: Iterable[Finding]) -> PreflightReport:
+        """Return a report with `extra` blockers appended (e.g. the translator's).
+
+        A finding already present (same code and path) is not repeated, so a rule that both the
+        pre-flight and the translator check is reported once.
+        """
+        seen = {(f.code, f.path) for f in self.blockers}
+        added = []
+        for finding in extra:
+            if (finding.code, finding.path) not in seen:
+                seen.add((finding.code, finding.path))
+                added.append(finding)
+        return PreflightReport(self.blockers + tuple(added), self.warnings)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanSummary:
+    """What `plan --json` writes (and what `migrate --json` starts from): the design's document.
+
+    Attributes:
+        report: blockers and warnings.
+        records: records `migrate` would write, by Kafka record type name.
+        brokers: registered brokers under /brokers/ids.
+        topics: topics that will be migrated (pending deletions excluded).
+        partitions: partitions that will be migrated (pending deletions excluded).
+    """
+
+    report: PreflightReport
+    records: Mapping[str, int] = field(default_factory=dict)
+    brokers: int = 0
+    topics: int = 0
+    partitions: int = 0
+
+    def to_json(self) -> dict[str, object]:
+        """Return `{"blockers","warnings","records","brokers","topics","partitions"}`."""
+        return {
+            "blockers": [f.to_json() for f in self.report.blockers],
+            "warnings": [f.to_json() for f in self.report.warnings],
+            "records": dict(sorted(self.records.items())),
+            "brokers": self.brokers,
+            "topics": self.topics,
+            "partitions": self.partitions,
+        }
+
+
+def preflight(snapshot: ClusterSnapshot) -> PreflightReport:
+    """Judge a snapshot: every blocker and warning, each naming its znode.
+
+    Args:
+        snapshot: the tree as read by `zkreader.read_cluster`.
+
+    Returns:
+        The report; `report.ok` is False when the migration must not start.
+    """
+    blockers = [
+        *_migration_znode(snapshot),
+        *_kraft_controller(snapshot),
+        *_cluster_id_missing(snapshot),
+        *_topics_without_id(snapshot),
+        *_unregistered_brokers(snapshot),
+        *_log_dir_events(snapshot),
+    ]
+    warnings = [
+        *_pending_deletions(snapshot),
+        *_reassignments(snapshot),
+        *_partition_warnings(snapshot),
+    ]
+    return PreflightReport(tuple(blockers), tuple(warnings))
+
+
+def migrated_partition_count(snapshot: ClusterSnapshot) -> int:
+    """Count the partitions `migrate` writes: every assigned one, pending deletions excluded."""
+    return sum(len(t.assignment) for t in _migrated_topics(snapshot))
+
+
+def _migrated_topics(snapshot: ClusterSnapshot) -> Iterator[Topic]:
+    for name in sorted(snapshot.topics):
+        if name not in snapshot.pending_deletions:
+            yield snapshot.topics[name]
+
+
+def _topic_path(name: str) -> str:
+    return f"/brokers/topics/{name}"
+
+
+def _state_path(topic: str, partition: int) -> str:
+    return f"/brokers/topics/{topic}/partitions/{partition}/state"
+
+
+def _ids(ids: Iterable[int]) -> str:
+    return ", ".join(str(i) for i in sorted(ids))
+
+
+def _seq(ids: Iterable[int]) -> str:
+    return ", ".join(str(i) for i in ids)
+
+
+# --- blockers -------------------------------------------------------------------------------
+
+
+def _migration_znode(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    m = snapshot.migration
+    if m is None:
+        return
+    yield Finding(
+        "MIGRATION_ZNODE_EXISTS",
+        f"/migration already exists (KRaft controller {m.kraft_controller_id}, epoch "
+        f"{m.kraft_controller_epoch}, metadata offset {m.kraft_metadata_offset}): an earlier "
+        "migration attempt; reusing it silently has wiped clusters. Find out what wrote it and "
+        "remove it deliberately before migrating.",
+        "/migration",
+    )
+
+
+def _kraft_controller(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    c = snapshot.controller
+    if c is None or not c.is_kraft:
+        return
+    why = (
+        f"kraftControllerEpoch {c.kraft_controller_epoch}"
+        if c.kraft_controller_epoch >= 0
+        else "the znode is persistent, not a ZK controller's ephemeral one"
+    )
+    yield Finding(
+        "CONTROLLER_IS_KRAFT",
+        f"/controller is held by KRaft controller {c.broker_id} ({why}): ZooKeeper's controller "
+        "is already fenced by a migration in progress or finished.",
+        "/controller",
+    )
+
+
+def _cluster_id_missing(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    if snapshot.cluster_id is None:
+        yield Finding(
+            "CLUSTER_ID_MISSING",
+            "/cluster/id is missing: the voters must be formatted with the cluster's id, and "
+            "there is none to copy (has a broker ever started on this chroot?).",
+            "/cluster/id",
+        )
+
+
+def _topics_without_id(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    for topic in _migrated_topics(snapshot):
+        if topic.topic_id is None:
+            yield Finding(
+                "TOPIC_WITHOUT_ID",
+                f"topic {topic.name!r} has no topic_id (created before IBP 2.8): Kafka's "
+                "migration aborts on it. Let a controller with IBP >= 2.8 assign ids first "
+                "(a controller failover does it).",
+                _topic_path(topic.name),
+            )
+
+
+def _unregistered_brokers(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    registered = set(snapshot.brokers)
+    for topic in _migrated_topics(snapshot):
+        named: set[int] = set()
+        for replicas in (
+            *topic.assignment.values(),
+            *topic.adding_replicas.values(),
+            *topic.removing_replicas.values(),
+        ):
+            named.update(replicas)
+        missing = named - registered
+        if missing:
+            yield Finding(
+                "BROKER_NOT_REGISTERED",
+                f"topic {topic.name!r} assigns replicas to broker(s) {_ids(missing)} that are not "
+                "registered in /brokers/ids: the migration waits for every such broker to "
+                "register with KRaft. Start them, or reassign their replicas away.",
+                _topic_path(topic.name),
+            )
+
+
+def _log_dir_events(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    for event in sorted(snapshot.log_dir_events, key=lambda e: e.name):
+        yield Finding(
+            "LOG_DIR_EVENT_PENDING",
+            f"unprocessed log-dir failure event {event.name} for broker {event.broker_id} "
+            f"(event {event.event}): ZooKeeper's controller has not yet moved that broker's "
+            "leaders; cutting over now would lose that work. Wait until it is processed.",
+            f"/log_dir_event_notification/{event.name}",
+        )
+
+
+# --- warnings -------------------------------------------------------------------------------
+
+
+def _pending_deletions(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    for name in sorted(snapshot.pending_deletions):
+        yield Finding(
+            "TOPIC_PENDING_DELETION",
+            f"topic {name!r} is queued for deletion and will not be migrated; the brokers "
+            "reconcile (and set aside) its logs after the migration.",
+            f"/admin/delete_topics/{name}",
+        )
+
+
+def _reassignments(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    for topic in _migrated_topics(snapshot):
+        moving = sorted(set(topic.adding_replicas) | set(topic.removing_replicas))
+        if moving:
+            yield Finding(
+                "REASSIGNMENT_IN_FLIGHT",
+                f"topic {topic.name!r} partition(s) {_ids(moving)} are being reassigned; "
+                "adding/removing replicas are carried over and KRaft completes the move.",
+                _topic_path(topic.name),
+            )
+
+
+def _partition_warnings(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    for topic in _migrated_topics(snapshot):
+        for partition in sorted(topic.assignment):
+            replicas = topic.assignment[partition]
+            state = snapshot.partition_states.get((topic.name, partition))
+            yield from _partition_findings(topic.name, partition, replicas, state)
+
+
+def _partition_findings(
+    topic: str, partition: int, replicas: tuple[int, ...], state: PartitionState | None
+) -> Iterator[Finding]:
+    path = _state_path(topic, partition)
+    tp = f"{topic}-{partition}"
+    if state is None:
+        leader = replicas[0] if replicas else _LEADER_NONE
+        yield Finding(
+            "PARTITION_STATE_MISSING",
+            f"{tp} has no state znode: Kafka's default applies (ISR = replicas "
+            f"[{_seq(replicas)}], leader = first replica {leader}, epochs 0).",
+            path,
+        )
+        return
+    if state.leader == _LEADER_NONE:
+        yield Finding(
+            "PARTITION_OFFLINE",
+            f"{tp} has no leader (leader -1): it stays offline after the migration until a "
+            "replica in its ISR comes back.",
+            path,
+        )
+    elif state.leader not in state.isr:
+        yield Finding(
+            "LEADER_NOT_IN_ISR",
+            f"{tp}: leader {state.leader} is not in ISR [{_seq(state.isr)}]; carried over "
+            "as is.",
+            path,
+        )
+    outside = set(state.isr) - set(replicas)
+    if outside:
+        yield Finding(
+            "ISR_NOT_IN_REPLICAS",
+            f"{tp}: ISR member(s) {_ids(outside)} are not replicas [{_seq(replicas)}]; "
+            "carried over as is.",
+            path,
+        )
+    if state.leader_recovery_state == _RECOVERING:
+        yield Finding(
+            "LEADER_RECOVERING",
+            f"{tp}: leader_recovery_state is RECOVERING (after an unclean election); the "
+            "leader stays fenced from some requests until it recovers.",
+            path,
+        )
