@@ -1,0 +1,418 @@
+"""Real Kafka 3.9.1 for the oracle tests, run from Maven Central jars with `java -cp`.
+
+The jars come from `tests/kafka/fetch.sh` (into the git-ignored `tests/kafka/jars/`). Nothing here
+mocks Kafka: every helper runs Kafka's own classes (reference kraft-log-format.md §6):
+
+* `dump_log` / `dump_log_payloads` / `dump_log_batches` — `kafka.tools.DumpLogSegments
+  --cluster-metadata-decoder`, the JSON each record decodes to by Kafka's generated converter;
+* `metadata_shell` — `org.apache.kafka.shell.MetadataShell --snapshot FILE CMD...` (on a copy of
+  the file, since the shell takes the `.lock` of a directory two levels up);
+* `storage_format` — `kafka.tools.StorageTool format`;
+* `KafkaController` — a KRaft controller (optionally combined with a broker) on loopback ports,
+  waited for until it logs "Kafka Server started" and its port answers; its log is kept when it
+  fails to start so the test failure can show why.
+
+A missing jar cache is a test FAILURE naming the fix (`run tests/kafka/fetch.sh`), never a skip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+__all__ = [
+    "KAFKA_DIR",
+    "DumpedBatch",
+    "KafkaController",
+    "KafkaJarsMissing",
+    "classpath",
+    "dump_log",
+    "dump_log_batches",
+    "dump_log_payloads",
+    "free_port",
+    "metadata_shell",
+    "random_cluster_id",
+    "run_kafka_class",
+    "storage_format",
+]
+
+KAFKA_DIR = Path(__file__).resolve().parents[1] / "kafka"
+_JARS = KAFKA_DIR / "jars"
+_TOOLS_LOG4J = KAFKA_DIR / "tools-log4j.properties"
+_SERVER_LOG4J = KAFKA_DIR / "log4j.properties"
+_TOOL_HEAP = "256m"
+
+
+class KafkaJarsMissing(RuntimeError):
+    """The Kafka jar cache is absent; the message says how to fill it."""
+
+
+def classpath() -> str:
+    """The `java -cp` value for the cached Kafka 3.9.1 jars.
+
+    Raises:
+        KafkaJarsMissing: the cache is missing or incomplete (tests must fail, not skip).
+    """
+    if not (_JARS / ".complete").is_file() or not any(_JARS.glob("kafka_2.13-*.jar")):
+        raise KafkaJarsMissing(
+            f"Kafka 3.9.1 jars not found in {_JARS}: run tests/kafka/fetch.sh "
+            "(needs mvn and access to Maven Central)"
+        )
+    return str(_JARS / "*")
+
+
+def _java() -> str:
+    java = shutil.which("java")
+    if java is None:
+        raise KafkaJarsMissing("no `java` on PATH: install a JDK 17 (default-jdk-headless)")
+    return java
+
+
+def run_kafka_class(
+    main_class: str, *args: str, timeout: float = 180.0, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Run one of Kafka's command-line classes and capture its output.
+
+    Args:
+        main_class: e.g. `kafka.tools.DumpLogSegments`.
+        *args: its arguments.
+        timeout: seconds before the tool is killed (then `subprocess.TimeoutExpired`).
+        check: raise `AssertionError` with stdout/stderr when the tool exits non-zero.
+    """
+    cmd = [
+        _java(),
+        f"-Xmx{_TOOL_HEAP}",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        f"-Dlog4j.configuration=file:{_TOOLS_LOG4J}",
+        "-cp",
+        classpath(),
+        main_class,
+        *args,
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"{main_class} {' '.join(args)} exited {proc.returncode}\n"
+            f"--- stdout ---\n{proc.stdout[-4000:]}\n--- stderr ---\n{proc.stderr[-4000:]}"
+        )
+    return proc
+
+
+def dump_log(path: Path | str) -> str:
+    """`kafka-dump-log --cluster-metadata-decoder --files PATH` output (stdout) as text."""
+    return run_kafka_class(
+        "kafka.tools.DumpLogSegments", "--cluster-metadata-decoder", "--files", str(path)
+    ).stdout
+
+
+_RECORD_LINE = re.compile(r"^\| offset: (?P<offset>-?\d+) .*?(?P<rest>(payload: |controlType: |"
+                          r"SnapshotHeader |SnapshotFooter |KRaftVersion |KRaftVoters ).*)$")
+_BATCH_LINE = re.compile(
+    r"^baseOffset: (?P<base>\d+) lastOffset: (?P<last>\d+) count: (?P<count>\d+) .*?"
+    r"partitionLeaderEpoch: (?P<epoch>-?\d+) .*?isControl: (?P<control>true|false) .*?"
+    r"position: (?P<position>\d+) CreateTime: (?P<ts>-?\d+) size: (?P<size>\d+) .*?"
+    r"crc: (?P<crc>\d+) isvalid: (?P<valid>true|false)"
+)
+
+
+def dump_log_payloads(path: Path | str, *, text: str | None = None) -> list[dict[str, Any]]:
+    """Every data record of a log/checkpoint as Kafka decodes it, in offset order.
+
+    Each element is `{"offset": o, "type": ..., "version": ..., "data": {...}}` — the payload JSON
+    DumpLogSegments prints, plus the offset, i.e. the shape of `zk2kraft inspect --json`.
+
+    Args:
+        path: the `.log` or `.checkpoint` file.
+        text: an already captured `dump_log` output (to avoid running the JVM twice).
+    """
+    out = dump_log(path) if text is None else text
+    result: list[dict[str, Any]] = []
+    for line in out.splitlines():
+        m = _RECORD_LINE.match(line)
+        if m and m.group("rest").startswith("payload: "):
+            payload = json.loads(m.group("rest")[len("payload: "):])
+            result.append({"offset": int(m.group("offset")), **payload})
+    return result
+
+
+@dataclass
+class DumpedBatch:
+    """One batch as DumpLogSegments describes it, with its records' one-line descriptions."""
+
+    base_offset: int
+    last_offset: int
+    count: int
+    leader_epoch: int
+    is_control: bool
+    position: int
+    timestamp_ms: int
+    size: int
+    crc: int
+    valid: bool
+    records: list[str] = field(default_factory=list)
+
+
+def dump_log_batches(path: Path | str, *, text: str | None = None) -> list[DumpedBatch]:
+    """The batch headers DumpLogSegments prints, each with its record lines (control or data)."""
+    out = dump_log(path) if text is None else text
+    batches: list[DumpedBatch] = []
+    for line in out.splitlines():
+        b = _BATCH_LINE.match(line)
+        if b:
+            batches.append(
+                DumpedBatch(
+                    base_offset=int(b.group("base")),
+                    last_offset=int(b.group("last")),
+                    count=int(b.group("count")),
+                    leader_epoch=int(b.group("epoch")),
+                    is_control=b.group("control") == "true",
+                    position=int(b.group("position")),
+                    timestamp_ms=int(b.group("ts")),
+                    size=int(b.group("size")),
+                    crc=int(b.group("crc")),
+                    valid=b.group("valid") == "true",
+                )
+            )
+            continue
+        m = _RECORD_LINE.match(line)
+        if m and batches:
+            batches[-1].records.append(m.group("rest"))
+    return batches
+
+
+def metadata_shell(path: Path | str, *command: str) -> str:
+    """Run MetadataShell non-interactively on a copy of a `.log`/`.checkpoint` file.
+
+    The shell locks `D/.lock` two directories above the file when it exists (a running server
+    holds it), so the file is copied into a private temporary directory first.
+
+    Args:
+        path: the log segment or snapshot file.
+        *command: the shell command and its arguments, e.g. `"ls", "/image/topics/byName"`.
+    """
+    src = Path(path)
+    with tempfile.TemporaryDirectory(prefix="zk2kraft-shell-") as tmp:
+        copy = Path(tmp) / "a" / "b" / src.name
+        copy.parent.mkdir(parents=True)
+        shutil.copyfile(src, copy)
+        return run_kafka_class(
+            "org.apache.kafka.shell.MetadataShell", "--snapshot", str(copy), *command
+        ).stdout
+
+
+def random_cluster_id() -> str:
+    """A fresh cluster id from Kafka itself (`kafka-storage random-uuid`)."""
+    return run_kafka_class("kafka.tools.StorageTool", "random-uuid").stdout.strip()
+
+
+def storage_format(
+    config: Path | str, cluster_id: str, *, release_version: str | None = None,
+    extra: Sequence[str] = (),
+) -> str:
+    """`kafka-storage format -t CLUSTER_ID -c CONFIG [-r VERSION]`; returns its output."""
+    args = ["format", "-t", cluster_id, "-c", str(config)]
+    if release_version is not None:
+        args += ["-r", release_version]
+    return run_kafka_class("kafka.tools.StorageTool", *args, *extra).stdout
+
+
+def free_port() -> int:
+    """A loopback TCP port that was free a moment ago (bound to 0 and released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+class KafkaController:
+    """A real Kafka 3.9.1 KRaft node (controller, or broker+controller) as a context manager.
+
+    `__init__` writes `WORKDIR/server.properties` (so it can be formatted with `storage_format`
+    first); entering starts `kafka.Kafka` and returns once the server logs that it started and
+    its controller port accepts connections; leaving stops it (SIGTERM, then SIGKILL). Its log
+    is `WORKDIR/logs/server.log`; when start-up fails the error includes the log's tail.
+
+    Args:
+        workdir: private directory for config and logs (kept afterwards for post-mortems).
+        metadata_log_dir: the voter directory (`metadata.log.dir`).
+        node_id: this node's id; it is the single voter of the quorum.
+        broker: also run a broker (`process.roles=broker,controller`) with a PLAINTEXT listener.
+        extra: more server properties (override the generated ones).
+        heap: JVM -Xmx.
+        start_timeout: seconds to wait for start-up.
+    """
+
+    def __init__(
+        self,
+        workdir: Path,
+        metadata_log_dir: Path,
+        *,
+        node_id: int = 1,
+        broker: bool = False,
+        extra: Mapping[str, str] | None = None,
+        heap: str = "512m",
+        start_timeout: float = 120.0,
+    ) -> None:
+        self.workdir = Path(workdir)
+        self.metadata_log_dir = Path(metadata_log_dir)
+        self.node_id = node_id
+        self.broker = broker
+        self.heap = heap
+        self.start_timeout = start_timeout
+        self.controller_port = free_port()
+        self.broker_port = free_port() if broker else None
+        self.logs_dir = self.workdir / "logs"
+        self.logs_dir.mkdir(parents=True, exist_ok=True)
+        self.config_path = self.workdir / "server.properties"
+        self.properties = self._properties(extra or {})
+        self.config_path.write_text(
+            "".join(f"{k}={v}\n" for k, v in self.properties.items()), encoding="utf-8"
+        )
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def _properties(self, extra: Mapping[str, str]) -> dict[str, str]:
+        p = self.controller_port
+        props = {
+            "process.roles": "broker,controller" if self.broker else "controller",
+            "node.id": str(self.node_id),
+            "controller.quorum.voters": f"{self.node_id}@127.0.0.1:{p}",
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "metadata.log.dir": str(self.metadata_log_dir),
+            "log.dirs": str(self.metadata_log_dir),
+            "metadata.max.idle.interval.ms": "500",
+        }
+        if self.broker:
+            props["listeners"] = f"PLAINTEXT://127.0.0.1:{self.broker_port},CONTROLLER://127.0.0.1:{p}"
+            props["advertised.listeners"] = f"PLAINTEXT://127.0.0.1:{self.broker_port}"
+            props["inter.broker.listener.name"] = "PLAINTEXT"
+            props["offsets.topic.replication.factor"] = "1"
+            props["transaction.state.log.replication.factor"] = "1"
+            props["transaction.state.log.min.isr"] = "1"
+            props["group.initial.rebalance.delay.ms"] = "0"
+        else:
+            props["listeners"] = f"CONTROLLER://127.0.0.1:{p}"
+        props.update(extra)
+        return props
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """`host:port` of the broker listener (only with `broker=True`)."""
+        if self.broker_port is None:
+            raise AssertionError("this node runs no broker")
+        return f"127.0.0.1:{self.broker_port}"
+
+    @property
+    def server_log(self) -> Path:
+        """The node's log4j file."""
+        return self.logs_dir / "server.log"
+
+    def log_text(self) -> str:
+        """The server log so far ('' before the first line)."""
+        try:
+            return self.server_log.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def _failure(self, why: str) -> AssertionError:
+        stdout = self.logs_dir / "stdout"
+        out = stdout.read_text(errors="replace")[-3000:] if stdout.exists() else ""
+        return AssertionError(
+            f"Kafka 3.9.1 node {self.node_id} {why} (work dir {self.workdir} kept)\n"
+            f"--- server.log tail ---\n{self.log_text()[-6000:]}\n--- stdout/stderr ---\n{out}"
+        )
+
+    def start(self) -> None:
+        """Start the node and wait until it serves.
+
+        Raises:
+            AssertionError: it exited or did not come up within `start_timeout` (with its log).
+        """
+        cmd = [
+            _java(),
+            f"-Xmx{self.heap}",
+            "-Xms64m",
+            "-XX:+UseSerialGC",
+            f"-Dlog4j.configuration=file:{_SERVER_LOG4J}",
+            f"-Dkafka.logs.dir={self.logs_dir}",
+            "-cp",
+            classpath(),
+            "kafka.Kafka",
+            str(self.config_path),
+        ]
+        with open(self.logs_dir / "stdout", "ab") as out:
+            self._proc = subprocess.Popen(
+                cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        deadline = time.monotonic() + self.start_timeout
+        ports = [self.controller_port] + ([self.broker_port] if self.broker_port else [])
+        while True:
+            if self._proc.poll() is not None:
+                raise self._failure(f"exited with code {self._proc.returncode} during start-up")
+            if "Kafka Server started" in self.log_text() and all(_port_open(p) for p in ports):
+                return
+            if time.monotonic() > deadline:
+                self.stop()
+                raise self._failure(f"did not start within {self.start_timeout:.0f}s")
+            time.sleep(0.2)  # polling a child process's log; there is no event to wait on
+
+    def wait_for_log(self, pattern: str, timeout: float = 60.0) -> re.Match[str]:
+        """Wait until the server log matches `pattern` (regex); fail with the log otherwise."""
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        while True:
+            m = rx.search(self.log_text())
+            if m:
+                return m
+            if self._proc is not None and self._proc.poll() is not None:
+                raise self._failure(f"exited ({self._proc.returncode}) before logging {pattern!r}")
+            if time.monotonic() > deadline:
+                raise self._failure(f"did not log {pattern!r} within {timeout:.0f}s")
+            time.sleep(0.2)  # polling a child process's log
+
+    def stop(self, timeout: float = 30.0) -> int | None:
+        """Stop the node (SIGTERM, SIGKILL after `timeout`); returns its exit code."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+        return proc.returncode
+
+    def __enter__(self) -> KafkaController:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
