@@ -1,0 +1,232 @@
+"""Shared pytest fixtures: real ZooKeeper (single node and 3-node ensemble), clients, chroots.
+
+Which ZooKeeper: `tests.support.zk.zk_backend()` — Docker containers from docker-compose.test.yml
+through pytest-docker where `docker info` answers, Debian's ZooKeeper as local processes where it
+does not (these machines); `ZK2KRAFT_ZK_BACKEND=process|docker` forces one. The choice is printed
+in pytest's header. If ZooKeeper cannot start, the fixture fails the test with the reason and the
+server's log tail (never a skip). Logs are kept (and their tail printed) when any test failed.
+
+Fixtures:
+    zk_server         session: one real server; `.connect` ("127.0.0.1:PORT"), `.port`.
+    zk_ensemble       3 members; `.connect`, `.stop(i)`, `.start(i)`, `.kill(i)`, `.mode(i)`;
+                      every member is brought back up after each test that used it.
+    zk_client         a started KazooClient on `zk_server` (root), closed after the test.
+    zk_chroot         a fresh, already created chroot path "/t_<hex>" on `zk_server`.
+    zk_chroot_client  a started KazooClient whose chroot is `zk_chroot`.
+    sample_cluster    factory: `sample_cluster(spec)` generates a sample Kafka tree in a fresh
+                      chroot and returns (connect, manifest); its session stays open (ephemeral
+                      brokers alive) until the test ends.
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kazoo.client import KazooClient
+
+from tests.support.zk import (
+    DockerZkEnsemble,
+    DockerZkServer,
+    ZkEnsemble,
+    ZkServer,
+    ZkStartError,
+    zk_backend,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIENT_TIMEOUT_S = 15.0
+
+_backend_cache: dict[str, str] = {}
+
+
+def _backend() -> str:
+    if "b" not in _backend_cache:
+        _backend_cache["b"] = zk_backend()
+    return _backend_cache["b"]
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Say which ZooKeeper the run uses, so a log shows it was real and how it was started."""
+    b = _backend()
+    how = (
+        "docker-compose.test.yml via pytest-docker"
+        if b == "docker"
+        else "Debian ZooKeeper 3.8 local processes (no Docker engine answered `docker info`)"
+    )
+    return f"zookeeper backend: {b} ({how})"
+
+
+# pytest-docker's fixtures, pointed at our compose file; only requested on the docker backend.
+@pytest.fixture(scope="session")
+def docker_compose_file() -> str:
+    return str(ROOT / "docker-compose.test.yml")
+
+
+@pytest.fixture(scope="session")
+def docker_setup() -> list[str]:
+    return ["up -d"]
+
+
+def _report_logs(request: pytest.FixtureRequest, what: str, tail: str, where: Path | None) -> bool:
+    """Print a server's log tail when the session had failures; return whether to keep logs."""
+    failed = request.session.testsfailed > 0
+    if failed:
+        sys.stderr.write(f"\n--- {what}: log tail (kept in {where}) ---\n{tail}\n")
+    return failed
+
+
+@pytest.fixture(scope="session")
+def zk_server(request: pytest.FixtureRequest) -> Iterator[ZkServer | DockerZkServer]:
+    """One real ZooKeeper server for the whole session."""
+    if _backend() == "docker":
+        services = request.getfixturevalue("docker_services")
+        try:
+            yield DockerZkServer(services).start()
+        except ZkStartError as exc:
+            pytest.fail(f"ZooKeeper (docker) could not start: {exc}", pytrace=False)
+        return
+    server = ZkServer()
+    try:
+        server.start()
+    except ZkStartError as exc:
+        server.stop(keep_logs=True)
+        pytest.fail(f"ZooKeeper could not start: {exc}", pytrace=False)
+    yield server
+    keep = _report_logs(request, "zk_server", server.log_tail(), server.workdir)
+    server.stop(keep_logs=keep)
+
+
+@pytest.fixture(scope="session")
+def _zk_ensemble_session(request: pytest.FixtureRequest) -> Iterator[ZkEnsemble | DockerZkEnsemble]:
+    if _backend() == "docker":
+        services = request.getfixturevalue("docker_services")
+        try:
+            yield DockerZkEnsemble(services).start()
+        except ZkStartError as exc:
+            pytest.fail(f"ZooKeeper ensemble (docker) could not start: {exc}", pytrace=False)
+        return
+    ens = ZkEnsemble(3)
+    try:
+        ens.start()
+    except ZkStartError as exc:
+        ens.close(keep_logs=True)
+        pytest.fail(f"ZooKeeper ensemble could not start: {exc}", pytrace=False)
+    yield ens
+    keep = _report_logs(
+        request, "zk_ensemble", "\n".join(ens.log_tail(i) for i in range(3)), ens.workdir
+    )
+    ens.close(keep_logs=keep)
+
+
+@pytest.fixture
+def zk_ensemble(
+    _zk_ensemble_session: ZkEnsemble | DockerZkEnsemble,
+) -> Iterator[ZkEnsemble | DockerZkEnsemble]:
+    """The 3-node ensemble; members a test stopped or killed are restarted afterwards."""
+    ens = _zk_ensemble_session
+    yield ens
+    try:
+        for i in range(3):
+            if ens.mode(i) not in ("leader", "follower"):
+                ens.start(i)
+    except ZkStartError as exc:
+        pytest.fail(f"ZooKeeper ensemble member did not come back: {exc}", pytrace=False)
+
+
+def _started_client(hosts: str) -> KazooClient:
+    client = KazooClient(hosts=hosts, timeout=CLIENT_TIMEOUT_S)
+    try:
+        client.start(timeout=CLIENT_TIMEOUT_S)
+    except Exception as exc:  # kazoo raises its own timeout types
+        client.close()
+        pytest.fail(f"cannot connect to ZooKeeper at {hosts}: {exc!r}", pytrace=False)
+    return client
+
+
+def _close(client: KazooClient) -> None:
+    client.stop()
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def _zk_admin(zk_server: ZkServer | DockerZkServer) -> Iterator[KazooClient]:
+    client = _started_client(zk_server.connect)
+    yield client
+    _close(client)
+
+
+@pytest.fixture
+def zk_client(zk_server: ZkServer | DockerZkServer) -> Iterator[KazooClient]:
+    """A started KazooClient on the session server's root, closed after the test."""
+    client = _started_client(zk_server.connect)
+    yield client
+    _close(client)
+
+
+def _new_chroot(admin: KazooClient) -> str:
+    path = f"/t_{uuid.uuid4().hex[:12]}"
+    admin.create(path)
+    return path
+
+
+@pytest.fixture
+def zk_chroot(_zk_admin: KazooClient) -> str:
+    """A fresh chroot path like "/t_<hex>", already created on `zk_server`."""
+    return _new_chroot(_zk_admin)
+
+
+@pytest.fixture
+def zk_chroot_client(zk_server: ZkServer | DockerZkServer, zk_chroot: str) -> Iterator[KazooClient]:
+    """A started KazooClient whose chroot is `zk_chroot`."""
+    client = _started_client(f"{zk_server.connect}{zk_chroot}")
+    yield client
+    _close(client)
+
+
+@dataclass(frozen=True)
+class SampleCluster:
+    """A generated sample Kafka tree: where it is and what it holds.
+
+    Attributes:
+        connect: Kafka-style connect string including the chroot.
+        chroot: the chroot path.
+        manifest: the generator's `SampleManifest`.
+        client: the generating session (keep it open: it owns the ephemeral broker znodes).
+    """
+
+    connect: str
+    chroot: str
+    manifest: Any
+    client: KazooClient
+
+
+@pytest.fixture
+def sample_cluster(
+    zk_server: ZkServer | DockerZkServer, _zk_admin: KazooClient
+) -> Iterator[Callable[..., SampleCluster]]:
+    """Factory: `sample_cluster(spec=None)` writes a sample tree into a fresh chroot.
+
+    `spec` defaults to `SampleSpec.clean()`. The generating sessions stay open until the test
+    ends, so the ephemeral `/brokers/ids/*` and `/controller` znodes stay alive.
+    """
+    from zkreader.sample import SampleSpec, generate_sample_cluster
+
+    clients: list[KazooClient] = []
+
+    def make(spec: Any = None) -> SampleCluster:
+        chroot = _new_chroot(_zk_admin)
+        connect = f"{zk_server.connect}{chroot}"
+        client = _started_client(connect)
+        clients.append(client)
+        manifest = generate_sample_cluster(client, spec or SampleSpec.clean())
+        return SampleCluster(connect=connect, chroot=chroot, manifest=manifest, client=client)
+
+    yield make
+    for c in clients:
+        _close(c)

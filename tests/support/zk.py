@@ -1,0 +1,565 @@
+"""Real ZooKeeper for the tests: Debian's ZooKeeper 3.8 as local processes, or Docker containers.
+
+Why processes: these machines have no Docker engine, and the design forbids mocks of ZooKeeper in
+integration tests. Each server runs `java -cp /usr/share/java/zookeeper.jar ... QuorumPeerMain
+zoo.cfg` exactly as Debian's `zkServer.sh` does, in its own process group, with a generated
+`zoo.cfg` in a temporary directory, free loopback ports, the four-letter words enabled, the admin
+server off and a small heap. Readiness is `ruok` → `imok` (and, for an ensemble, every member in
+a quorum role), bounded in time; a server that does not come up raises `ZkStartError` carrying
+the tail of its log, which the fixtures turn into `pytest.fail` (never a skip).
+
+Where `docker info` answers, `zk_backend()` returns "docker" and the fixtures use
+`docker-compose.test.yml` through pytest-docker instead (`DockerZk*` below); the environment
+variable `ZK2KRAFT_ZK_BACKEND=process|docker` forces either. Fault helpers (`expire_session`,
+`ZkEnsemble.kill/stop/start`) live here too, so every fault test injects faults the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kazoo.client import KazooClient
+
+__all__ = [
+    "DockerZkEnsemble",
+    "DockerZkServer",
+    "ZkEnsemble",
+    "ZkProcess",
+    "ZkServer",
+    "ZkStartError",
+    "docker_available",
+    "expire_session",
+    "four_letter",
+    "free_ports",
+    "zk_backend",
+    "zookeeper_classpath",
+]
+
+ZK_JAR = Path("/usr/share/java/zookeeper.jar")
+ZK_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+START_TIMEOUT_S = 45.0
+STOP_TIMEOUT_S = 10.0
+LOG_TAIL_LINES = 40
+
+
+class ZkStartError(RuntimeError):
+    """A ZooKeeper server did not answer `imok` in time (message carries the log tail)."""
+
+
+def zookeeper_classpath() -> str:
+    """Return the classpath Debian's zkEnv.sh builds, plus slf4j-simple so the log says something.
+
+    Debian's `zookeeper.jar` names its dependencies in its manifest `Class-Path`, so the jar alone
+    is enough to run; slf4j-simple (from libslf4j-java, a dependency of the package) makes the
+    server log to stderr, which we capture into `zookeeper.log` for failure reports.
+
+    Raises:
+        ZkStartError: Debian's ZooKeeper is not installed (run scripts/install.sh).
+    """
+    if not ZK_JAR.is_file():
+        raise ZkStartError(
+            f"{ZK_JAR} not found: Debian's 'zookeeper' package is not installed "
+            "(run scripts/install.sh)"
+        )
+    parts = [str(ZK_JAR)]
+    simple = Path("/usr/share/java/slf4j-simple.jar")
+    if simple.is_file():
+        parts.append(str(simple))
+    return ":".join(parts)
+
+
+def free_ports(count: int) -> list[int]:
+    """Return `count` distinct loopback ports that were free a moment ago.
+
+    All sockets are held open until every port is chosen, so the ports are distinct; another
+    process may still grab one before ZooKeeper binds it, which `ZkProcess.start` reports.
+    """
+    socks: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def four_letter(host: str, port: int, word: str, timeout_s: float = 2.0) -> str:
+    """Send one of ZooKeeper's four-letter words and return the answer ("" if none).
+
+    Never raises on network errors: a server that is not up simply has no answer yet.
+    """
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s) as s:
+            s.sendall(word.encode("ascii"))
+            chunks: list[bytes] = []
+            while True:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+    except OSError:
+        return ""
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def _server_mode(host: str, port: int) -> str:
+    """Return the `Mode:` line of `srvr` ("standalone", "leader", "follower") or ""."""
+    for line in four_letter(host, port, "srvr").splitlines():
+        if line.startswith("Mode:"):
+            return line.split(":", 1)[1].strip()
+    return ""
+
+
+def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    try:
+        text = path.read_text("utf-8", "replace")
+    except OSError as exc:
+        return f"(no log at {path}: {exc})"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _wait(
+    check: Callable[[], bool],
+    timeout_s: float,
+    alive: Callable[[], bool],
+    clock: Callable[[], float] = time.monotonic,
+) -> bool:
+    """Poll `check` until it is true, the process died, or `timeout_s` passed."""
+    deadline = clock() + timeout_s
+    while clock() < deadline:
+        if check():
+            return True
+        if not alive():
+            return check()
+        time.sleep(0.05)  # polling a real server, bounded by the deadline
+    return check()
+
+
+@dataclass
+class ZkProcess:
+    """One ZooKeeper server process (standalone, or one member of an ensemble).
+
+    Attributes:
+        sid: server id (`myid`), 0 for a standalone server.
+        client_port: loopback port clients connect to.
+        workdir: directory holding `zoo.cfg`, `data/` and `zookeeper.log`.
+        heap: JVM `-Xmx` value (small: the machine is shared).
+    """
+
+    sid: int
+    client_port: int
+    workdir: Path
+    config: str
+    heap: str = "256m"
+    proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def log_path(self) -> Path:
+        """Where the server's stdout/stderr go."""
+        return self.workdir / "zookeeper.log"
+
+    @property
+    def connect(self) -> str:
+        """`127.0.0.1:PORT` for this server alone."""
+        return f"127.0.0.1:{self.client_port}"
+
+    def write_config(self) -> Path:
+        """Write `zoo.cfg` (and `data/myid` for ensemble members); return the cfg path."""
+        data = self.workdir / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        if self.sid:
+            (data / "myid").write_text(f"{self.sid}\n")
+        cfg = self.workdir / "zoo.cfg"
+        cfg.write_text(self.config.replace("@DATADIR@", str(data)))
+        return cfg
+
+    def alive(self) -> bool:
+        """True while the JVM runs."""
+        return self.proc is not None and self.proc.poll() is None
+
+    def spawn(self) -> None:
+        """Start the JVM in its own process group (so teardown can kill the whole group)."""
+        if self.alive():
+            return
+        cfg = self.write_config()
+        cmd = [
+            "java",
+            f"-Xmx{self.heap}",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            "-Dzookeeper.admin.enableServer=false",
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+            "-Dorg.slf4j.simpleLogger.showDateTime=true",
+            "-cp",
+            zookeeper_classpath(),
+            ZK_MAIN,
+            str(cfg),
+        ]
+        log = self.log_path.open("ab")
+        try:
+            self.proc = subprocess.Popen(
+                cmd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=self.workdir,
+                start_new_session=True,
+            )
+        finally:
+            log.close()
+
+    def wait_ruok(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        """Wait for `imok`.
+
+        Raises:
+            ZkStartError: no `imok` within `timeout_s`, or the JVM exited; has the log tail.
+        """
+        ok = _wait(
+            lambda: four_letter("127.0.0.1", self.client_port, "ruok") == "imok",
+            timeout_s,
+            self.alive,
+        )
+        if not ok:
+            self.raise_start_error(f"no 'imok' from ruok within {timeout_s:.0f}s")
+
+    def raise_start_error(self, why: str) -> None:
+        """Raise `ZkStartError` naming the server, why, and the tail of its log."""
+        state = "running" if self.alive() else f"exited with {self.proc and self.proc.poll()}"
+        raise ZkStartError(
+            f"ZooKeeper sid={self.sid} on 127.0.0.1:{self.client_port} ({state}): {why}\n"
+            f"--- {self.log_path} (tail) ---\n{_tail(self.log_path)}"
+        )
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        """Signal the process group, wait for it, escalate to SIGKILL after a bound."""
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                pass
+            try:
+                proc.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.wait(timeout=STOP_TIMEOUT_S)
+        self.proc = None
+
+    def kill(self) -> None:
+        """SIGKILL the server (a crash, for fault tests)."""
+        self.stop(signal.SIGKILL)
+
+
+_BASE_CFG = """\
+tickTime=500
+initLimit=20
+syncLimit=10
+dataDir=@DATADIR@
+clientPortAddress=127.0.0.1
+maxClientCnxns=0
+4lw.commands.whitelist=*
+admin.enableServer=false
+autopurge.purgeInterval=0
+"""
+
+
+class ZkServer:
+    """A standalone ZooKeeper server process on a free loopback port.
+
+    Attributes:
+        connect: `127.0.0.1:PORT`.
+        port: the client port.
+        workdir: temp directory with zoo.cfg, data and log (kept when `keep_logs` at stop).
+    """
+
+    backend = "process"
+
+    def __init__(self, workdir: Path | None = None, heap: str = "512m") -> None:
+        self.workdir = workdir or Path(tempfile.mkdtemp(prefix="zk2kraft-zk-"))
+        (port,) = free_ports(1)
+        self.port = port
+        self.connect = f"127.0.0.1:{port}"
+        cfg = _BASE_CFG + f"clientPort={port}\n"
+        self.node = ZkProcess(sid=0, client_port=port, workdir=self.workdir, config=cfg, heap=heap)
+
+    def start(self, timeout_s: float = START_TIMEOUT_S) -> ZkServer:
+        """Start and wait for `imok`.
+
+        Raises:
+            ZkStartError: the server did not come up; the message has the log tail.
+        """
+        self.node.spawn()
+        try:
+            self.node.wait_ruok(timeout_s)
+        except ZkStartError:
+            self.node.stop()
+            raise
+        return self
+
+    def ruok(self) -> str:
+        """The server's answer to `ruok`."""
+        return four_letter("127.0.0.1", self.port, "ruok")
+
+    def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
+        """Last lines of the server log."""
+        return _tail(self.node.log_path, lines)
+
+    def stop(self, keep_logs: bool = False) -> None:
+        """Stop the server; delete its directory unless `keep_logs`."""
+        self.node.stop()
+        if not keep_logs:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class ZkEnsemble:
+    """A 3-node (by default) ZooKeeper ensemble of local processes, for fault tests.
+
+    Attributes:
+        connect: `127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3`.
+        nodes: the members, index 0..n-1 (sids 1..n).
+    """
+
+    backend = "process"
+
+    def __init__(self, size: int = 3, workdir: Path | None = None, heap: str = "192m") -> None:
+        self.workdir = workdir or Path(tempfile.mkdtemp(prefix="zk2kraft-zkens-"))
+        ports = free_ports(3 * size)
+        servers = "".join(
+            f"server.{i + 1}=127.0.0.1:{ports[3 * i + 1]}:{ports[3 * i + 2]}\n"
+            for i in range(size)
+        )
+        self.nodes: list[ZkProcess] = []
+        for i in range(size):
+            cfg = _BASE_CFG + f"clientPort={ports[3 * i]}\n" + servers
+            self.nodes.append(
+                ZkProcess(
+                    sid=i + 1,
+                    client_port=ports[3 * i],
+                    workdir=self.workdir / f"zk{i + 1}",
+                    config=cfg,
+                    heap=heap,
+                )
+            )
+        self.connect = ",".join(n.connect for n in self.nodes)
+
+    @property
+    def ports(self) -> list[int]:
+        """Client ports of the members, by index."""
+        return [n.client_port for n in self.nodes]
+
+    def member_connect(self, i: int) -> str:
+        """Connect string of member `i` alone."""
+        return self.nodes[i].connect
+
+    def mode(self, i: int) -> str:
+        """Member `i`'s quorum role from `srvr`: "leader", "follower" or "" (not serving)."""
+        return _server_mode("127.0.0.1", self.nodes[i].client_port)
+
+    def start(self, i: int | None = None, timeout_s: float = START_TIMEOUT_S) -> ZkEnsemble:
+        """Start member `i` (or all) and wait until it answers `imok` and serves in a quorum.
+
+        Raises:
+            ZkStartError: a member did not come up or join a quorum; has its log tail.
+        """
+        members = range(len(self.nodes)) if i is None else [i]
+        for m in members:
+            self.nodes[m].workdir.mkdir(parents=True, exist_ok=True)
+            self.nodes[m].spawn()
+        for m in members:
+            node = self.nodes[m]
+            node.wait_ruok(timeout_s)
+            if not _wait(lambda m=m: self.mode(m) in ("leader", "follower"), timeout_s,
+                         node.alive):
+                node.raise_start_error(f"not serving in a quorum within {timeout_s:.0f}s")
+        return self
+
+    def stop(self, i: int | None = None) -> None:
+        """Stop member `i` cleanly (SIGTERM), or every member."""
+        for m in range(len(self.nodes)) if i is None else [i]:
+            self.nodes[m].stop()
+
+    def kill(self, i: int) -> None:
+        """SIGKILL member `i` (a crash)."""
+        self.nodes[i].kill()
+
+    def log_tail(self, i: int, lines: int = LOG_TAIL_LINES) -> str:
+        """Last lines of member `i`'s log."""
+        return _tail(self.nodes[i].log_path, lines)
+
+    def close(self, keep_logs: bool = False) -> None:
+        """Stop every member; delete the directory unless `keep_logs`."""
+        self.stop()
+        if not keep_logs:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+# --- Docker (pytest-docker) backend -------------------------------------------------------------
+
+
+def docker_available(timeout_s: float = 10.0) -> bool:
+    """True when a Docker engine answers `docker info` (and `docker compose` exists)."""
+    if shutil.which("docker") is None:
+        return False
+    try:
+        info = subprocess.run(
+            ["docker", "info"], capture_output=True, timeout=timeout_s, check=False
+        )
+        if info.returncode != 0:
+            return False
+        comp = subprocess.run(
+            ["docker", "compose", "version"], capture_output=True, timeout=timeout_s, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return comp.returncode == 0
+
+
+def zk_backend(env: dict[str, str] | None = None, probe: Callable[[], bool] = docker_available
+               ) -> str:
+    """Choose how the fixtures run ZooKeeper: "docker" where an engine answers, else "process".
+
+    `ZK2KRAFT_ZK_BACKEND=process|docker` overrides the probe.
+
+    Raises:
+        ValueError: the override names an unknown backend.
+    """
+    env = dict(os.environ) if env is None else env
+    forced = env.get("ZK2KRAFT_ZK_BACKEND", "").strip().lower()
+    if forced:
+        if forced not in ("process", "docker"):
+            raise ValueError(f"ZK2KRAFT_ZK_BACKEND={forced!r}: expected 'process' or 'docker'")
+        return forced
+    return "docker" if probe() else "process"
+
+
+class _Compose:
+    """Thin wrapper around pytest-docker's Services for the few extra compose calls we need."""
+
+    def __init__(self, services: object) -> None:
+        self.services = services
+
+    def port(self, service: str) -> int:
+        return int(self.services.port_for(service, 2181))  # type: ignore[attr-defined]
+
+    def run(self, subcommand: str) -> None:
+        self.services._docker_compose.execute(subcommand)  # type: ignore[attr-defined]
+
+
+def _wait_docker_ruok(port: int, timeout_s: float, what: str) -> None:
+    if not _wait(lambda: four_letter("127.0.0.1", port, "ruok") == "imok", timeout_s,
+                 lambda: True):
+        raise ZkStartError(f"{what} (docker) on 127.0.0.1:{port}: no 'imok' in {timeout_s:.0f}s")
+
+
+class DockerZkServer:
+    """The compose service `zk` (single node) from docker-compose.test.yml."""
+
+    backend = "docker"
+
+    def __init__(self, services: object) -> None:
+        self._compose = _Compose(services)
+        self.port = self._compose.port("zk")
+        self.connect = f"127.0.0.1:{self.port}"
+
+    def start(self, timeout_s: float = START_TIMEOUT_S) -> DockerZkServer:
+        """Wait for `imok` (compose already started the container)."""
+        _wait_docker_ruok(self.port, timeout_s, "zk")
+        return self
+
+    def ruok(self) -> str:
+        """The server's answer to `ruok`."""
+        return four_letter("127.0.0.1", self.port, "ruok")
+
+    def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
+        """Container logs are kept by docker; see `docker compose logs zk`."""
+        return "(docker backend: see `docker compose -f docker-compose.test.yml logs zk`)"
+
+    def stop(self, keep_logs: bool = False) -> None:
+        """pytest-docker tears the containers down at session end."""
+
+
+class DockerZkEnsemble:
+    """The compose services `zk1..zk3` from docker-compose.test.yml, same API as `ZkEnsemble`."""
+
+    backend = "docker"
+    services_names: Sequence[str] = ("zk1", "zk2", "zk3")
+
+    def __init__(self, services: object) -> None:
+        self._compose = _Compose(services)
+        self._ports = [self._compose.port(s) for s in self.services_names]
+        self.connect = ",".join(f"127.0.0.1:{p}" for p in self._ports)
+
+    @property
+    def ports(self) -> list[int]:
+        """Host ports of the members, by index."""
+        return list(self._ports)
+
+    def member_connect(self, i: int) -> str:
+        """Connect string of member `i` alone."""
+        return f"127.0.0.1:{self._ports[i]}"
+
+    def mode(self, i: int) -> str:
+        """Member `i`'s quorum role from `srvr`."""
+        return _server_mode("127.0.0.1", self._ports[i])
+
+    def start(self, i: int | None = None, timeout_s: float = START_TIMEOUT_S) -> DockerZkEnsemble:
+        """Start member `i` (or all) and wait until it serves in a quorum."""
+        members = range(len(self._ports)) if i is None else [i]
+        for m in members:
+            if i is not None:
+                self._compose.run(f"start {self.services_names[m]}")
+        for m in members:
+            _wait_docker_ruok(self._ports[m], timeout_s, self.services_names[m])
+            if not _wait(lambda m=m: self.mode(m) in ("leader", "follower"), timeout_s,
+                         lambda: True):
+                raise ZkStartError(f"{self.services_names[m]} (docker) not in a quorum")
+        return self
+
+    def stop(self, i: int | None = None) -> None:
+        """Stop member `i` (or all) cleanly."""
+        for m in range(len(self._ports)) if i is None else [i]:
+            self._compose.run(f"stop {self.services_names[m]}")
+
+    def kill(self, i: int) -> None:
+        """SIGKILL member `i`."""
+        self._compose.run(f"kill {self.services_names[i]}")
+
+    def log_tail(self, i: int, lines: int = LOG_TAIL_LINES) -> str:
+        """See `docker compose logs`."""
+        return f"(docker backend: see `docker compose logs {self.services_names[i]}`)"
+
+    def close(self, keep_logs: bool = False) -> None:
+        """pytest-docker tears the containers down at session end."""
+
+
+# --- session faults ----------------------------------------------------------------------------
+
+
+def expire_session(client: KazooClient, connect: str, timeout_s: float = 10.0) -> None:
+    """Expire `client`'s ZooKeeper session for real, the way kazoo's own test harness does.
+
+    A second client attaches to the same session id and password and closes it; the server then
+    expires the session, deleting its ephemerals, and `client` sees SessionExpired.
+    """
+    session_id, password = client.client_id
+    other = KazooClient(hosts=connect, client_id=(session_id, password), timeout=timeout_s)
+    other.start(timeout=timeout_s)
+    other.stop()
+    other.close()
