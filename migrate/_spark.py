@@ -1,0 +1,457 @@
+"""The one place zk2kraft touches PySpark: start a session quietly, run typed jobs, stop it.
+
+Why a wrapper: pyspark is untyped, prints to the user's terminal (JVM warnings, log4j, progress
+bars, Python worker tracebacks) and raises py4j errors that mean nothing to an operator. Here:
+
+* the SparkSession is started in a background thread (`SparkStarter.start()`), so the JVM's
+  start-up (seconds) overlaps the ZooKeeper read; `SparkStarter.get()` joins it;
+* the JVM's stdout/stderr (which also carries the Python workers' stderr) and Spark's log4j2 log go
+  to files in a private temp dir, the UI and console progress are off;
+* jobs are typed functions (`map_chunks`, `diff_join`) whose callables must be top-level,
+  picklable functions; an error with an `exit_code` raised inside a worker (a `TranslationError`
+  naming a znode) is carried back as a value and re-raised unchanged on the driver, anything else
+  from py4j/Spark becomes `SparkError` (exit 3) naming the log file.
+
+Nothing else in the project imports pyspark; pyspark itself is imported lazily so `--help` and
+`inspect` never start a JVM.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import zipfile
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, TypeVar
+
+from migrate.errors import MigrateError, SparkError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+__all__ = ["SparkRuntime", "SparkStarter", "WorkerFailure"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+R = TypeVar("R")
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+D = TypeVar("D")
+
+DEFAULT_MASTER = "local[*]"
+DEFAULT_DRIVER_MEMORY = "1g"
+
+# Packages shipped to executors when the master is not local (workers import them by name).
+_PACKAGES = ("migrate", "zkreader", "writers", "verify")
+
+_LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.file.ref = file
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = %d{{ISO8601}} %p %c: %m%n
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerFailure:
+    """An error raised inside a Spark task, carried back as a value.
+
+    Errors that carry an `exit_code` (ours) are pickled as they are so the driver re-raises the
+    very same error (same class, same message naming the znode); py4j would otherwise flatten them
+    into a Java stack trace string.
+    """
+
+    error: BaseException
+
+
+def _guard_chunks(
+    fn: Callable[[T], R],
+) -> Callable[[Iterable[T]], Iterator[R | WorkerFailure]]:
+    """Wrap `fn` for `mapPartitions`: one result per chunk, our errors returned as values."""
+
+    def run(chunks: Iterable[T]) -> Iterator[R | WorkerFailure]:
+        for chunk in chunks:
+            try:
+                yield fn(chunk)
+            except Exception as exc:  # noqa: BLE001 - carried back and re-raised on the driver
+                if isinstance(getattr(exc, "exit_code", None), int):
+                    yield WorkerFailure(exc)
+                else:
+                    raise
+
+    return run
+
+
+def _raise_failures(results: Sequence[R | WorkerFailure]) -> list[R]:
+    out: list[R] = []
+    for item in results:
+        if isinstance(item, WorkerFailure):
+            raise item.error
+        out.append(item)
+    return out
+
+
+def _diff_pairs(
+    diff: Callable[[K, V | None, V | None], list[D]],
+) -> Callable[[tuple[K, tuple[V | None, V | None]]], list[D]]:
+    """Adapt a `(key, left, right) -> differences` function to a joined RDD row."""
+
+    def run(row: tuple[K, tuple[V | None, V | None]]) -> list[D]:
+        key, (left, right) = row
+        return diff(key, left, right)
+
+    return run
+
+
+class SparkRuntime:
+    """A running Spark session and the typed jobs the pipeline runs on it.
+
+    Attributes:
+        master: the Spark master URL.
+        work_dir: private temp dir holding Spark's log files and local scratch space.
+        log_path: the JVM's console output (and the Python workers' stderr).
+    """
+
+    def __init__(
+        self,
+        session: SparkSession,
+        *,
+        master: str,
+        work_dir: Path,
+        jvm_pid: int | None,
+    ) -> None:
+        self._session = session
+        self._context: SparkContext = session.sparkContext
+        self.master = master
+        self.work_dir = work_dir
+        self.log_path = work_dir / "jvm.out"
+        self._jvm_pid = jvm_pid
+        self._stopped = False
+        self.failed = False  # a job failed: keep the log files for the operator
+
+    @property
+    def session(self) -> SparkSession:
+        """The SparkSession (only for code in this module's tests and for DataFrame users)."""
+        return self._session
+
+    @property
+    def default_parallelism(self) -> int:
+        """How many tasks Spark runs at once (cores in `local[*]`)."""
+        return int(self._context.defaultParallelism)
+
+    @property
+    def jvm_pid(self) -> int | None:
+        """Process id of the driver JVM (None when attached to an existing gateway)."""
+        return self._jvm_pid
+
+    def jvm_peak_rss_bytes(self) -> int | None:
+        """Peak resident memory of the driver JVM so far (`VmHWM`), or None if unknown.
+
+        Read from /proc while the JVM is alive: the benchmark reports it next to the CLI's own
+        peak, since the JVM is a child process and `ru_maxrss` of children only counts reaped ones.
+        """
+        if self._jvm_pid is None:
+            return None
+        try:
+            with open(f"/proc/{self._jvm_pid}/status", encoding="ascii") as status:
+                for line in status:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            return None
+        return None
+
+    def map_chunks(self, chunks: Sequence[T], fn: Callable[[T], R]) -> list[R]:
+        """Apply `fn` to every chunk in Spark `mapPartitions`, one Spark partition per chunk.
+
+        Args:
+            chunks: the work, already cut into chunks (picklable values).
+            fn: a top-level (picklable) pure function of one chunk.
+
+        Returns:
+            `fn(chunk)` for every chunk, in the order of `chunks` (Spark's `collect` keeps
+            partition order, and each partition holds exactly one chunk).
+
+        Raises:
+            SparkError: the job failed for a reason other than one of our own errors.
+            MigrateError, WriterError, ...: an error with an `exit_code` raised by `fn`, re-raised.
+        """
+        if not chunks:
+            return []
+        context = self._context
+        with _spark_errors(self, "translate+encode job"):
+            rdd = context.parallelize(list(chunks), numSlices=len(chunks))
+            results = rdd.mapPartitions(_guard_chunks(fn), preservesPartitioning=True).collect()
+        return _raise_failures(results)
+
+    def diff_join(
+        self,
+        left: Sequence[tuple[K, V]],
+        right: Sequence[tuple[K, V]],
+        diff: Callable[[K, V | None, V | None], list[D]],
+        *,
+        partitions: int | None = None,
+    ) -> list[D]:
+        """Full outer join two keyed tables in Spark and collect `diff(key, left, right)`.
+
+        A key present on one side only is joined with None on the other. The result's order is
+        Spark's; callers sort it (parity differences have a stable sort key).
+
+        Raises:
+            SparkError: the job failed.
+        """
+        if not left and not right:
+            return []
+        slices = partitions or max(1, self.default_parallelism)
+        context = self._context
+        with _spark_errors(self, "parity join"):
+            lrdd = context.parallelize(list(left), slices)
+            rrdd = context.parallelize(list(right), slices)
+            joined = lrdd.fullOuterJoin(rrdd, numPartitions=slices)
+            out: list[D] = joined.flatMap(_diff_pairs(diff)).collect()
+        return out
+
+    def stop(self) -> None:
+        """Stop the session and the JVM; remove the temp dir unless a job failed. Idempotent."""
+        if self._stopped:
+            return
+        self._stopped = True
+        try:
+            self._session.stop()
+        except Exception as exc:  # noqa: BLE001 - stopping must not mask the real outcome
+            log.debug("spark stop failed: %s", exc)
+        _stop_gateway(self._context)
+        if not self.failed:
+            shutil.rmtree(self.work_dir, ignore_errors=True)
+
+
+class _SparkErrors:
+    """Context manager mapping py4j/pyspark exceptions to `SparkError`."""
+
+    def __init__(self, runtime: SparkRuntime, what: str) -> None:
+        self._runtime = runtime
+        self._what = what
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> None:
+        if exc is None or not isinstance(exc, Exception):
+            return
+        if isinstance(getattr(exc, "exit_code", None), int):
+            return
+        if _is_spark_exception(exc):
+            self._runtime.failed = True
+            raise SparkError(
+                f"Spark {self._what} failed on {self._runtime.master}: "
+                f"{_first_line(str(exc))} (Spark's log: {self._runtime.log_path})"
+            ) from exc
+
+
+def _spark_errors(runtime: SparkRuntime, what: str) -> _SparkErrors:
+    return _SparkErrors(runtime, what)
+
+
+def _is_spark_exception(exc: BaseException) -> bool:
+    module = type(exc).__module__ or ""
+    return module.startswith(("py4j", "pyspark"))
+
+
+def _first_line(text: str) -> str:
+    """The informative line of a py4j/pyspark message (a worker traceback's last line)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "unknown error"
+    if lines[0].endswith(":") and len(lines) > 1:
+        return lines[-1][:300]
+    return lines[0][:300]
+
+
+def _stop_gateway(context: SparkContext) -> None:
+    """Shut the py4j gateway and wait for the JVM process, so no JVM outlives the command."""
+    gateway = getattr(context, "_gateway", None)
+    proc = getattr(gateway, "proc", None)
+    try:
+        if gateway is not None:
+            gateway.shutdown()
+    except Exception as exc:  # noqa: BLE001
+        log.debug("py4j gateway shutdown failed: %s", exc)
+    if proc is not None:
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()  # the JVM exits when this pipe closes
+            proc.wait(timeout=20)
+        except Exception:  # noqa: BLE001
+            proc.kill()
+            proc.wait(timeout=10)
+    # pyspark keeps class-level references to the context/gateway; clear them so a later
+    # session in the same process (tests) starts a fresh JVM.
+    from pyspark import SparkContext as _SparkContext
+
+    _SparkContext._gateway = None
+    _SparkContext._jvm = None
+    _SparkContext._active_spark_context = None
+
+
+def _ship_code(context: SparkContext, work_dir: Path) -> None:
+    """Send our packages to remote executors as one zip (local masters import them directly)."""
+    archive = work_dir / "zk2kraft-code.zip"
+    root = Path(__file__).resolve().parent.parent
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        for package in _PACKAGES:
+            for path in sorted((root / package).rglob("*.py")):
+                zf.write(path, path.relative_to(root).as_posix())
+    context.addPyFile(str(archive))
+
+
+def _start_session(master: str, driver_memory: str, work_dir: Path) -> SparkRuntime:
+    """Start the JVM and a SparkSession with all console noise redirected into `work_dir`."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+    from pyspark.sql import SparkSession
+
+    log4j = work_dir / "log4j2.properties"
+    log4j.write_text(_LOG4J2.format(log=work_dir / "spark.log"), encoding="utf-8")
+    scratch = work_dir / "local"
+    scratch.mkdir()
+    java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Dlog4j.configuration=file:{log4j}"
+    conf = (
+        SparkConf()
+        .setMaster(master)
+        .setAppName("zk2kraft")
+        .set("spark.ui.enabled", "false")
+        .set("spark.ui.showConsoleProgress", "false")
+        .set("spark.driver.memory", driver_memory)
+        .set("spark.driver.extraJavaOptions", java_opts)
+        .set("spark.executor.extraJavaOptions", java_opts)
+        .set("spark.local.dir", str(scratch))
+        .set("spark.pyspark.python", sys.executable)
+        .set("spark.pyspark.driver.python", sys.executable)
+        .set("spark.python.worker.reuse", "true")
+        .set("spark.driver.maxResultSize", "0")
+        .set("spark.sql.shuffle.partitions", "8")
+    )
+    console: IO[bytes] = open(work_dir / "jvm.out", "ab")  # noqa: SIM115 - owned by the JVM
+    try:
+        gateway = launch_gateway(  # type: ignore[no-untyped-call]
+            conf, popen_kwargs={"stdout": console, "stderr": console}
+        )
+    finally:
+        console.close()  # the child keeps its own descriptor
+    context = SparkContext(conf=conf, gateway=gateway)
+    context.setLogLevel("ERROR")
+    session = SparkSession(context)
+    proc = getattr(gateway, "proc", None)
+    runtime = SparkRuntime(
+        session, master=master, work_dir=work_dir, jvm_pid=getattr(proc, "pid", None)
+    )
+    if not master.startswith("local"):
+        _ship_code(context, work_dir)
+    return runtime
+
+
+class SparkStarter:
+    """Starts a SparkSession in a background thread; `get()` joins it.
+
+    Usage::
+
+        starter = SparkStarter("local[*]").start()   # returns at once
+        snapshot = read_cluster(...)                  # JVM starts meanwhile
+        spark = starter.get()                         # SparkRuntime, or SparkError
+        try: ...
+        finally: starter.stop()
+
+    Args:
+        master: Spark master URL (`local[*]`, `spark://host:7077`, ...).
+        driver_memory: `spark.driver.memory` (modest by default: the records live in Python).
+        temp_root: where the private work dir is created (default: the system temp dir).
+    """
+
+    def __init__(
+        self,
+        master: str = DEFAULT_MASTER,
+        *,
+        driver_memory: str | None = None,
+        temp_root: Path | None = None,
+    ) -> None:
+        self.master = master
+        self._driver_memory = driver_memory or os.environ.get(
+            "ZK2KRAFT_SPARK_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY
+        )
+        self._temp_root = temp_root
+        self._thread: threading.Thread | None = None
+        self._runtime: SparkRuntime | None = None
+        self._error: BaseException | None = None
+        self._work_dir: Path | None = None
+
+    def start(self) -> SparkStarter:
+        """Begin starting Spark in a daemon thread and return immediately."""
+        if self._thread is not None:
+            return self
+        self._work_dir = Path(tempfile.mkdtemp(prefix="zk2kraft-spark-", dir=self._temp_root))
+        self._thread = threading.Thread(target=self._run, name="spark-starter", daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        assert self._work_dir is not None
+        try:
+            self._runtime = _start_session(self.master, self._driver_memory, self._work_dir)
+        except BaseException as exc:  # noqa: BLE001 - handed to get()
+            self._error = exc
+
+    def get(self, timeout: float | None = None) -> SparkRuntime:
+        """Wait for the session started by `start()` (starting it now if needed).
+
+        Raises:
+            SparkError: Spark could not start (bad master, no Java, JVM exited, timeout); the
+                message names the master and Spark's log file.
+        """
+        if self._thread is None:
+            self.start()
+        assert self._thread is not None and self._work_dir is not None
+        self._thread.join(timeout)
+        log_path = self._work_dir / "jvm.out"
+        if self._thread.is_alive():
+            raise SparkError(
+                f"Spark did not start on --spark-master {self.master} within {timeout} s "
+                f"(Spark's log: {log_path})"
+            )
+        if self._error is not None:
+            error = self._error
+            if isinstance(error, MigrateError):
+                raise error
+            raise SparkError(
+                f"Spark could not start on --spark-master {self.master}: "
+                f"{_first_line(str(error)) or type(error).__name__} (Spark's log: {log_path})"
+            ) from error
+        assert self._runtime is not None
+        return self._runtime
+
+    def stop(self) -> None:
+        """Stop Spark if it started (waiting for a start still under way). Idempotent."""
+        if self._thread is not None:
+            self._thread.join()
+        if self._runtime is not None:
+            self._runtime.stop()
+        elif self._work_dir is not None and self._error is None:
+            shutil.rmtree(self._work_dir, ignore_errors=True)
+
+    def __enter__(self) -> SparkStarter:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
