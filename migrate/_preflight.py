@@ -19,7 +19,13 @@ from dataclasses import dataclass, field
 from migrate._findings import Finding
 from zkreader import ClusterSnapshot, PartitionState, Topic
 
-__all__ = ["PlanSummary", "PreflightReport", "migrated_partition_count", "preflight"]
+__all__ = [
+    "PlanSummary",
+    "PreflightReport",
+    "migrated_partition_count",
+    "preflight",
+    "summarize",
+]
 
 _LEADER_NONE = -1
 _RECOVERING = 1
@@ -110,6 +116,29 @@ def preflight(snapshot: ClusterSnapshot) -> PreflightReport:
         *_partition_warnings(snapshot),
     ]
     return PreflightReport(tuple(blockers), tuple(warnings))
+
+
+def summarize(
+    snapshot: ClusterSnapshot,
+    *,
+    records: Mapping[str, int],
+    extra_blockers: Iterable[Finding] = (),
+) -> PlanSummary:
+    """Judge a snapshot and count what will be migrated: the `plan --json` document's data.
+
+    Args:
+        snapshot: the tree as read.
+        records: records the translator would write, by type name (`TranslationResult.counts`).
+        extra_blockers: blockers found elsewhere (the translator's), appended after ours.
+    """
+    report = preflight(snapshot).with_blockers(extra_blockers)
+    return PlanSummary(
+        report=report,
+        records=dict(records),
+        brokers=len(snapshot.brokers),
+        topics=sum(1 for _ in _migrated_topics(snapshot)),
+        partitions=migrated_partition_count(snapshot),
+    )
 
 
 def migrated_partition_count(snapshot: ClusterSnapshot) -> int:

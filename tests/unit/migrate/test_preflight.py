@@ -7,7 +7,13 @@ from dataclasses import replace
 import pytest
 
 from migrate._findings import Finding
-from migrate._preflight import PlanSummary, PreflightReport, migrated_partition_count, preflight
+from migrate._preflight import (
+    PlanSummary,
+    PreflightReport,
+    migrated_partition_count,
+    preflight,
+    summarize,
+)
 from zkreader import (
     Broker,
     ClusterIdZnode,
@@ -215,3 +221,17 @@ def test_plan_summary_json_is_the_designs_document() -> None:
     assert [w["code"] for w in doc["warnings"]] == ["PARTITION_STATE_MISSING"] * 2  # type: ignore[index, union-attr]
     assert doc["records"] == {"PARTITION_RECORD": 2, "TOPIC_RECORD": 1}
     assert (doc["brokers"], doc["topics"], doc["partitions"]) == (3, 1, 2)
+
+
+def test_summarize_counts_exclude_pending_deletions() -> None:
+    snap = clean(
+        topics={**clean().topics, "gone": topic("gone", {0: (1,), 1: (2,), 2: (3,)})},
+        pending_deletions=frozenset({"gone"}),
+    )
+    extra = [Finding("ENCRYPTED_PASSWORD_WITHOUT_SECRET", "x", "/config/brokers/1")]
+    summary = summarize(snap, records={"TOPIC_RECORD": 1}, extra_blockers=extra)
+    assert (summary.brokers, summary.topics, summary.partitions) == (3, 1, 2)
+    assert codes(summary.report.blockers) == [
+        ("ENCRYPTED_PASSWORD_WITHOUT_SECRET", "/config/brokers/1")]
+    assert codes(summary.report.warnings) == [
+        ("TOPIC_PENDING_DELETION", "/admin/delete_topics/gone")]
