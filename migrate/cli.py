@@ -35,6 +35,18 @@ ZK2KRAFT_ZK_SASL_PASSWORD, ZK2KRAFT_PASSWORD_ENCODER_SECRET) to keep them out of
 SCRAM credentials, broker passwords and token data never appear in any output or report.
 """
 
+_SNAPSHOT_FORMAT = """\
+output: one JSON object per line,
+  {"kind": K, "path": "/znode/path", "data": {...}, "stat": {"czxid", "mzxid", "version",
+   "ctime_ms", "mtime_ms", "ephemeral_owner", "num_children"}}
+  kinds in order: cluster_id, controller, controller_epoch, feature, migration, broker, topic,
+  partition_state, pending_deletion (stat null), config, acl, delegation_token,
+  producer_id_block, log_dir_event. Paths are relative to the chroot. Redacted as
+  "[redacted]": SCRAM credentials, password/JAAS/secret configs, encrypted values and
+  delegation-token details.
+
+"""
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse that exits 2 with the flag named (argparse's own default is also 2)."""
@@ -162,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="read-only dump of the Kafka tree as JSON lines (secrets redacted)",
         description="Read the whole Kafka tree from ZooKeeper (read-only) and print one JSON "
         "object per znode-derived entity. SCRAM credentials and passwords are redacted.",
-        epilog=_EPILOG,
+        epilog=_SNAPSHOT_FORMAT + _EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_zookeeper(p)

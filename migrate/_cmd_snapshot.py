@@ -1,0 +1,51 @@
+"""`zk2kraft snapshot`: read the Kafka tree and dump it as redacted JSON lines (read-only).
+
+The command only reads: no znode is created, changed or deleted. With `--out FILE` the dump is
+written to a 0600 file that appears complete or not at all (temporary file, fsync, rename), so a
+failed read never leaves a half dump that looks whole. The line format is documented in
+`migrate/_snapshot_json.py` and in `zk2kraft snapshot --help`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from migrate._private_file import check_output_path, write_private
+from migrate._progress import ProgressBars, progress_wanted
+from migrate._snapshot_json import snapshot_lines
+from migrate._zkargs import connect_options
+from zkreader import ClusterSnapshot, ConnectOptions
+
+__all__ = ["read_snapshot", "run"]
+
+
+def read_snapshot(options: ConnectOptions, bars: ProgressBars) -> ClusterSnapshot:
+    """Open a session, read the whole tree with a progress callback, and close the session.
+
+    Raises:
+        ZkUnreachableError: no session within `options.timeout_s` (exit 3).
+        ZnodeFormatError: a znode is malformed (exit 2, names the path).
+    """
+    from zkreader import open_session, read_cluster
+
+    with open_session(options) as session:
+        return read_cluster(session, progress=bars.task("reading ZooKeeper"))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `snapshot`; returns 0 (errors propagate to `cli.main` with their exit codes)."""
+    to_stdout = args.out is None or args.out == "-"
+    check_output_path("--out", args.out)
+    options = connect_options(args)
+    wanted = progress_wanted(quiet=args.quiet, stdout_is_document=to_stdout)
+    with ProgressBars(enabled=wanted) as bars:
+        snapshot = read_snapshot(options, bars)
+    if to_stdout:
+        out = sys.stdout.buffer
+        for line in snapshot_lines(snapshot):
+            out.write(line)
+        out.flush()
+    else:
+        write_private(args.out, snapshot_lines(snapshot))
+    return 0
