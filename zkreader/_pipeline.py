@@ -1,0 +1,304 @@
+"""Pipelined reads with a bounded in-flight window, consumed in issue order.
+
+Two engines, same contract (`ReadPipeline.read(requests)` yields one `ReadResult` per request,
+in request order, with at most `window` reads in flight):
+
+- **multiRead** (default; ZooKeeper 3.6+): requests are packed `batch` at a time into one
+  multiRead request; after each batch one SetWatches at the batch's read zxid arms its watches
+  (fires at once for anything changed since). Far less Python per znode than one request each.
+- **get_async** (`multi_read=False`, or automatically when the server answers multiRead with
+  UNIMPLEMENTED): kazoo's `get_async`/`get_children_async` with the watch on the read itself.
+
+Both keep a FIFO of in-flight requests (kazoo's `_pending` discipline, one level up), retry a
+request lost to a connection drop in place (so order is kept), and count a watch as armed only
+once the request that set it has returned (design I3). Kazoo's request queue (`_call`) and
+watcher tables are private API; they are used only here and in `_watch.py`.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from kazoo.exceptions import (
+    EXCEPTIONS,
+    ConnectionLoss,
+    NoNodeError,
+    OperationTimeoutError,
+    UnimplementedError,
+)
+
+from zkreader._model import ZnodeStat
+from zkreader._session import ZkSession, map_kazoo_error, to_stat
+from zkreader._watch import CHILD, DATA, EXIST, ChangeFeed
+from zkreader._wire import GET_CHILDREN, GET_DATA, MultiRead, OpError, SetWatches
+from zkreader.errors import ZkUnreachableError
+
+__all__ = ["DEFAULT_BATCH", "DEFAULT_WINDOW", "ReadPipeline", "ReadRequest", "ReadResult"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_WINDOW = 2048
+DEFAULT_BATCH = 256
+_NONODE = NoNodeError.code
+_RETRYABLE = (ConnectionLoss, OperationTimeoutError)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadRequest:
+    """One read: `children=False` reads data+stat, `children=True` lists children."""
+
+    path: str
+    children: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    """The answer to one `ReadRequest`.
+
+    Attributes:
+        path: as requested (relative to the chroot).
+        data / stat: for data reads of an existing znode.
+        children: for children reads of an existing znode.
+        exists: False when the znode does not exist (an exist watch was armed instead).
+    """
+
+    path: str
+    exists: bool
+    data: bytes | None = None
+    stat: ZnodeStat | None = None
+    children: tuple[str, ...] | None = None
+
+
+Progress = Callable[[int], None]
+
+
+class ReadPipeline:
+    """Read many znodes with a bounded window; results come back in request order.
+
+    Args:
+        session: the ZooKeeper session.
+        window: maximum number of reads in flight (>= 1).
+        batch: reads per multiRead request (multiRead engine only).
+        feed: where watch notifications go; None reads without watches.
+        multi_read: use multiRead (falls back to get_async if the server lacks it).
+    """
+
+    def __init__(self, session: ZkSession, *, window: int = DEFAULT_WINDOW,
+                 batch: int = DEFAULT_BATCH, feed: ChangeFeed | None = None,
+                 multi_read: bool = True) -> None:
+        if window < 1 or batch < 1:
+            raise ValueError("window and batch must be >= 1")
+        self.session = session
+        self.window = window
+        self.batch = min(batch, window)
+        self.feed = feed
+        self.multi_read = multi_read
+        self.reads = 0
+        self.max_in_flight = 0
+
+    def read(self, requests: Iterable[ReadRequest]) -> Iterator[ReadResult]:
+        """Yield one result per request, in order.
+
+        Raises:
+            ZkUnreachableError: the connection stayed down past the session's retry time, the
+                session expired, or a read was refused for lack of authorization.
+            ZkReaderError: any other ZooKeeper error.
+        """
+        if self.multi_read:
+            requests = list(requests)  # replayable if the server turns out to lack multiRead
+            engine = self._read_multi(requests)
+            try:
+                first = next(engine)
+            except StopIteration:
+                return
+            except _Unimplemented:
+                log.info("server has no multiRead (ZooKeeper < 3.6); using get_async")
+                self.multi_read = False
+                yield from self._read_async(requests)
+                return
+            yield first
+            yield from engine
+        else:
+            yield from self._read_async(requests)
+
+    # -- multiRead engine -----------------------------------------------------------------
+    def _submit(self, request: Any) -> Any:
+        client = self.session.kazoo
+        result = client.handler.async_result()
+        client._call(request, result)
+        return result
+
+    def _wait(self, make: Callable[[], Any], result: Any, what: str, *,
+              nonode_ok: bool = False) -> Any:
+        """Wait for `result`; on connection loss resubmit `make()` until retry time runs out."""
+        deadline = time.monotonic() + self.session.retry_s
+        while True:
+            try:
+                return result.get(timeout=self.session.retry_s)
+            except NoNodeError:
+                if not nonode_ok:
+                    raise map_kazoo_error(NoNodeError(), what) from None
+                return None
+            except _RETRYABLE as exc:
+                self.session.check_alive()
+                if time.monotonic() > deadline:
+                    raise map_kazoo_error(exc, what) from exc
+                log.info("connection lost reading %s; retrying", what)
+                time.sleep(0.05)
+                result = make()
+            except UnimplementedError as exc:
+                raise _Unimplemented() from exc
+            except Exception as exc:
+                if type(exc).__name__ == "KazooTimeoutError":
+                    raise ZkUnreachableError(f"no reply from ZooKeeper reading {what}") from exc
+                raise map_kazoo_error(exc, what) from exc
+
+    def _read_multi(self, requests: Iterable[ReadRequest]) -> Iterator[ReadResult]:
+        client = self.session.kazoo
+        chroot = self.session.chroot
+        max_requests = max(1, self.window // self.batch)
+        in_flight: collections.deque[tuple[list[ReadRequest], MultiRead, Any]] = (
+            collections.deque())
+        arming: collections.deque[tuple[list[tuple[str, str]], Any]] = collections.deque()
+        it = iter(requests)
+        exhausted = False
+        while True:
+            while not exhausted and len(in_flight) < max_requests:
+                chunk = _take(it, self.batch)
+                if not chunk:
+                    exhausted = True
+                    break
+                ops = [(GET_CHILDREN if r.children else GET_DATA, chroot + r.path) for r in chunk]
+                mr = MultiRead(client, ops)
+                in_flight.append((chunk, mr, self._submit(mr)))
+                self.max_in_flight = max(self.max_in_flight, len(in_flight) * self.batch)
+            if not in_flight:
+                break
+            chunk, mr, result = in_flight.popleft()
+
+            def again(mr: MultiRead = mr) -> Any:
+                return self._submit(mr)
+
+            replies = self._wait(again, result, chunk[0].path)
+            out = [_to_result(req, rep) for req, rep in zip(chunk, replies, strict=True)]
+            if self.feed is not None:
+                arming.append(self._arm(out, mr.zxid))
+                while arming and arming[0][1].ready():
+                    self._armed(arming.popleft())
+            self.reads += len(out)
+            yield from out
+        while arming:
+            self._armed(arming.popleft())
+
+    def _arm(self, results: list[ReadResult], zxid: int) -> tuple[list[tuple[str, str]], Any]:
+        client = self.session.kazoo
+        feed = self.feed
+        assert feed is not None
+        chroot = self.session.chroot
+        data: list[str] = []
+        exist: list[str] = []
+        child: list[str] = []
+        armed: list[tuple[str, str]] = []
+        for r in results:
+            full = chroot + r.path
+            if not r.exists:
+                exist.append(full)
+                client._data_watchers[full].add(feed.watcher)
+                armed.append((r.path, EXIST))
+            elif r.children is not None:
+                child.append(full)
+                client._child_watchers[full].add(feed.watcher)
+                armed.append((r.path, CHILD))
+            else:
+                data.append(full)
+                client._data_watchers[full].add(feed.watcher)
+                armed.append((r.path, DATA))
+        request = SetWatches(zxid, data, exist, child)
+        return armed, self._submit(request)
+
+    def _armed(self, entry: tuple[list[tuple[str, str]], Any]) -> None:
+        armed, result = entry
+        self._wait(lambda: result, result, "SetWatches")
+        assert self.feed is not None
+        for path, kind in armed:
+            self.feed.mark_armed(path, kind)
+
+    # -- get_async engine -----------------------------------------------------------------
+    def _read_async(self, requests: Iterable[ReadRequest]) -> Iterator[ReadResult]:
+        client = self.session.kazoo
+        feed = self.feed
+        watch = feed.watcher if feed is not None else None
+        in_flight: collections.deque[tuple[ReadRequest, Any]] = collections.deque()
+
+        def issue(req: ReadRequest) -> Any:
+            if req.children:
+                return client.get_children_async(req.path, watch=watch)
+            return client.get_async(req.path, watch=watch)
+
+        it = iter(requests)
+        exhausted = False
+        while True:
+            while not exhausted and len(in_flight) < self.window:
+                req = next(it, None)
+                if req is None:
+                    exhausted = True
+                    break
+                in_flight.append((req, issue(req)))
+                self.max_in_flight = max(self.max_in_flight, len(in_flight))
+            if not in_flight:
+                break
+            req, result = in_flight.popleft()
+            value = self._wait(lambda req=req: issue(req), result, req.path,  # type: ignore[misc]
+                               nonode_ok=True)
+            out = self._async_result(req, value)
+            self.reads += 1
+            yield out
+
+    def _async_result(self, req: ReadRequest, value: Any) -> ReadResult:
+        feed = self.feed
+        if value is None:
+            if feed is not None:
+                stat = self.session.retrying(
+                    lambda: self.session.kazoo.exists(req.path, watch=feed.watcher), req.path)
+                if stat is not None:  # created between the read and the exists: report it
+                    feed.notify(req.path, "CREATED")
+                feed.mark_armed(req.path, EXIST if stat is None else DATA)
+            return ReadResult(path=req.path, exists=False)
+        if req.children:
+            if feed is not None:
+                feed.mark_armed(req.path, CHILD)
+            return ReadResult(path=req.path, exists=True, children=tuple(value))
+        data, stat = value
+        if feed is not None:
+            feed.mark_armed(req.path, DATA)
+        return ReadResult(path=req.path, exists=True, data=data, stat=to_stat(stat))
+
+
+class _Unimplemented(Exception):
+    """The server does not know multiRead."""
+
+
+def _take(it: Iterator[ReadRequest], n: int) -> list[ReadRequest]:
+    out = []
+    for req in it:
+        out.append(req)
+        if len(out) >= n:
+            break
+    return out
+
+
+def _to_result(req: ReadRequest, reply: Any) -> ReadResult:
+    if isinstance(reply, OpError):
+        if reply.code == _NONODE:
+            return ReadResult(path=req.path, exists=False)
+        exc_class = EXCEPTIONS[reply.code]
+        raise map_kazoo_error(exc_class(), req.path)
+    if req.children:
+        return ReadResult(path=req.path, exists=True, children=tuple(reply))
+    data, stat = reply
+    return ReadResult(path=req.path, exists=True, data=data, stat=stat)

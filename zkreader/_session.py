@@ -1,0 +1,346 @@
+"""ZooKeeper sessions: the only place a kazoo client is created, configured and mapped.
+
+Kazoo is untyped and raises its own exception tree; everything above this module sees a typed
+`ZkSession` and zkreader errors only (style: foreign errors are translated where they enter).
+The connect string is Kafka's `zookeeper.connect` (`host:port[,host:port...][/chroot]`), parsed
+and validated before any socket is opened so a typo is exit 2, not a 30-second hang (exit 3).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import (
+    AuthFailedError,
+    ConnectionClosedError,
+    ConnectionLoss,
+    KazooException,
+    NoAuthError,
+    NoNodeError,
+    OperationTimeoutError,
+    SessionExpiredError,
+)
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.states import ZnodeStat as KazooStat
+from kazoo.retry import KazooRetry
+from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential
+
+from zkreader._model import ZnodeStat
+from zkreader._options import ConnectOptions
+from zkreader.errors import BadConnectStringError, ZkReaderError, ZkUnreachableError
+
+__all__ = [
+    "ParsedConnect",
+    "ZkSession",
+    "map_kazoo_error",
+    "open_session",
+    "parse_connect",
+    "session_for_client",
+    "to_stat",
+]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+_HOSTPORT = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.%a-zA-Z]+)\]|(?P<host>[A-Za-z0-9_.\-]+))"
+                       r"(?::(?P<port>[0-9]+))?$")
+_RETRYABLE = (ConnectionLoss, OperationTimeoutError)
+DEFAULT_PORT = 2181
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedConnect:
+    """A validated `zookeeper.connect` value.
+
+    Attributes:
+        hosts: `host:port` pairs, in the given order (IPv6 hosts in brackets).
+        chroot: the chroot path ("" for none), normalised without a trailing slash.
+    """
+
+    hosts: tuple[str, ...]
+    chroot: str
+
+    @property
+    def kazoo_hosts(self) -> str:
+        """The form kazoo expects: `h:p,h:p/chroot`."""
+        return ",".join(self.hosts) + self.chroot
+
+
+def parse_connect(connect: str) -> ParsedConnect:
+    """Parse and validate Kafka's `zookeeper.connect` form.
+
+    Args:
+        connect: `host:port[,host:port...][/chroot]`; a port defaults to 2181 as in ZooKeeper.
+
+    Returns:
+        The hosts and chroot.
+
+    Raises:
+        BadConnectStringError: empty, a bad host or port, or an invalid chroot path; the message
+            quotes the flag value.
+    """
+    def bad(problem: str) -> BadConnectStringError:
+        return BadConnectStringError(f"--zookeeper {connect!r}: {problem}")
+
+    text = connect.strip()
+    if not text:
+        raise bad("empty connect string")
+    slash = text.find("/")
+    host_part, chroot = (text, "") if slash < 0 else (text[:slash], text[slash:])
+    if chroot:
+        if chroot == "/":
+            chroot = ""
+        else:
+            chroot = chroot.rstrip("/")
+            parts = chroot.split("/")[1:]
+            if any(p in ("", ".", "..") for p in parts):
+                raise bad(f"chroot {chroot!r} is not a valid znode path")
+            if any(ch in chroot for ch in "\x00\t\n\r "):
+                raise bad(f"chroot {chroot!r} contains a control or space character")
+    hosts = []
+    for item in host_part.split(","):
+        item = item.strip()
+        m = _HOSTPORT.match(item)
+        if not item or not m:
+            raise bad(f"{item!r} is not host:port")
+        port = int(m.group("port")) if m.group("port") else DEFAULT_PORT
+        if not 0 < port < 65536:
+            raise bad(f"port {port} of {item!r} is outside 1..65535")
+        host = f"[{m.group('v6')}]" if m.group("v6") else m.group("host")
+        hosts.append(f"{host}:{port}")
+    return ParsedConnect(hosts=tuple(hosts), chroot=chroot)
+
+
+def to_stat(stat: KazooStat) -> ZnodeStat:
+    """Convert kazoo's Stat into the model's `ZnodeStat`."""
+    return ZnodeStat(
+        czxid=stat.czxid,
+        mzxid=stat.mzxid,
+        version=stat.version,
+        ctime_ms=stat.ctime,
+        mtime_ms=stat.mtime,
+        ephemeral_owner=stat.ephemeralOwner,
+        num_children=stat.numChildren,
+    )
+
+
+def map_kazoo_error(exc: BaseException, path: str | None = None) -> ZkReaderError:
+    """Translate a kazoo (or socket) exception into the zkreader error tree.
+
+    Args:
+        exc: what kazoo raised or set on an async result.
+        path: the znode being read, named in the message when known.
+
+    Returns:
+        The zkreader error to raise (`raise map_kazoo_error(e, p) from e`).
+    """
+    where = f" reading {path}" if path else ""
+    if isinstance(exc, ZkReaderError):
+        return exc
+    if isinstance(exc, NoAuthError | AuthFailedError):
+        return ZkUnreachableError(
+            f"not authorized{where}: check --zk-digest / --zk-sasl credentials "
+            f"({type(exc).__name__})"
+        )
+    if isinstance(exc, SessionExpiredError):
+        return ZkUnreachableError(f"ZooKeeper session expired{where}; watches are lost, re-run")
+    if isinstance(exc, ConnectionLoss | ConnectionClosedError | KazooTimeoutError | OSError
+                  | OperationTimeoutError):
+        return ZkUnreachableError(f"lost the ZooKeeper connection{where} ({type(exc).__name__})")
+    return ZkReaderError(f"ZooKeeper error{where}: {type(exc).__name__} {exc}")
+
+
+class ZkSession:
+    """A connected ZooKeeper session with typed, retrying reads.
+
+    Kazoo's client is reachable as `kazoo` for the pipeline (which issues `*_async` calls and
+    its own protocol requests); everything else should go through the methods here.
+
+    Attributes:
+        chroot: the session's chroot ("" for none); every path passed in is relative to it.
+        retry_s: how long reads retry a lost connection before raising `ZkUnreachableError`.
+    """
+
+    def __init__(self, client: KazooClient, *, chroot: str, owned: bool, retry_s: float) -> None:
+        self._client = client
+        self._owned = owned
+        self.chroot = chroot
+        self.retry_s = retry_s
+        self.expired = threading.Event()
+        client.add_listener(self._on_state)
+
+    def _on_state(self, state: str) -> bool:
+        if state == KazooState.LOST:
+            self.expired.set()
+        return False
+
+    @property
+    def kazoo(self) -> KazooClient:
+        """The underlying kazoo client (for zkreader's pipeline only)."""
+        return self._client
+
+    def check_alive(self) -> None:
+        """Raise if the session expired (watches armed so far are gone: I3 no longer holds).
+
+        Raises:
+            ZkUnreachableError: the session was lost.
+        """
+        if self.expired.is_set():
+            raise ZkUnreachableError("ZooKeeper session expired during the read; re-run")
+
+    def retrying(self, fn: Callable[[], T], path: str | None = None) -> T:
+        """Run `fn` and retry it on connection loss (tenacity), mapping kazoo errors.
+
+        Raises:
+            ZkUnreachableError: the connection stayed down for `retry_s`, or the session expired.
+            ZkReaderError: any other ZooKeeper error.
+        """
+        retryer = Retrying(
+            retry=retry_if_exception_type(_RETRYABLE),
+            stop=stop_after_delay(self.retry_s),
+            wait=wait_exponential(multiplier=0.05, max=1.0),
+            reraise=True,
+        )
+        try:
+            return retryer(fn)
+        except KazooException as exc:
+            raise map_kazoo_error(exc, path) from exc
+
+    def get(self, path: str, watch: Callable[[Any], object] | None = None
+            ) -> tuple[bytes, ZnodeStat] | None:
+        """Read one znode (None when it does not exist), optionally arming a data watch.
+
+        Raises:
+            ZkUnreachableError / ZkReaderError: as `retrying`.
+        """
+        def call() -> tuple[bytes, ZnodeStat] | None:
+            try:
+                data, stat = self._client.get(path, watch=watch)
+            except NoNodeError:
+                return None
+            return data, to_stat(stat)
+
+        return self.retrying(call, path)
+
+    def get_children(self, path: str) -> list[str] | None:
+        """List a znode's children (None when it does not exist).
+
+        Raises:
+            ZkUnreachableError / ZkReaderError: as `retrying`.
+        """
+        def call() -> list[str] | None:
+            try:
+                return list(self._client.get_children(path))
+            except NoNodeError:
+                return None
+
+        return self.retrying(call, path)
+
+    def close(self) -> None:
+        """Stop and close the kazoo client if this session created it."""
+        self._client.remove_listener(self._on_state)
+        if self._owned:
+            try:
+                self._client.stop()
+            finally:
+                self._client.close()
+
+    def __enter__(self) -> ZkSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _kazoo_kwargs(options: ConnectOptions) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {}
+    if options.digest is not None:
+        if ":" not in options.digest:
+            raise BadConnectStringError("--zk-digest: expected USER:PASSWORD")
+        kwargs["auth_data"] = [("digest", options.digest)]
+    if options.sasl:
+        try:
+            import puresasl  # noqa: F401  (kazoo needs it for SASL)
+        except ImportError:
+            raise BadConnectStringError(
+                "--zk-sasl needs the 'pure-sasl' package (pip install pure-sasl)") from None
+        sasl: dict[str, Any] = {"mechanism": options.sasl_mechanism}
+        if options.sasl_username is not None:
+            sasl["username"] = options.sasl_username
+        if options.sasl_password is not None:
+            sasl["password"] = options.sasl_password
+        kwargs["sasl_options"] = sasl
+    if options.tls:
+        kwargs.update(use_ssl=True, verify_certs=options.tls_verify)
+        for key, value in (("ca", options.tls_ca), ("certfile", options.tls_cert),
+                           ("keyfile", options.tls_key)):
+            if value is not None:
+                kwargs[key] = value
+    return kwargs
+
+
+def open_session(options: ConnectOptions) -> ZkSession:
+    """Connect to ZooKeeper as a Kafka broker configured with `options` would.
+
+    Use as a context manager: `with open_session(opts) as session: ...`.
+
+    Raises:
+        BadConnectStringError: the connect string or an auth flag is invalid, or the chroot
+            does not exist.
+        ZkUnreachableError: no session within `options.timeout_s`, or authentication failed.
+    """
+    parsed = parse_connect(options.connect)
+    kwargs = _kazoo_kwargs(options)
+    timeout = options.timeout_s
+    client = KazooClient(
+        hosts=",".join(parsed.hosts) + parsed.chroot,
+        timeout=min(max(timeout, 4.0), 30.0),
+        connection_retry=KazooRetry(max_tries=-1, delay=0.05, max_delay=1.0),
+        **kwargs,
+    )
+    log.info("connecting to ZooKeeper %s (timeout %.1fs)", parsed.kazoo_hosts, timeout)
+    try:
+        client.start(timeout=timeout)
+    except Exception as exc:  # KazooTimeoutError, AuthFailedError, SSL errors ...
+        _discard(client)
+        if isinstance(exc, KazooTimeoutError):
+            raise ZkUnreachableError(
+                f"--zookeeper {options.connect!r}: no ZooKeeper session within {timeout:g}s"
+            ) from None
+        raise map_kazoo_error(exc) from exc
+    session = ZkSession(client, chroot=parsed.chroot, owned=True, retry_s=timeout)
+    if parsed.chroot:
+        try:
+            exists = session.retrying(lambda: client.exists("/"), parsed.chroot)
+        except ZkReaderError:
+            session.close()
+            raise
+        if exists is None:
+            session.close()
+            raise BadConnectStringError(
+                f"--zookeeper {options.connect!r}: chroot {parsed.chroot} does not exist")
+    return session
+
+
+def _discard(client: KazooClient) -> None:
+    try:
+        client.stop()
+        client.close()
+    except Exception:  # noqa: BLE001 - best effort on an already failed client
+        log.debug("closing a failed kazoo client", exc_info=True)
+
+
+def session_for_client(client: KazooClient, *, retry_s: float = 15.0) -> ZkSession:
+    """Wrap an already started kazoo client (tests, the sample generator); not closed on exit.
+
+    Args:
+        client: a started `KazooClient`; its chroot (if any) is kept.
+        retry_s: how long reads retry a lost connection.
+    """
+    return ZkSession(client, chroot=client.chroot or "", owned=False, retry_s=retry_s)

@@ -1,0 +1,149 @@
+"""The change feed: every watch notification on a read znode, in arrival order (design I3).
+
+The reader arms a watch on every metadata znode it reads; the feed is the thread-safe queue the
+mirror/cutover code drains. It also remembers which paths are armed, because kazoo forgets the
+server side of its watches on a reconnect (it never sends SetWatches): when the connection comes
+back, the feed re-arms them with one SetWatches at the last zxid the client saw, so a change made
+while disconnected still yields a notification (ZooKeeper fires at once for such paths).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from kazoo.client import KazooState
+from kazoo.protocol.states import WatchedEvent
+
+from zkreader._wire import SetWatches
+
+__all__ = ["ChangeEvent", "ChangeFeed"]
+
+log = logging.getLogger(__name__)
+
+DATA, EXIST, CHILD = "data", "exist", "child"
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeEvent:
+    """One notification: `path` (relative to the chroot) and ZooKeeper's event type.
+
+    Attributes:
+        path: the znode that changed.
+        type: CREATED, DELETED, CHANGED or CHILD (kazoo's `EventType` names).
+    """
+
+    path: str
+    type: str
+
+
+class ChangeFeed:
+    """Thread-safe FIFO of `ChangeEvent`s plus the set of armed watches.
+
+    A watch counts as armed only once the read (or SetWatches) that set it has returned;
+    `armed` is that count. Kazoo calls `watcher` on its callback thread.
+    """
+
+    def __init__(self) -> None:
+        self._events: queue.SimpleQueue[ChangeEvent] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._armed: dict[str, str] = {}  # relative path -> DATA | EXIST (data-side watches)
+        self._armed_children: set[str] = set()
+        self._client: Any = None
+        self._suspended = False
+        self.rearms = 0
+
+    # -- kazoo side ------------------------------------------------------------------------
+    def watcher(self, event: WatchedEvent) -> None:
+        """Kazoo watch callback: record the event and forget the (one-shot) watch."""
+        with self._lock:
+            if event.type == "CHILD":
+                self._armed_children.discard(event.path)
+            elif event.type == "DELETED":
+                self._armed.pop(event.path, None)
+                self._armed_children.discard(event.path)
+            else:
+                self._armed.pop(event.path, None)
+        self._events.put(ChangeEvent(path=event.path, type=str(event.type)))
+
+    def notify(self, path: str, type_: str) -> None:
+        """Queue a synthetic event (a znode found to exist after a read reported it missing)."""
+        self._events.put(ChangeEvent(path=path, type=type_))
+
+    def mark_armed(self, path: str, kind: str) -> None:
+        """Record that a watch of `kind` (data, exist or child) on `path` is set."""
+        with self._lock:
+            if kind == CHILD:
+                self._armed_children.add(path)
+            else:
+                self._armed[path] = kind
+
+    def attach(self, client: Any) -> None:
+        """Re-arm this feed's watches whenever `client` reconnects within the same session."""
+        self._client = client
+        client.add_listener(self._on_state)
+
+    def detach(self) -> None:
+        """Stop listening to the client's connection state."""
+        if self._client is not None:
+            self._client.remove_listener(self._on_state)
+            self._client = None
+
+    def _on_state(self, state: str) -> bool:
+        if state == KazooState.SUSPENDED:
+            self._suspended = True
+        elif state == KazooState.CONNECTED and self._suspended:
+            self._suspended = False
+            self._rearm()
+        return False
+
+    def _rearm(self) -> None:
+        client = self._client
+        if client is None:
+            return
+        chroot = client.chroot or ""
+        with self._lock:
+            data = [chroot + p for p, k in self._armed.items() if k == DATA]
+            exist = [chroot + p for p, k in self._armed.items() if k == EXIST]
+            child = [chroot + p for p in self._armed_children]
+        if not (data or exist or child):
+            return
+        for full in data + exist:
+            client._data_watchers[full].add(self.watcher)
+        for full in child:
+            client._child_watchers[full].add(self.watcher)
+        request = SetWatches(client.last_zxid, data, exist, child)
+        log.info("re-arming %d watches after a reconnect", len(data) + len(exist) + len(child))
+        client._call(request, client.handler.async_result())
+        self.rearms += 1
+
+    # -- consumer side ---------------------------------------------------------------------
+    @property
+    def armed(self) -> int:
+        """How many watches are currently armed (data, exist and child)."""
+        with self._lock:
+            return len(self._armed) + len(self._armed_children)
+
+    def is_armed(self, path: str) -> bool:
+        """True when a data/exist or child watch on `path` is armed."""
+        with self._lock:
+            return path in self._armed or path in self._armed_children
+
+    def get(self, timeout: float | None = None) -> ChangeEvent | None:
+        """The next notification, waiting up to `timeout` seconds (None: forever)."""
+        try:
+            return self._events.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def drain(self) -> list[ChangeEvent]:
+        """Every notification queued so far, oldest first, without waiting."""
+        out = []
+        while True:
+            try:
+                out.append(self._events.get_nowait())
+            except queue.Empty:
+                return out
