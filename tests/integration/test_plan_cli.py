@@ -1,0 +1,367 @@
+"""`zk2kraft plan` against a real ZooKeeper: every blocker and warning found by path, exit codes,
+the JSON document, output routing and file modes.
+
+Trees are written here with kazoo in the exact formats ZK-mode Kafka 3.x uses
+(shared/reference/kafka-zk-migration.md §1), each under its own chroot, so every test also
+exercises the chroot part of the connect string. The CLI runs in-process through `cli.main` for
+most tests and as a subprocess where stdout bytes and timing matter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kazoo.client import KazooClient
+
+from migrate.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+TOP_LEVEL = (
+    "/brokers/ids", "/brokers/topics", "/brokers/seqid", "/config/changes", "/config/topics",
+    "/config/clients", "/config/users", "/config/brokers", "/config/ips", "/admin/delete_topics",
+    "/isr_change_notification", "/log_dir_event_notification", "/consumers",
+)
+TOPIC_IDS = {
+    "orders": "tGCUt6tCR3a2R1NDlMdp3Q", "moving": "hnzKIHTdRVCQ1p0bd4nRZw",
+    "states": "Zq2sL6pXQ6uYk3e7oWJm0g", "ghost": "b3JkZXJzLXRvcGljLWlkMQ",
+    "doomed": "ZG9vbWVkLXRvcGljLWlkMQ",
+}
+
+
+def _j(obj: object) -> bytes:
+    return json.dumps(obj).encode()
+
+
+class Tree:
+    """Writes a ZK-mode Kafka tree through a chrooted kazoo client (its session holds the
+    ephemeral broker and controller znodes)."""
+
+    def __init__(self, client: KazooClient) -> None:
+        self.c = client
+        for path in TOP_LEVEL:
+            client.ensure_path(path)
+        client.create("/cluster/id", _j({"version": "1", "id": "q1Sh-9_ISia_zwGINzRvyQ"}),
+                      makepath=True)
+        client.create("/controller_epoch", b"1")
+        client.create("/feature", _j({"version": 2, "status": 1, "features": {}}))
+        client.create("/latest_producer_id_block", _j(
+            {"version": 1, "broker": 1, "block_start": "0", "block_end": "999"}))
+
+    def broker(self, broker_id: int) -> None:
+        self.c.create(f"/brokers/ids/{broker_id}", _j({
+            "version": 5, "host": "localhost", "port": 9092 + broker_id, "jmx_port": -1,
+            "timestamp": "1700000000000",
+            "endpoints": [f"PLAINTEXT://localhost:{9092 + broker_id}"],
+            "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
+            "features": {},
+        }), ephemeral=True)
+
+    def controller(self, broker_id: int = 1, *, kraft_epoch: int = -1, ephemeral: bool = True
+                   ) -> None:
+        self.c.create("/controller", _j({
+            "version": 2, "brokerid": broker_id, "timestamp": "1700000000000",
+            "kraftControllerEpoch": kraft_epoch}), ephemeral=ephemeral)
+
+    def topic(self, name: str, assignment: dict[int, list[int]], *, topic_id: str | None = "",
+              adding: dict[int, list[int]] | None = None,
+              removing: dict[int, list[int]] | None = None) -> None:
+        data: dict[str, Any] = {
+            "version": 3,
+            "partitions": {str(p): r for p, r in assignment.items()},
+            "adding_replicas": {str(p): r for p, r in (adding or {}).items()},
+            "removing_replicas": {str(p): r for p, r in (removing or {}).items()},
+        }
+        if topic_id is not None:
+            data["topic_id"] = topic_id or TOPIC_IDS[name]
+        self.c.create(f"/brokers/topics/{name}", _j(data))
+        self.c.create(f"/brokers/topics/{name}/partitions")
+
+    def state(self, topic: str, partition: int, leader: int, isr: list[int],
+              recovering: bool = False) -> None:
+        data: dict[str, Any] = {"version": 1, "leader": leader, "leader_epoch": 3,
+                                "controller_epoch": 1, "isr": isr}
+        if recovering:
+            data["leader_recovery_state"] = 1
+        path = f"/brokers/topics/{topic}/partitions/{partition}"
+        self.c.create(path)
+        self.c.create(f"{path}/state", _j(data))
+
+    def healthy(self) -> None:
+        """Three brokers, a ZK controller and one healthy topic with two partitions."""
+        for b in (1, 2, 3):
+            self.broker(b)
+        self.controller()
+        self.topic("orders", {0: [1, 2, 3], 1: [2, 3, 1]})
+        self.state("orders", 0, 1, [1, 2, 3])
+        self.state("orders", 1, 2, [2, 3, 1])
+
+
+@pytest.fixture
+def tree(zk_chroot_client: KazooClient) -> Tree:
+    return Tree(zk_chroot_client)
+
+
+@pytest.fixture
+def connect(zk_server: Any, zk_chroot: str) -> str:
+    return f"{zk_server.connect}{zk_chroot}"
+
+
+RunPlan = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def run_plan(capsys: pytest.CaptureFixture[str], connect: str) -> RunPlan:
+    def run(*extra: str, zookeeper: str | None = None) -> tuple[int, str, str]:
+        code = main(["plan", "--zookeeper", zookeeper or connect, "--zk-timeout", "10", *extra])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+def _doc(run_plan: RunPlan, *extra: str) -> tuple[int, dict[str, Any]]:
+    code, out, err = run_plan("--json", "-", *extra)
+    return code, json.loads(out)
+
+
+def _found(findings: list[dict[str, str]]) -> set[tuple[str, str]]:
+    return {(f["code"], f["path"]) for f in findings}
+
+
+def test_clean_tree_passes_with_exit_0_and_the_designs_document(
+    tree: Tree, run_plan: RunPlan
+) -> None:
+    tree.healthy()
+    code, doc = _doc(run_plan)
+    assert code == 0
+    assert list(doc) == ["blockers", "warnings", "records", "brokers", "topics", "partitions"]
+    assert doc["blockers"] == [] and doc["warnings"] == []
+    assert (doc["brokers"], doc["topics"], doc["partitions"]) == (3, 1, 2)
+    assert doc["records"]["TOPIC_RECORD"] == 1
+    assert doc["records"]["PARTITION_RECORD"] == 2
+    assert all(isinstance(n, int) and n > 0 for n in doc["records"].values())
+
+
+def test_clean_tree_prints_tables_on_stdout(tree: Tree, run_plan: RunPlan) -> None:
+    tree.healthy()
+    code, out, err = run_plan()
+    assert code == 0
+    assert "READY" in out and "TOPIC_RECORD" in out and "partitions" in out
+    assert err == ""
+
+
+def test_every_blocker_is_found_by_path(tree: Tree, run_plan: RunPlan) -> None:
+    tree.healthy()
+    tree.topic("legacy", {0: [1]}, topic_id=None)
+    tree.state("legacy", 0, 1, [1])
+    tree.topic("ghost", {0: [1, 9]})
+    tree.state("ghost", 0, 1, [1])
+    tree.c.create("/log_dir_event_notification/log_dir_event_0000000000",
+                  _j({"version": 1, "broker": 2, "event": 1}))
+    tree.c.create("/migration", _j({"version": 0, "kraft_controller_id": 3000,
+                                    "kraft_controller_epoch": 1, "kraft_metadata_offset": -1,
+                                    "kraft_metadata_epoch": -1}))
+    code, doc = _doc(run_plan)
+    assert code == 1
+    found = _found(doc["blockers"])
+    assert ("TOPIC_WITHOUT_ID", "/brokers/topics/legacy") in found
+    assert ("BROKER_NOT_REGISTERED", "/brokers/topics/ghost") in found
+    assert ("LOG_DIR_EVENT_PENDING",
+            "/log_dir_event_notification/log_dir_event_0000000000") in found
+    assert ("MIGRATION_ZNODE_EXISTS", "/migration") in found
+    by_code = {f["code"]: f for f in doc["blockers"]}
+    assert "broker 2" in by_code["LOG_DIR_EVENT_PENDING"]["message"]
+    assert "9" in by_code["BROKER_NOT_REGISTERED"]["message"]
+
+
+@pytest.mark.parametrize(("kraft_epoch", "ephemeral"), [(5, False), (-1, False), (2, True)])
+def test_kraft_controller_is_a_blocker(
+    tree: Tree, run_plan: RunPlan, kraft_epoch: int, ephemeral: bool
+) -> None:
+    for b in (1, 2, 3):
+        tree.broker(b)
+    tree.controller(3000, kraft_epoch=kraft_epoch, ephemeral=ephemeral)
+    code, doc = _doc(run_plan)
+    assert code == 1
+    assert _found(doc["blockers"]) == {("CONTROLLER_IS_KRAFT", "/controller")}
+
+
+def test_every_warning_is_found_by_path_and_pending_deletions_are_not_counted(
+    tree: Tree, run_plan: RunPlan
+) -> None:
+    tree.healthy()
+    tree.topic("doomed", {0: [1], 1: [2], 2: [3]})
+    tree.c.create("/admin/delete_topics/doomed")
+    tree.topic("moving", {0: [1, 2, 3]}, adding={0: [3]}, removing={0: [1]})
+    tree.state("moving", 0, 1, [1, 2])
+    tree.topic("states", {p: [1, 2] for p in range(5)})
+    tree.c.create("/brokers/topics/states/partitions/0")  # partition znode, no state
+    tree.state("states", 1, -1, [1])  # offline
+    tree.state("states", 2, 2, [1])  # leader not in ISR
+    tree.state("states", 3, 1, [1, 3])  # ISR not within replicas
+    tree.state("states", 4, 1, [1], recovering=True)
+    code, doc = _doc(run_plan)
+    assert code == 0, doc["blockers"]
+    st = "/brokers/topics/states/partitions/{}/state"
+    assert _found(doc["warnings"]) == {
+        ("TOPIC_PENDING_DELETION", "/admin/delete_topics/doomed"),
+        ("REASSIGNMENT_IN_FLIGHT", "/brokers/topics/moving"),
+        ("PARTITION_STATE_MISSING", st.format(0)),
+        ("PARTITION_OFFLINE", st.format(1)),
+        ("LEADER_NOT_IN_ISR", st.format(2)),
+        ("ISR_NOT_IN_REPLICAS", st.format(3)),
+        ("LEADER_RECOVERING", st.format(4)),
+    }
+    # orders (2) + moving (1) + states (5); doomed's 3 partitions are not migrated
+    assert (doc["topics"], doc["partitions"]) == (3, 8)
+    assert doc["records"]["TOPIC_RECORD"] == 3
+    assert doc["records"]["PARTITION_RECORD"] == 8
+
+
+def test_encrypted_broker_password_without_secret_is_a_translation_blocker(
+    tree: Tree, run_plan: RunPlan
+) -> None:
+    from migrate._password import encode_password
+
+    tree.healthy()
+    secret_value = "s3cr3t-keystore-pw"
+    encoded = encode_password(secret_value, "encoder-secret")
+    tree.c.create("/config/brokers/1", _j({"version": 1, "config": {
+        "listener.name.internal.ssl.keystore.password": encoded}}))
+    code, out, err = run_plan("--json", "-")
+    doc = json.loads(out)
+    assert code == 1
+    assert any(f["path"] == "/config/brokers/1" for f in doc["blockers"]), doc["blockers"]
+    for text in (out, err):
+        assert secret_value not in text and encoded not in text
+    code, doc = _doc(run_plan, "--password-encoder-secret", "encoder-secret")
+    assert code == 0, doc["blockers"]
+
+
+def test_json_dash_keeps_stdout_machine_readable_and_tables_on_stderr(
+    tree: Tree, run_plan: RunPlan
+) -> None:
+    tree.healthy()
+    tree.topic("legacy", {0: [1]}, topic_id=None)
+    code, out, err = run_plan("--json", "-")
+    assert code == 1
+    assert json.loads(out)["blockers"][0]["code"] == "TOPIC_WITHOUT_ID"
+    assert "BLOCKED" in err and "TOPIC_WITHOUT_ID" in err
+
+
+def test_quiet_prints_nothing_but_keeps_the_exit_code(tree: Tree, run_plan: RunPlan) -> None:
+    tree.healthy()
+    tree.topic("legacy", {0: [1]}, topic_id=None)
+    assert run_plan("--quiet") == (1, "", "")
+
+
+def test_json_file_is_0600_and_replaces_an_existing_file(
+    tree: Tree, run_plan: RunPlan, tmp_path: Path
+) -> None:
+    tree.healthy()
+    target = tmp_path / "plan.json"
+    target.write_text("old")
+    target.chmod(0o644)
+    code, out, _ = run_plan("--json", str(target))
+    assert code == 0
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert json.loads(target.read_text())["partitions"] == 2
+    assert "READY" in out  # human tables still on the terminal
+    assert [p.name for p in tmp_path.iterdir()] == ["plan.json"]  # no temp file left
+
+
+def test_malformed_znode_exits_2_naming_the_path(
+    tree: Tree, run_plan: RunPlan, tmp_path: Path
+) -> None:
+    tree.healthy()
+    tree.c.set("/brokers/topics/orders/partitions/1/state", b'{"version":1,"leader":')
+    target = tmp_path / "plan.json"
+    code, out, err = run_plan("--json", str(target))
+    assert code == 2
+    assert "/brokers/topics/orders/partitions/1/state" in err
+    assert not target.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_unreachable_zookeeper_exits_3_within_the_timeout() -> None:
+    port = _closed_port()
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "migrate.cli", "plan", "--zookeeper", f"127.0.0.1:{port}/kafka",
+         "--zk-timeout", "3", "--json", "-"],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stdout == ""
+    assert f"127.0.0.1:{port}" in proc.stderr
+    assert elapsed < 3 + 10  # the timeout, plus interpreter start-up and teardown
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--metadata-version", "9.9-IV9"], "--metadata-version"),
+        (["--metadata-version", "3.3-IV3"], "--metadata-version"),
+        (["--voter", "x"], "--voter"),
+        (["--voter", "1=/tmp", "--voter", "1=/var"], "--voter"),
+        (["--zk-timeout", "-1"], "--zk-timeout"),
+        (["--zk-digest", "nocolon"], "--zk-digest"),
+        (["--zk-tls-ca", "/nonexistent.pem"], "--zk-tls-ca"),
+        (["--zk-tls", "--zk-tls-ca", "/nonexistent.pem"], "--zk-tls-ca"),
+        (["--json", "/nonexistent-dir/plan.json"], "--json"),
+        (["--json", "-", "--html", "-"], "--json"),
+        (["--bogus"], "--bogus"),
+    ],
+)
+def test_bad_flags_exit_2_naming_the_flag_before_connecting(
+    capsys: pytest.CaptureFixture[str], flags: list[str], named: str
+) -> None:
+    # a closed port: had anything tried to connect, the exit would be 3 after the timeout
+    argv = ["plan", "--zookeeper", f"127.0.0.1:{_closed_port()}", "--zk-timeout", "20", *flags]
+    started = time.monotonic()
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse-level errors
+        code = int(exc.code or 0)
+    assert time.monotonic() - started < 5
+    assert code == 2
+    assert named in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("connect", ["127.0.0.1:notaport", "127.0.0.1:2181/bad/", ":2181",
+                                     "127.0.0.1:2181/a//b"])
+def test_bad_connect_string_exits_2_naming_zookeeper(
+    capsys: pytest.CaptureFixture[str], connect: str
+) -> None:
+    assert main(["plan", "--zookeeper", connect]) == 2
+    assert "--zookeeper" in capsys.readouterr().err
+
+
+def test_chroot_isolates_clusters(tree: Tree, run_plan: RunPlan, zk_server: Any,
+                                  _zk_admin: KazooClient) -> None:
+    tree.healthy()
+    other = f"/other_{os.getpid()}_{time.monotonic_ns()}"
+    _zk_admin.create(f"{other}/brokers/topics/legacy", _j({"version": 3, "partitions": {}}),
+                     makepath=True)
+    try:
+        code, doc = _doc(run_plan)  # our chroot: healthy, the other chroot's topic unseen
+        assert code == 0 and doc["topics"] == 1
+    finally:
+        _zk_admin.delete(other, recursive=True)
