@@ -365,3 +365,56 @@ def test_chroot_isolates_clusters(tree: Tree, run_plan: RunPlan, zk_server: Any,
         assert code == 0 and doc["topics"] == 1
     finally:
         _zk_admin.delete(other, recursive=True)
+
+
+# --- on trees written by the sample generator (zkreader.sample) ---------------------------------
+
+CASE_CODES = {
+    "topic_without_id": "TOPIC_WITHOUT_ID",
+    "log_dir_event": "LOG_DIR_EVENT_PENDING",
+    "unregistered_broker": "BROKER_NOT_REGISTERED",
+    "migration_znode": "MIGRATION_ZNODE_EXISTS",
+    "kraft_controller": "CONTROLLER_IS_KRAFT",
+    "pending_deletion": "TOPIC_PENDING_DELETION",
+    "in_flight_reassignment": "REASSIGNMENT_IN_FLIGHT",
+    "missing_partition_state": "PARTITION_STATE_MISSING",
+    "leader_not_in_isr": "LEADER_NOT_IN_ISR",
+    "isr_outside_replicas": "ISR_NOT_IN_REPLICAS",
+    "offline_partition": "PARTITION_OFFLINE",
+    "recovering_partition": "LEADER_RECOVERING",
+}
+
+
+def test_generated_clean_tree_passes(sample_cluster: Any, run_plan: RunPlan) -> None:
+    from zkreader.sample import SampleSpec
+
+    cluster = sample_cluster(SampleSpec.clean())
+    code, doc = _doc(run_plan, zookeeper=cluster.connect)
+    assert code == 0, doc["blockers"]
+    assert doc["blockers"] == [] and doc["warnings"] == []
+    m = cluster.manifest
+    assert (doc["brokers"], doc["topics"], doc["partitions"]) == (
+        m.brokers, m.topics, m.partitions_to_migrate)
+    assert doc["records"]["PARTITION_RECORD"] == m.partitions_to_migrate
+
+
+def test_generated_tree_every_blocker_and_warning_by_path(
+    sample_cluster: Any, run_plan: RunPlan
+) -> None:
+    from zkreader.sample import SampleCase, SampleSpec
+
+    cluster = sample_cluster(SampleSpec.everything())
+    m = cluster.manifest
+    code, out, err = run_plan("--json", "-", zookeeper=cluster.connect)
+    doc = json.loads(out)
+    assert code == 1
+    blockers, warnings = _found(doc["blockers"]), _found(doc["warnings"])
+    for case in SampleCase.BLOCKERS:
+        for path in m.paths[case]:
+            assert (CASE_CODES[case], path) in blockers, (case, path, blockers)
+    for case in SampleCase.WARNINGS:
+        for path in m.paths[case]:
+            assert (CASE_CODES[case], path) in warnings, (case, path, warnings)
+    assert doc["partitions"] == m.partitions_to_migrate < m.partitions_written
+    for secret in m.secrets:  # SCRAM salts and keys never reach any output
+        assert secret not in out and secret not in err

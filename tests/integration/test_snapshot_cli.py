@@ -162,3 +162,27 @@ def test_snapshot_out_bad_directory_exits_2_naming_the_flag(
     code = main(["snapshot", "--zookeeper", "127.0.0.1:1", "--out", "/nonexistent-dir/x"])
     assert code == 2
     assert "--out" in capsys.readouterr().err
+
+
+def test_generated_tree_snapshot_has_no_secret_and_every_case(
+    sample_cluster: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from zkreader.sample import SampleCase, SampleSpec
+
+    cluster = sample_cluster(SampleSpec.everything())
+    m = cluster.manifest
+    target = tmp_path / "snap.jsonl"
+    assert main(["snapshot", "--zookeeper", cluster.connect, "--out", str(target)]) == 0
+    _, err = capsys.readouterr()
+    text = target.read_text()
+    assert m.secrets
+    for secret in m.secrets:
+        assert secret not in text and secret not in err
+    paths = {o["path"] for o in _lines(text)}
+    for case in (SampleCase.SCRAM, SampleCase.BROKERS, SampleCase.TOPIC_CONFIG,
+                 SampleCase.USER_CLIENT_QUOTA, SampleCase.ACL_LITERAL, SampleCase.ACL_PREFIXED,
+                 SampleCase.DELEGATION_TOKEN, SampleCase.LOG_DIR_EVENT,
+                 SampleCase.MIGRATION_ZNODE, SampleCase.PENDING_DELETION):
+        for path in m.paths[case]:
+            assert path in paths, (case, path)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
