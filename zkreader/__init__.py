@@ -23,6 +23,7 @@ from zkreader._model import (
     ZnodeStat,
 )
 from zkreader._options import ConnectOptions
+from zkreader._sample import SampleCase, SampleManifest, SampleSpec, generate_sample_cluster
 from zkreader.errors import (
     BadConnectStringError,
     ZkReaderError,
@@ -48,9 +49,13 @@ __all__ = [
     "MigrationZnode",
     "PartitionState",
     "ProducerIdBlock",
+    "SampleCase",
+    "SampleManifest",
+    "SampleSpec",
     "Topic",
     "ZkReaderError",
     "ZkUnreachableError",
     "ZnodeFormatError",
     "ZnodeStat",
+    "generate_sample_cluster",
 ]
