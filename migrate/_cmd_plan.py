@@ -51,15 +51,10 @@ def check_plan_flags(args: argparse.Namespace) -> None:
         raise BadFlagError("--html: the HTML report is not available in this build yet")
 
 
-def _parse_metadata_version(value: str) -> object:
-    from writers import parse_metadata_version
+def _parse_metadata_version(value: str) -> None:
+    from migrate.translate import parse_target_version
 
-    try:
-        return parse_metadata_version(value)
-    except Exception as exc:  # the writers' own error names the accepted range
-        if getattr(exc, "exit_code", None) == 2 or isinstance(exc, ValueError):
-            raise BadFlagError(f"--metadata-version {value!r}: {exc}") from None
-        raise
+    parse_target_version(value)  # BadFlagError names --metadata-version and the valid range
 
 
 def plan_summary(
@@ -75,11 +70,16 @@ def plan_summary(
     result = translate(
         snapshot,
         TranslationOptions(
-            metadata_version=_parse_metadata_version(metadata_version),  # type: ignore[arg-type]
+            metadata_version=metadata_version,
             password_encoder_secret=password_encoder_secret,
         ),
     )
-    return summarize(snapshot, records=result.counts, extra_blockers=result.blockers)
+    return summarize(
+        snapshot,
+        records=result.counts,
+        extra_blockers=result.blockers,
+        extra_warnings=result.warnings,
+    )
 
 
 def run(args: argparse.Namespace) -> int:

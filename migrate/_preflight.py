@@ -54,13 +54,21 @@ class PreflightReport:
         A finding already present (same code and path) is not repeated, so a rule that both the
         pre-flight and the translator check is reported once.
         """
-        seen = {(f.code, f.path) for f in self.blockers}
-        added = []
-        for finding in extra:
-            if (finding.code, finding.path) not in seen:
-                seen.add((finding.code, finding.path))
-                added.append(finding)
-        return PreflightReport(self.blockers + tuple(added), self.warnings)
+        return PreflightReport(_merge(self.blockers, extra), self.warnings)
+
+    def with_warnings(self, extra: Iterable[Finding]) -> PreflightReport:
+        """Return a report with `extra` warnings appended, without repeats (see `with_blockers`)."""
+        return PreflightReport(self.blockers, _merge(self.warnings, extra))
+
+
+def _merge(base: tuple[Finding, ...], extra: Iterable[Finding]) -> tuple[Finding, ...]:
+    seen = {(f.code, f.path) for f in base}
+    added = []
+    for finding in extra:
+        if (finding.code, finding.path) not in seen:
+            seen.add((finding.code, finding.path))
+            added.append(finding)
+    return base + tuple(added)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +131,7 @@ def summarize(
     *,
     records: Mapping[str, int],
     extra_blockers: Iterable[Finding] = (),
+    extra_warnings: Iterable[Finding] = (),
 ) -> PlanSummary:
     """Judge a snapshot and count what will be migrated: the `plan --json` document's data.
 
@@ -130,8 +139,9 @@ def summarize(
         snapshot: the tree as read.
         records: records the translator would write, by type name (`TranslationResult.counts`).
         extra_blockers: blockers found elsewhere (the translator's), appended after ours.
+        extra_warnings: warnings found elsewhere (the translator's), appended after ours.
     """
-    report = preflight(snapshot).with_blockers(extra_blockers)
+    report = preflight(snapshot).with_blockers(extra_blockers).with_warnings(extra_warnings)
     return PlanSummary(
         report=report,
         records=dict(records),
