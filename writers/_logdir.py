@@ -1,0 +1,414 @@
+"""One KRaft voter's metadata directory, written the way Kafka 3.9 lays it out on disk.
+
+For `--voter ID=DIR` (reference kraft-log-format.md §4):
+
+    DIR/meta.properties                     version=1, cluster.id, node.id, directory.id
+    DIR/.lock                               held (fcntl) while we write; Kafka holds the same lock
+    DIR/__cluster_metadata-0/
+        00000000000000000000.log            segments named by base offset (%020d.log)
+        <end offset %020d>-<epoch %010d>.checkpoint   snapshots (written via .checkpoint.part)
+        quorum-state                        data_version 0 JSON
+        leader-epoch-checkpoint             `<epoch> <start offset>` per epoch change
+        partition.metadata                  topic_id = Uuid(0, 1), the metadata topic's id
+
+Why each choice:
+* Every append is fsync'd (file), and every file creation or rename fsyncs the directory, so a
+  batch reported durable survives a crash (design I5). Small files are replaced atomically
+  (temp file, fsync, rename, directory fsync).
+* `directory.id` is derived from cluster id + node id (design I6: a re-run writes the same bytes)
+  and never one of Kafka's reserved ids (msb 0 and lsb < 100) nor text starting with '-'.
+* Index files are not written: Kafka's metadata log always recovers every segment on start-up and
+  rebuilds them (§4.6).
+* A directory that already holds another cluster's or another node's metadata is refused
+  (`VoterStateError`); one that cannot be read or written is named (`VoterUnavailableError`).
+* Opening scans any existing segments (framing, CRC, offset continuity) to find where the log
+  ends: a damaged tail is an error, never truncated silently.
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from writers._logreader import (
+    METADATA_PARTITION_DIR,
+    METADATA_TOPIC_ID,
+    SEGMENT_RE,
+    SNAPSHOT_RE,
+    FrameInfo,
+    MetaProperties,
+    read_meta_properties,
+    scan_frames,
+)
+from writers.errors import LogCorruptionError, VoterStateError, VoterUnavailableError
+
+__all__ = [
+    "DEFAULT_SEGMENT_BYTES",
+    "EncodedBatch",
+    "VoterDir",
+    "directory_id_for",
+    "segment_name",
+    "snapshot_name",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SEGMENT_BYTES = 1 << 30  # metadata.log.segment.bytes default (1 GiB)
+
+
+def segment_name(base_offset: int) -> str:
+    """Kafka's segment file name for a base offset: 20 zero-padded digits + `.log`."""
+    return f"{base_offset:020d}.log"
+
+
+def snapshot_name(end_offset: int, epoch: int) -> str:
+    """Kafka's snapshot file name (`Snapshots.filenameFromSnapshotId`); end offset is exclusive."""
+    return f"{end_offset:020d}-{epoch:010d}.checkpoint"
+
+
+def _uuid_text(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def directory_id_for(cluster_id: str, node_id: int) -> str:
+    """A deterministic, non-reserved `directory.id` for a voter's metadata directory.
+
+    Kafka generates a random one at format time; deriving it from cluster id and node id keeps
+    re-runs byte-identical (design I6) while distinct nodes still get distinct ids.
+
+    Returns:
+        The 22-character URL-safe base64 text of the Uuid.
+    """
+    counter = 0
+    while True:
+        seed = f"zk2kraft directory.id\0{cluster_id}\0{node_id}\0{counter}".encode()
+        raw = hashlib.sha256(seed).digest()[:16]
+        msb = int.from_bytes(raw[:8], "big")
+        lsb = int.from_bytes(raw[8:], "big")
+        text = _uuid_text(raw)
+        if not (msb == 0 and lsb < 100) and not text.startswith("-"):
+            return text
+        counter += 1  # pragma: no cover - astronomically unlikely
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedBatch:
+    """A record batch already encoded (v2 bytes), with the header facts the writers need.
+
+    Attributes:
+        base_offset: offset of its first record.
+        last_offset: offset of its last record.
+        leader_epoch: its partitionLeaderEpoch.
+        data: the complete batch bytes.
+    """
+
+    base_offset: int
+    last_offset: int
+    leader_epoch: int
+    data: bytes
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` durably: temp file, fsync, rename, directory fsync."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+class VoterDir:
+    """The metadata directory of one voter, opened for appending (a `VoterLog`).
+
+    Opening creates the layout if needed, takes `DIR/.lock`, checks or writes
+    `meta.properties`, and scans existing segments to find `next_offset`.
+
+    Args:
+        path: the voter's `metadata.log.dir`.
+        node_id: the voter's node id (`--voter ID=DIR`).
+        cluster_id: the cluster id (ZooKeeper's `/cluster/id`).
+        segment_bytes: roll to a new segment when the active one would exceed this size.
+
+    Raises:
+        VoterStateError: the directory belongs to another cluster or node.
+        LogCorruptionError: its existing log is not a valid sequence of batches (names file,
+            byte position and offset); nothing is truncated.
+        VoterUnavailableError: the directory cannot be created, read, written or locked.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        node_id: int,
+        cluster_id: str,
+        segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+    ) -> None:
+        if segment_bytes <= 0:
+            raise ValueError("segment_bytes must be > 0")
+        self.path = Path(path)
+        self.node_id = node_id
+        self.cluster_id = cluster_id
+        self.segment_bytes = segment_bytes
+        self.partition_dir = self.path / METADATA_PARTITION_DIR
+        self._lock_fd: int | None = None
+        self._seg_fd: int | None = None
+        self._seg_size = 0
+        self._epochs: list[tuple[int, int]] = []
+        self.next_offset = 0
+        self.log_start_offset = 0
+        try:
+            self._open()
+        except OSError as exc:
+            self.close()
+            raise self._unavailable("cannot open", exc) from exc
+        except BaseException:
+            self.close()
+            raise
+
+    # -- opening -------------------------------------------------------------------------------
+
+    def _unavailable(self, what: str, exc: OSError) -> VoterUnavailableError:
+        where = exc.filename if exc.filename else self.path
+        return VoterUnavailableError(
+            f"voter {self.node_id} ({self.path}): {what}: {where}: {exc.strerror or exc}"
+        )
+
+    def _open(self) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._lock()
+        existing = read_meta_properties(self.path)
+        if existing is None:
+            meta = MetaProperties(self.cluster_id, self.node_id,
+                                  directory_id_for(self.cluster_id, self.node_id))
+            _atomic_write(self.path / "meta.properties", meta.render().encode())
+        else:
+            if existing.cluster_id != self.cluster_id:
+                raise VoterStateError(
+                    f"voter {self.node_id} ({self.path}): meta.properties has cluster.id "
+                    f"{existing.cluster_id!r}, expected {self.cluster_id!r}"
+                )
+            if existing.node_id != self.node_id:
+                raise VoterStateError(
+                    f"voter {self.node_id} ({self.path}): meta.properties has node.id "
+                    f"{existing.node_id}, expected {self.node_id}"
+                )
+        created = not self.partition_dir.exists()
+        self.partition_dir.mkdir(exist_ok=True)
+        if created:
+            _fsync_dir(self.path)
+        pm = self.partition_dir / "partition.metadata"
+        if not pm.exists():
+            _atomic_write(pm, f"version: 0\ntopic_id: {METADATA_TOPIC_ID}".encode())
+        self._scan_existing()
+
+    def _lock(self) -> None:
+        fd = os.open(self.path / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            raise VoterUnavailableError(
+                f"voter {self.node_id} ({self.path}): {self.path / '.lock'} is locked "
+                "(a Kafka process or another zk2kraft is using this directory)"
+            ) from exc
+        self._lock_fd = fd
+
+    def segments(self) -> list[Path]:
+        """The log segments in base-offset order."""
+        found = [p for p in self.partition_dir.iterdir() if SEGMENT_RE.match(p.name)]
+        return sorted(found, key=lambda p: int(p.name[:20]))
+
+    def _scan_existing(self) -> None:
+        segs = self.segments()
+        if not segs:
+            # An empty log continues after the newest snapshot, as Kafka's does (§4.1).
+            ends = [int(m.group(1)) for p in self.partition_dir.iterdir()
+                    if (m := SNAPSHOT_RE.match(p.name))]
+            self.next_offset = self.log_start_offset = max(ends, default=0)
+            return
+        self.log_start_offset = int(segs[0].name[:20])
+        expected: int | None = None
+        last: FrameInfo | None = None
+        for seg in segs:
+            base = int(seg.name[:20])
+            if expected is not None and base != expected:
+                raise LogCorruptionError(
+                    str(seg), 0, base,
+                    f"segment starts at offset {base} but the previous segment ends before "
+                    f"offset {expected} (missing or overlapping segment)",
+                )
+            data = seg.read_bytes()
+            for frame in scan_frames(data, file=str(seg), expected_offset=base):
+                last = frame
+                if not self._epochs or frame.leader_epoch > self._epochs[-1][0]:
+                    self._epochs.append((frame.leader_epoch, frame.base_offset))
+            expected = last.last_offset + 1 if last is not None else base
+        self.next_offset = expected if expected is not None else 0
+        active = segs[-1]
+        self._seg_fd = os.open(active, os.O_WRONLY | os.O_APPEND)
+        self._seg_size = os.fstat(self._seg_fd).st_size
+
+    # -- appending -----------------------------------------------------------------------------
+
+    def append(self, batch: EncodedBatch) -> None:
+        """Append one batch and make it durable (fsync) before returning.
+
+        Raises:
+            VoterStateError: the batch does not start at `next_offset` (design I1).
+            VoterUnavailableError: the write or fsync failed.
+        """
+        if batch.base_offset != self.next_offset:
+            raise VoterStateError(
+                f"voter {self.node_id} ({self.path}): batch at offset {batch.base_offset} "
+                f"but the log's next offset is {self.next_offset}"
+            )
+        try:
+            if self._seg_fd is None or (
+                self._seg_size > 0 and self._seg_size + len(batch.data) > self.segment_bytes
+            ):
+                self._roll(batch.base_offset)
+            assert self._seg_fd is not None
+            _write_all(self._seg_fd, batch.data)
+            os.fsync(self._seg_fd)
+            self._seg_size += len(batch.data)
+            if not self._epochs or batch.leader_epoch > self._epochs[-1][0]:
+                self._epochs.append((batch.leader_epoch, batch.base_offset))
+                self._write_epoch_checkpoint()
+        except OSError as exc:
+            raise self._unavailable(f"cannot append offset {batch.base_offset}", exc) from exc
+        self.next_offset = batch.last_offset + 1
+
+    def _roll(self, base_offset: int) -> None:
+        if self._seg_fd is not None:
+            os.close(self._seg_fd)
+            self._seg_fd = None
+        seg = self.partition_dir / segment_name(base_offset)
+        self._seg_fd = os.open(seg, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        self._seg_size = 0
+        _fsync_dir(self.partition_dir)
+        log.debug("voter %d: new segment %s", self.node_id, seg.name)
+
+    def _write_epoch_checkpoint(self) -> None:
+        lines = ["0", str(len(self._epochs))] + [f"{e} {o}" for e, o in self._epochs]
+        _atomic_write(self.partition_dir / "leader-epoch-checkpoint",
+                      ("\n".join(lines) + "\n").encode())
+
+    def write_quorum_state(
+        self, *, leader_epoch: int, voters: Sequence[int], leader_id: int = -1, voted_id: int = -1
+    ) -> None:
+        """Write `quorum-state` (data_version 0, static quorum) atomically.
+
+        Args:
+            leader_epoch: the epoch the quorum is in (at least the log's last batch epoch).
+            voters: every voter's node id.
+            leader_id: the leader, or -1 (the controllers elect one when they start).
+            voted_id: the vote cast in this epoch, or -1.
+
+        Raises:
+            VoterUnavailableError: the file cannot be written.
+        """
+        state = {
+            "clusterId": "",
+            "leaderId": leader_id,
+            "leaderEpoch": leader_epoch,
+            "votedId": voted_id,
+            "appliedOffset": 0,
+            "currentVoters": [{"voterId": v} for v in sorted(voters)],
+            "data_version": 0,
+        }
+        text = json.dumps(state, separators=(",", ":"))
+        try:
+            _atomic_write(self.partition_dir / "quorum-state", text.encode())
+        except OSError as exc:
+            raise self._unavailable("cannot write quorum-state", exc) from exc
+
+    def write_snapshot(self, end_offset: int, epoch: int, batches: Iterable[EncodedBatch]) -> Path:
+        """Write a complete snapshot `.checkpoint` from encoded batches (header .. footer).
+
+        The batches must already have offsets from 0 inside the file (Kafka's snapshot layout);
+        the file appears under its final name only once complete and fsync'd.
+
+        Args:
+            end_offset: the snapshot id's (exclusive) end offset.
+            epoch: the snapshot id's epoch.
+            batches: the header control batch, the data batches, the footer control batch.
+
+        Returns:
+            The path of the `.checkpoint` file.
+
+        Raises:
+            VoterStateError: the batches' offsets are not contiguous from 0.
+            VoterUnavailableError: the file cannot be written.
+        """
+        final = self.partition_dir / snapshot_name(end_offset, epoch)
+        part = final.with_name(final.name + ".part")
+        expected = 0
+        try:
+            fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                for b in batches:
+                    if b.base_offset != expected:
+                        raise VoterStateError(
+                            f"snapshot {final.name}: batch at offset {b.base_offset}, "
+                            f"expected {expected}"
+                        )
+                    _write_all(fd, b.data)
+                    expected = b.last_offset + 1
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(part, final)
+            _fsync_dir(self.partition_dir)
+        except OSError as exc:
+            raise self._unavailable(f"cannot write snapshot {final.name}", exc) from exc
+        except VoterStateError:
+            part.unlink(missing_ok=True)
+            raise
+        return final
+
+    @property
+    def epochs(self) -> list[tuple[int, int]]:
+        """(leader epoch, start offset) for each epoch in the log, as leader-epoch-checkpoint."""
+        return list(self._epochs)
+
+    def close(self) -> None:
+        """Close the active segment and release the directory lock (idempotent)."""
+        if self._seg_fd is not None:
+            os.close(self._seg_fd)
+            self._seg_fd = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def __enter__(self) -> VoterDir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
