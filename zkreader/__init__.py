@@ -23,7 +23,11 @@ from zkreader._model import (
     ZnodeStat,
 )
 from zkreader._options import ConnectOptions
+from zkreader._pipeline import ReadPipeline, ReadRequest, ReadResult
+from zkreader._reader import ProgressCallback, ReadStats, read_cluster
 from zkreader._sample import SampleCase, SampleManifest, SampleSpec, generate_sample_cluster
+from zkreader._session import ZkSession, open_session, parse_connect, session_for_client
+from zkreader._watch import ChangeEvent, ChangeFeed
 from zkreader.errors import (
     BadConnectStringError,
     ZkReaderError,
@@ -37,6 +41,8 @@ __all__ = [
     "BadConnectStringError",
     "Broker",
     "BrokerEndpoint",
+    "ChangeEvent",
+    "ChangeFeed",
     "ClusterIdZnode",
     "ClusterSnapshot",
     "ConfigZnode",
@@ -49,13 +55,23 @@ __all__ = [
     "MigrationZnode",
     "PartitionState",
     "ProducerIdBlock",
+    "ProgressCallback",
+    "ReadPipeline",
+    "ReadRequest",
+    "ReadResult",
+    "ReadStats",
     "SampleCase",
     "SampleManifest",
     "SampleSpec",
     "Topic",
     "ZkReaderError",
+    "ZkSession",
     "ZkUnreachableError",
     "ZnodeFormatError",
     "ZnodeStat",
     "generate_sample_cluster",
+    "open_session",
+    "parse_connect",
+    "read_cluster",
+    "session_for_client",
 ]

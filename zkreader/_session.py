@@ -33,6 +33,7 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_e
 
 from zkreader._model import ZnodeStat
 from zkreader._options import ConnectOptions
+from zkreader._watch import ChangeFeed
 from zkreader.errors import BadConnectStringError, ZkReaderError, ZkUnreachableError
 
 __all__ = [
@@ -173,12 +174,25 @@ class ZkSession:
         self.chroot = chroot
         self.retry_s = retry_s
         self.expired = threading.Event()
+        self._changes: ChangeFeed | None = None
         client.add_listener(self._on_state)
 
     def _on_state(self, state: str) -> bool:
         if state == KazooState.LOST:
             self.expired.set()
         return False
+
+    @property
+    def changes(self) -> ChangeFeed:
+        """The session's change feed: watch notifications of every znode read with watches.
+
+        Created on first use and attached to the client, so the watches are re-armed after a
+        reconnect. Cutover code drains it (design I3).
+        """
+        if self._changes is None:
+            self._changes = ChangeFeed()
+            self._changes.attach(self._client)
+        return self._changes
 
     @property
     def kazoo(self) -> KazooClient:
@@ -245,6 +259,8 @@ class ZkSession:
     def close(self) -> None:
         """Stop and close the kazoo client if this session created it."""
         self._client.remove_listener(self._on_state)
+        if self._changes is not None:
+            self._changes.detach()
         if self._owned:
             try:
                 self._client.stop()

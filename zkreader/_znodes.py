@@ -487,8 +487,12 @@ class ConfigZnodeKind:
     def decode(self, data: bytes | None, stat: ZnodeStat) -> ConfigZnode:
         """Raises: ZnodeFormatError on malformed data, an unknown version or a non-string value.
 
-        The error names the key only, never the value: values may be secrets.
+        The error names the key only, never the value: values may be secrets. A znode without
+        data is an empty config: Kafka creates `/config/users/<u>` empty when only user+client
+        quotas exist, and reads it as no config.
         """
+        if not data:
+            return ConfigZnode(entity_path=self.entity_path, config={}, stat=stat)
         o = _json(self.path, data)
         o.version(self.VERSIONS)
         config = o.obj("config").raw

@@ -1,0 +1,311 @@
+"""`read_cluster`: the whole Kafka tree of one chroot, read in a few pipelined rounds.
+
+The tree is walked breadth-first in rounds (roots and lists, then entities, then partition
+states and nested entities, then prefixed ACLs); every round goes through one `ReadPipeline`, so
+the number of reads in flight stays bounded while each round is a single pipelined stream. Every
+read arms a watch on the session's change feed (design I3) unless `watch=False`.
+
+A znode that disappears between being listed and being read is skipped (its parent's child watch
+reports the change); a malformed znode aborts the read with `ZnodeFormatError` naming it (I8).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from zkreader import _paths
+from zkreader._model import (
+    AclResource,
+    Broker,
+    ClusterSnapshot,
+    ConfigZnode,
+    DelegationToken,
+    LogDirEvent,
+    PartitionState,
+    Topic,
+)
+from zkreader._pipeline import DEFAULT_BATCH, DEFAULT_WINDOW, ReadPipeline, ReadRequest, ReadResult
+from zkreader._session import ZkSession
+from zkreader._znodes import (
+    ACL_PATTERNS,
+    AclZnode,
+    BrokerZnode,
+    ClusterIdZnodeKind,
+    ConfigZnodeKind,
+    ControllerEpochZnodeKind,
+    ControllerZnodeKind,
+    FeatureZnodeKind,
+    LogDirEventZnode,
+    MigrationZnodeKind,
+    PartitionStateZnode,
+    ProducerIdBlockZnode,
+    TokenZnode,
+    TopicZnode,
+)
+from zkreader.errors import ZnodeFormatError
+
+__all__ = ["ProgressCallback", "ReadStats", "read_cluster"]
+
+log = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[int, int], None]
+"""`progress(done, total)`: reads finished and reads known so far (the total grows per round)."""
+
+_LOG_DIR_EVENT_PREFIX = "log_dir_event_"
+_PROGRESS_EVERY = 1000
+
+
+class ReadStats:
+    """Figures of the last `read_cluster` call (for benchmarks and `-v` logging).
+
+    Attributes:
+        reads: znode reads (data and children) issued.
+        rounds: pipelined rounds.
+        elapsed_s: wall time of the read.
+        max_in_flight: the most reads that were in flight at once.
+    """
+
+    __slots__ = ("elapsed_s", "max_in_flight", "reads", "rounds")
+
+    def __init__(self) -> None:
+        self.reads = 0
+        self.rounds = 0
+        self.elapsed_s = 0.0
+        self.max_in_flight = 0
+
+
+class _Walk:
+    """One read of the tree: runs the rounds and accumulates the snapshot's parts."""
+
+    def __init__(self, pipeline: ReadPipeline, progress: ProgressCallback | None) -> None:
+        self.pipeline = pipeline
+        self.progress = progress
+        self.done = 0
+        self.total = 0
+        self.rounds = 0
+        self.last_zxid = 0
+
+    def round(self, requests: list[ReadRequest]) -> dict[str, ReadResult]:
+        """Read `requests` pipelined; results keyed by path (children reads by path + '/')."""
+        self.total += len(requests)
+        self.rounds += 1
+        out: dict[str, ReadResult] = {}
+        progress = self.progress
+        for n, result in enumerate(self.pipeline.read(requests), 1):
+            out[_key(result.path, result.children is not None)] = result
+            stat = result.stat
+            if stat is not None and stat.mzxid > self.last_zxid:
+                self.last_zxid = stat.mzxid
+            if progress is not None and n % _PROGRESS_EVERY == 0:
+                progress(self.done + n, self.total)
+        self.done += len(requests)
+        if progress is not None:
+            progress(self.done, self.total)
+        return out
+
+
+def _key(path: str, children: bool) -> str:
+    return path + "/" if children else path
+
+
+def _children(results: dict[str, ReadResult], path: str) -> tuple[str, ...]:
+    r = results.get(path + "/")
+    return r.children if r is not None and r.children is not None else ()
+
+
+def _decoded(results: dict[str, ReadResult], kind: Any) -> Any:
+    r = results.get(kind.path)
+    if r is None or not r.exists:
+        return None
+    assert r.stat is not None
+    return kind.decode(r.data, r.stat)
+
+
+def read_cluster(
+    session: ZkSession,
+    *,
+    window: int = DEFAULT_WINDOW,
+    batch: int = DEFAULT_BATCH,
+    progress: ProgressCallback | None = None,
+    watch: bool = True,
+    multi_read: bool = True,
+    stats: ReadStats | None = None,
+) -> ClusterSnapshot:
+    """Read the Kafka tree under the session's chroot into a `ClusterSnapshot`.
+
+    Args:
+        session: an open session (`open_session` or `session_for_client`).
+        window: maximum reads in flight.
+        batch: reads per multiRead request.
+        progress: called as `progress(done, total)` while reading (rich stays out of zkreader).
+        watch: arm a watch on every znode read, reporting to `session.changes`.
+        multi_read: use ZooKeeper 3.6+'s multiRead (falls back automatically when absent).
+        stats: filled with the read's figures when given.
+
+    Returns:
+        The snapshot; missing optional znodes are None/empty, a tree without `/brokers` is an
+        empty cluster.
+
+    Raises:
+        ZnodeFormatError: a znode is malformed or of an unknown version (names the path).
+        ZkUnreachableError: the connection or session was lost, or a read was not authorized.
+    """
+    started = time.monotonic()
+    feed = session.changes if watch else None
+    pipeline = ReadPipeline(session, window=window, batch=batch, feed=feed,
+                            multi_read=multi_read)
+    walk = _Walk(pipeline, progress)
+
+    # Round 1: singletons and the lists of every entity kind.
+    singles: list[Any] = [ControllerZnodeKind(), ControllerEpochZnodeKind(), ClusterIdZnodeKind(),
+               FeatureZnodeKind(), ProducerIdBlockZnode(), MigrationZnodeKind()]
+    lists = [_paths.BROKER_IDS, _paths.TOPICS, _paths.DELETE_TOPICS, _paths.ACL_LITERAL_ROOT,
+             _paths.ACL_EXTENDED_ROOT, _paths.TOKENS, _paths.LOG_DIR_EVENTS]
+    lists += [_paths.config_entities(t) for t in _paths.CONFIG_ENTITY_TYPES]
+    r1 = walk.round([ReadRequest(k.path) for k in singles]
+                    + [ReadRequest(p, children=True) for p in lists])
+    controller, controller_epoch, cluster_id, feature, pid_block, migration = (
+        _decoded(r1, k) for k in singles)
+
+    # Round 2: entities named by those lists, and the next level of nested lists.
+    broker_kinds = [BrokerZnode(_broker_id(name)) for name in _children(r1, _paths.BROKER_IDS)]
+    topic_kinds = [TopicZnode(name) for name in _children(r1, _paths.TOPICS)]
+    config_kinds = [ConfigZnodeKind(f"{t}/{name}") for t in _paths.CONFIG_ENTITY_TYPES
+                    for name in _children(r1, _paths.config_entities(t))]
+    token_kinds = [TokenZnode(name) for name in _children(r1, _paths.TOKENS)]
+    event_kinds = [LogDirEventZnode(name) for name in _children(r1, _paths.LOG_DIR_EVENTS)
+                   if name.startswith(_LOG_DIR_EVENT_PREFIX)]
+    users = _children(r1, _paths.config_entities("users"))
+    literal_types = [_acl_type(_paths.ACL_LITERAL_ROOT, t)
+                     for t in _children(r1, _paths.ACL_LITERAL_ROOT)]
+    patterns = [_acl_pattern(p) for p in _children(r1, _paths.ACL_EXTENDED_ROOT)]
+    kinds2: list[Any] = [*broker_kinds, *topic_kinds, *config_kinds, *token_kinds, *event_kinds]
+    lists2 = ([_paths.user_clients(u) for u in users]
+              + [_paths.acl_literal_type(t) for t in literal_types]
+              + [f"{_paths.ACL_EXTENDED_ROOT}/{p}" for p in patterns])
+    r2 = walk.round([ReadRequest(k.path) for k in kinds2]
+                    + [ReadRequest(p, children=True) for p in lists2])
+
+    brokers: dict[int, Broker] = {}
+    for bk in broker_kinds:
+        b = _decoded(r2, bk)
+        if b is not None:
+            brokers[b.broker_id] = b
+    topics: dict[str, Topic] = {}
+    for tk in topic_kinds:
+        t = _decoded(r2, tk)
+        if t is not None:
+            topics[t.name] = t
+    configs: list[ConfigZnode] = [c for c in (_decoded(r2, k) for k in config_kinds) if c]
+    tokens: dict[str, DelegationToken] = {}
+    for kk in token_kinds:
+        tok = _decoded(r2, kk)
+        if tok is not None:
+            tokens[tok.token_id] = tok
+    events: list[LogDirEvent] = [e for e in (_decoded(r2, k) for k in event_kinds) if e]
+
+    # Round 3: partition states, user+client quotas, literal ACLs, prefixed-ACL type lists.
+    state_kinds = [PartitionStateZnode(t.name, p) for t in topics.values()
+                   for p in sorted(t.assignment)]
+    user_client_kinds = [ConfigZnodeKind(f"users/{u}/clients/{c}") for u in users
+                         for c in _children(r2, _paths.user_clients(u))]
+    acl_kinds = [AclZnode("LITERAL", t, name) for t in literal_types
+                 for name in _children(r2, _paths.acl_literal_type(t))]
+    ext_types = [(p, _acl_type(f"{_paths.ACL_EXTENDED_ROOT}/{p}", t)) for p in patterns
+                 for t in _children(r2, f"{_paths.ACL_EXTENDED_ROOT}/{p}")]
+    kinds3: list[Any] = [*state_kinds, *user_client_kinds, *acl_kinds]
+    r3 = walk.round([ReadRequest(k.path) for k in kinds3]
+                    + [ReadRequest(_paths.acl_extended_type(p, t), children=True)
+                       for p, t in ext_types])
+    states: dict[tuple[str, int], PartitionState] = {}
+    for sk in state_kinds:
+        s = _decoded(r3, sk)
+        if s is not None:
+            states[(s.topic, s.partition)] = s
+    configs += [c for c in (_decoded(r3, k) for k in user_client_kinds) if c]
+    acls: list[AclResource] = [a for a in (_decoded(r3, k) for k in acl_kinds) if a]
+
+    # Round 4: prefixed (extended) ACL resources.
+    ext_kinds = [AclZnode(ACL_PATTERNS[p], t, name) for p, t in ext_types
+                 for name in _children(r3, _paths.acl_extended_type(p, t))]
+    if ext_kinds:
+        r4 = walk.round([ReadRequest(k.path) for k in ext_kinds])
+        acls += [a for a in (_decoded(r4, k) for k in ext_kinds) if a]
+
+    snapshot = _assemble(
+        session.chroot, cluster_id=cluster_id, controller=controller,
+        controller_epoch=controller_epoch, feature=feature, brokers=brokers, topics=topics,
+        states=states, pending=_children(r1, _paths.DELETE_TOPICS), configs=configs, acls=acls,
+        tokens=tokens, pid_block=pid_block, events=events, migration=migration,
+        last_zxid=walk.last_zxid,
+    )
+    elapsed = time.monotonic() - started
+    log.info("read %d znodes in %d rounds, %.2fs (%.0f/s)", walk.done, walk.rounds, elapsed,
+             walk.done / elapsed if elapsed else 0.0)
+    if stats is not None:
+        stats.reads, stats.rounds, stats.elapsed_s = walk.done, walk.rounds, elapsed
+        stats.max_in_flight = pipeline.max_in_flight
+    return snapshot
+
+
+def _assemble(chroot: str, *, cluster_id: Any, controller: Any, controller_epoch: Any,
+              feature: Any, brokers: dict[int, Broker], topics: dict[str, Topic],
+              states: dict[tuple[str, int], PartitionState], pending: Iterable[str],
+              configs: list[ConfigZnode], acls: list[AclResource],
+              tokens: dict[str, DelegationToken], pid_block: Any, events: list[LogDirEvent],
+              migration: Any, last_zxid: int) -> ClusterSnapshot:
+    by_type: dict[str, dict[str, ConfigZnode]] = {t: {} for t in _paths.CONFIG_ENTITY_TYPES}
+    user_client: dict[tuple[str, str], ConfigZnode] = {}
+    for c in configs:
+        parts = c.entity_path.split("/")
+        if len(parts) == 4:  # users/<u>/clients/<c>
+            user_client[(parts[1], parts[3])] = c
+        else:
+            by_type[parts[0]][parts[1]] = c
+    acls.sort(key=lambda a: (a.pattern_type, a.resource_type, a.name))
+    return ClusterSnapshot(
+        chroot=chroot,
+        cluster_id=cluster_id,
+        controller=controller,
+        controller_epoch=controller_epoch,
+        feature=feature,
+        brokers=dict(sorted(brokers.items())),
+        topics=dict(sorted(topics.items())),
+        partition_states=states,
+        pending_deletions=frozenset(pending),
+        topic_configs=by_type["topics"],
+        broker_configs=by_type["brokers"],
+        user_configs=by_type["users"],
+        client_configs=by_type["clients"],
+        user_client_configs=user_client,
+        ip_configs=by_type["ips"],
+        acls=tuple(acls),
+        delegation_tokens=tokens,
+        producer_id_block=pid_block,
+        log_dir_events=tuple(sorted(events, key=lambda e: e.name)),
+        migration=migration,
+        last_zxid=last_zxid,
+    )
+
+
+def _broker_id(name: str) -> int:
+    if not name.isascii() or not name.isdigit():
+        raise ZnodeFormatError(_paths.child(_paths.BROKER_IDS, name),
+                               "broker registration name is not a broker id >= 0")
+    return int(name)
+
+
+def _acl_type(parent: str, name: str) -> str:
+    if name not in _paths.ACL_RESOURCE_TYPES:
+        raise ZnodeFormatError(_paths.child(parent, name), f"unknown ACL resource type {name!r}")
+    return name
+
+
+def _acl_pattern(name: str) -> str:
+    if name not in ACL_PATTERNS:
+        raise ZnodeFormatError(_paths.child(_paths.ACL_EXTENDED_ROOT, name),
+                               f"unknown ACL pattern type {name!r} (expected 'prefixed')")
+    return name
