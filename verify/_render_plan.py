@@ -9,6 +9,7 @@ only), so nothing here needs redaction; render tests assert it anyway.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
@@ -54,6 +55,7 @@ def render_plan(
     partitions: int,
     source: str = "",
     max_warnings: int = 200,
+    samples: Mapping[str, Sequence[Mapping[str, object]]] | None = None,
 ) -> None:
     """Print the plan: a summary line and table, the blockers, the warnings, record counts.
 
@@ -64,6 +66,7 @@ def render_plan(
         brokers / topics / partitions: what will be migrated (pending deletions excluded).
         source: the ZooKeeper connect string shown in the summary (no credentials in it).
         max_warnings: show at most this many warnings (the JSON document has them all).
+        samples: a few records per type (already redacted by the caller), shown as JSON.
     """
     verdict = (
         Text(f"BLOCKED: {len(blockers)} blocker(s) must be resolved before migrating",
@@ -100,4 +103,17 @@ def render_plan(
         for name in sorted(records):
             counts.add_row(Text(name), str(records[name]))
         console.print(counts)
+    if samples:
+        console.print(_samples_table(samples))
     console.print(verdict)
+
+
+def _samples_table(samples: Mapping[str, Sequence[Mapping[str, object]]]) -> Table:
+    table = Table(title=Text("sample records (secrets redacted)", style="bold"),
+                  title_justify="left")
+    table.add_column("type", no_wrap=True)
+    table.add_column("data", overflow="fold")
+    for name, records in samples.items():
+        for data in records:
+            table.add_row(Text(name), Text(json.dumps(data, separators=(",", ":"), default=str)))
+    return table

@@ -44,3 +44,10 @@ def test_warnings_are_capped_with_a_pointer_to_the_json() -> None:
     out = _render(warnings=warnings, max_warnings=2)
     assert "/p/1" in out and "/p/2" not in out
     assert "3 more warnings" in out
+
+
+def test_samples_are_printed_as_json() -> None:
+    sample = {"name": "orders", "topicId": "tGCUt6tCR3a2R1NDlMdp3Q"}
+    out = _render(samples={"TOPIC_RECORD": [sample]})
+    assert "sample records" in out
+    assert '{"name":"orders","topicId":"tGCUt6tCR3a2R1NDlMdp3Q"}' in out
