@@ -30,7 +30,8 @@ def read_snapshot(options: ConnectOptions, bars: ProgressBars) -> ClusterSnapsho
     from zkreader import open_session, read_cluster
 
     with open_session(options) as session:
-        return read_cluster(session, progress=bars.task("reading ZooKeeper"))
+        # read-only pre-flight: no watches to arm (migrate arms them for its change feed)
+        return read_cluster(session, progress=bars.task("reading ZooKeeper"), watch=False)
 
 
 def run(args: argparse.Namespace) -> int:

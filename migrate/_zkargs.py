@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from migrate.errors import BadFlagError
-from zkreader import ConnectOptions
+from zkreader import ConnectOptions, parse_connect
 
 __all__ = ["connect_options", "validate_connect_string"]
 
@@ -20,32 +20,9 @@ def validate_connect_string(connect: str) -> None:
     """Check Kafka's `zookeeper.connect` form: `host[:port][,host[:port]...][/chroot]`.
 
     Raises:
-        BadFlagError: naming `--zookeeper` and what is wrong.
+        BadConnectStringError: naming `--zookeeper` and what is wrong (exit 2).
     """
-    if not connect or connect != connect.strip():
-        raise BadFlagError(f"--zookeeper {connect!r}: empty or surrounded by spaces")
-    hosts, slash, chroot = connect.partition("/")
-    if slash:
-        _check_chroot(connect, "/" + chroot)
-    if not hosts:
-        raise BadFlagError(f"--zookeeper {connect!r}: no host before the chroot")
-    for server in hosts.split(","):
-        host, colon, port = server.rpartition(":") if ":" in server else (server, "", "")
-        if not host or " " in host:
-            raise BadFlagError(f"--zookeeper {connect!r}: bad host in {server!r}")
-        if colon and not (port.isdigit() and 0 < int(port) < 65536):
-            raise BadFlagError(f"--zookeeper {connect!r}: bad port in {server!r}")
-
-
-def _check_chroot(connect: str, chroot: str) -> None:
-    if chroot == "/":
-        return
-    parts = chroot.split("/")[1:]
-    if chroot.endswith("/") or any(p in ("", ".", "..") for p in parts):
-        raise BadFlagError(
-            f"--zookeeper {connect!r}: chroot {chroot!r} is not a valid ZooKeeper path "
-            "(no trailing '/', no empty, '.' or '..' elements)"
-        )
+    parse_connect(connect)
 
 
 def _existing_file(flag: str, value: str | None) -> str | None:

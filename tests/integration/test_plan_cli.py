@@ -345,8 +345,8 @@ def test_bad_flags_exit_2_naming_the_flag_before_connecting(
     assert named in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("connect", ["127.0.0.1:notaport", "127.0.0.1:2181/bad/", ":2181",
-                                     "127.0.0.1:2181/a//b"])
+@pytest.mark.parametrize("connect", ["127.0.0.1:notaport", "127.0.0.1:99999", ":2181",
+                                     "127.0.0.1:2181/a//b", ""])
 def test_bad_connect_string_exits_2_naming_zookeeper(
     capsys: pytest.CaptureFixture[str], connect: str
 ) -> None:
