@@ -3,7 +3,62 @@
 Public API only; implementation modules are `_`-prefixed.
 """
 
+from verify._expected import desanitize, expected_image, parse_scram
+from verify._html import render_html, write_report_file
+from verify._loader import (
+    LoadedLog,
+    MetadataLoader,
+    OpenTransaction,
+    Provenance,
+    load_log,
+    load_records,
+)
+from verify._parity import KINDS, compare, diff_rows, image_rows, natural_key, parity_report
+from verify._render import render_parity
 from verify._render_plan import FindingLike, render_plan
-from verify.errors import ReplayError, VerifyError
+from verify._report import (
+    Difference,
+    ParityReport,
+    RedactionPolicy,
+    Report,
+    format_value,
+    is_sensitive_config,
+)
+from verify.delta import ClusterDelta
+from verify.errors import ReplayError, UnknownRecordTypeError, VerifyError
+from verify.image import ClusterImage, FrozenMap
 
-__all__ = ["FindingLike", "ReplayError", "VerifyError", "render_plan"]
+__all__ = [
+    "KINDS",
+    "ClusterDelta",
+    "ClusterImage",
+    "Difference",
+    "FindingLike",
+    "FrozenMap",
+    "LoadedLog",
+    "MetadataLoader",
+    "OpenTransaction",
+    "ParityReport",
+    "Provenance",
+    "RedactionPolicy",
+    "ReplayError",
+    "Report",
+    "UnknownRecordTypeError",
+    "VerifyError",
+    "compare",
+    "desanitize",
+    "diff_rows",
+    "expected_image",
+    "format_value",
+    "image_rows",
+    "is_sensitive_config",
+    "load_log",
+    "load_records",
+    "natural_key",
+    "parity_report",
+    "parse_scram",
+    "render_html",
+    "render_parity",
+    "render_plan",
+    "write_report_file",
+]

@@ -1,0 +1,287 @@
+"""The EXPECTED image: what a correct migration of a `ClusterSnapshot` must replay to.
+
+Built straight from ZooKeeper's model, independently of the translator (`migrate.translate`),
+so parity is a second implementation of Kafka 3.9's mapping (reference kafka-zk-migration.md
+§2.2) that catches translation and codec bugs instead of repeating them:
+
+- brokers: id → endpoints (listener, host, port, protocol), rack, epoch = the znode's czxid;
+- topics: name, id; pending deletions (and their configs) left out;
+- partitions: replicas from the topic znode; ISR, leader, leader epoch from the state znode;
+  partition epoch = the state znode's version; missing state → ISR = replicas, leader = first
+  replica, epochs 0; adding/removing replicas and leader recovery state carried;
+- configs: topic configs by name, broker configs by id with `<default>` → "";
+- client quotas: names desanitized (URL-decoded, as Kafka's `Sanitizer`), `<default>` → None;
+- SCRAM: parsed from `/config/users` (`salt=…,stored_key=…,server_key=…,iterations=…`);
+- ACLs: literal and extended, Kafka's byte codes; ids are synthetic (parity ignores ACL ids);
+- producer ids: next = block_end + 1 (never block_start: KAFKA-15552);
+- delegation tokens: principals desanitized, no HMAC.
+
+Malformed secrets are skipped with a warning that names the user, never the value.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+from collections.abc import Mapping
+from urllib.parse import unquote_plus
+
+from verify.image import (
+    AclsImage,
+    BrokerEndpoint,
+    BrokerRegistration,
+    BrokersImage,
+    ClientQuotasImage,
+    ClusterImage,
+    ConfigResource,
+    ConfigsImage,
+    DelegationTokenData,
+    DelegationTokensImage,
+    FeaturesImage,
+    FrozenMap,
+    PartitionImage,
+    ProducerIdsImage,
+    QuotaEntity,
+    ScramCredential,
+    ScramImage,
+    StandardAcl,
+    TopicImage,
+    TopicsImage,
+)
+from zkreader import ClusterSnapshot, ConfigZnode
+
+__all__ = [
+    "ACL_OPERATIONS",
+    "ACL_PATTERN_TYPES",
+    "ACL_PERMISSIONS",
+    "ACL_RESOURCE_TYPES",
+    "SCRAM_MECHANISM_CODES",
+    "SECURITY_PROTOCOLS",
+    "desanitize",
+    "expected_image",
+    "parse_scram",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ENTITY = "<default>"
+
+SECURITY_PROTOCOLS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
+SCRAM_MECHANISM_CODES = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
+
+
+def _codes(*names: str, start: int) -> dict[str, int]:
+    return {n.replace("_", "").lower(): i for i, n in enumerate(names, start)}
+
+
+ACL_RESOURCE_TYPES = _codes(
+    "Topic", "Group", "Cluster", "TransactionalId", "DelegationToken", "User", start=2
+)
+ACL_OPERATIONS = _codes(
+    "All", "Read", "Write", "Create", "Delete", "Alter", "Describe", "ClusterAction",
+    "DescribeConfigs", "AlterConfigs", "IdempotentWrite", "CreateTokens", "DescribeTokens",
+    start=2,
+)
+ACL_PERMISSIONS = _codes("Deny", "Allow", start=2)
+ACL_PATTERN_TYPES = _codes("Literal", "Prefixed", start=3)
+
+
+def desanitize(name: str) -> str:
+    """Kafka's `Sanitizer.desanitize` (`URLDecoder.decode`, UTF-8): `%40` → `@`, `+` → space."""
+    return unquote_plus(name, encoding="utf-8", errors="strict")
+
+
+def _entity_name(name: str) -> str | None:
+    return None if name == DEFAULT_ENTITY else desanitize(name)
+
+
+def parse_scram(text: str) -> ScramCredential | None:
+    """Parse ZooKeeper's SCRAM string; None if malformed (the caller says which user).
+
+    The format is Kafka's `ScramCredentialUtils.credentialToString`:
+    `salt=<b64>,stored_key=<b64>,server_key=<b64>,iterations=<n>`.
+    """
+    fields: dict[str, str] = {}
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        if not sep:
+            return None
+        fields[key.strip()] = value.strip()
+    try:
+        return ScramCredential(
+            base64.b64decode(fields["salt"], validate=True),
+            base64.b64decode(fields["stored_key"], validate=True),
+            base64.b64decode(fields["server_key"], validate=True),
+            int(fields["iterations"]),
+        )
+    except (KeyError, ValueError, binascii.Error):
+        return None
+
+
+def _brokers(snapshot: ClusterSnapshot) -> BrokersImage:
+    brokers = {}
+    for broker_id, b in snapshot.brokers.items():
+        endpoints = tuple(
+            BrokerEndpoint(e.listener, e.host, e.port,
+                           SECURITY_PROTOCOLS.get(e.security_protocol, -1))
+            for e in b.endpoints
+        )
+        brokers[broker_id] = BrokerRegistration(
+            broker_id=broker_id, epoch=b.stat.czxid, incarnation_id="", endpoints=endpoints,
+            features=FrozenMap(), rack=b.rack, fenced=True, in_controlled_shutdown=False,
+            is_migrating_zk_broker=True,
+        )
+    return BrokersImage(FrozenMap(brokers), FrozenMap())
+
+
+def _topics(snapshot: ClusterSnapshot) -> TopicsImage:
+    by_id: dict[str, TopicImage] = {}
+    by_name: dict[str, TopicImage] = {}
+    for name, t in snapshot.topics.items():
+        if name in snapshot.pending_deletions:
+            continue
+        partitions = {}
+        for p, replicas in t.assignment.items():
+            state = snapshot.partition_states.get((name, p))
+            adding = tuple(t.adding_replicas.get(p, ()))
+            removing = tuple(t.removing_replicas.get(p, ()))
+            if state is None:
+                part = PartitionImage(
+                    replicas=tuple(replicas), isr=tuple(replicas), removing_replicas=removing,
+                    adding_replicas=adding, leader=replicas[0] if replicas else -1,
+                    leader_recovery_state=0, leader_epoch=0, partition_epoch=0,
+                )
+            else:
+                part = PartitionImage(
+                    replicas=tuple(replicas), isr=tuple(state.isr), removing_replicas=removing,
+                    adding_replicas=adding, leader=state.leader,
+                    leader_recovery_state=state.leader_recovery_state,
+                    leader_epoch=state.leader_epoch, partition_epoch=state.stat.version,
+                )
+            partitions[p] = part
+        topic = TopicImage(name, t.topic_id or "", FrozenMap(partitions))
+        by_id[topic.topic_id or f"<no id: {name}>"] = topic
+        by_name[name] = topic
+    return TopicsImage(FrozenMap(by_id), FrozenMap(by_name))
+
+
+def _configs(snapshot: ClusterSnapshot, topics: TopicsImage) -> ConfigsImage:
+    resources: dict[ConfigResource, FrozenMap[str, str]] = {}
+    for name, znode in snapshot.topic_configs.items():
+        if name in topics.by_name and znode.config:
+            resources[(2, name)] = FrozenMap(dict(znode.config))
+    for name, znode in snapshot.broker_configs.items():
+        if znode.config:
+            resources[(4, "" if name == DEFAULT_ENTITY else name)] = FrozenMap(dict(znode.config))
+    return ConfigsImage(FrozenMap(resources))
+
+
+def _quota_values(znode: ConfigZnode) -> dict[str, float]:
+    out = {}
+    for key, value in znode.config.items():
+        if key in SCRAM_MECHANISM_CODES:
+            continue
+        try:
+            out[key] = float(value)
+        except ValueError:
+            log.warning("non-numeric client quota %s at /config/%s left out", key,
+                        znode.entity_path)
+    return out
+
+
+def _quotas(snapshot: ClusterSnapshot) -> ClientQuotasImage:
+    entities: dict[QuotaEntity, FrozenMap[str, float]] = {}
+
+    def put(entity: QuotaEntity, znode: ConfigZnode) -> None:
+        values = _quota_values(znode)
+        if values:
+            entities[tuple(sorted(entity))] = FrozenMap(values)
+
+    for user, znode in snapshot.user_configs.items():
+        put((("user", _entity_name(user)),), znode)
+    for client, znode in snapshot.client_configs.items():
+        put((("client-id", _entity_name(client)),), znode)
+    for (user, client), znode in snapshot.user_client_configs.items():
+        put((("user", _entity_name(user)), ("client-id", _entity_name(client))), znode)
+    for ip, znode in snapshot.ip_configs.items():
+        put((("ip", _entity_name(ip)),), znode)
+    return ClientQuotasImage(FrozenMap(entities))
+
+
+def _scram(user_configs: Mapping[str, ConfigZnode]) -> ScramImage:
+    creds: dict[tuple[str, int], ScramCredential] = {}
+    for user, znode in user_configs.items():
+        for mechanism, code in SCRAM_MECHANISM_CODES.items():
+            text = znode.config.get(mechanism)
+            if text is None:
+                continue
+            cred = parse_scram(text)
+            if cred is None:
+                log.warning("malformed %s credential of user %s left out", mechanism, user)
+                continue
+            creds[(desanitize(user), code)] = cred
+    return ScramImage(FrozenMap(creds))
+
+
+def _acls(snapshot: ClusterSnapshot) -> AclsImage:
+    acls: dict[str, StandardAcl] = {}
+    for resource in snapshot.acls:
+        for entry in resource.acls:
+            acl = StandardAcl(
+                ACL_RESOURCE_TYPES.get(resource.resource_type.replace("_", "").lower(), 0),
+                resource.name,
+                ACL_PATTERN_TYPES.get(resource.pattern_type.replace("_", "").lower(), 0),
+                entry.principal,
+                entry.host,
+                ACL_OPERATIONS.get(entry.operation.replace("_", "").lower(), 0),
+                ACL_PERMISSIONS.get(entry.permission_type.replace("_", "").lower(), 0),
+            )
+            acls[f"expected-{len(acls)}"] = acl
+    return AclsImage(FrozenMap(acls))
+
+
+def _tokens(snapshot: ClusterSnapshot) -> DelegationTokensImage:
+    tokens = {}
+    for token_id, t in snapshot.delegation_tokens.items():
+        owner = desanitize(t.owner)
+        tokens[token_id] = DelegationTokenData(
+            token_id=token_id,
+            owner=owner,
+            requester=desanitize(t.requester) if t.requester else owner,
+            renewers=tuple(desanitize(r) for r in t.renewers),
+            issue_timestamp=t.issue_timestamp_ms,
+            max_timestamp=t.max_timestamp_ms,
+            expiration_timestamp=t.expiry_timestamp_ms,
+        )
+    return DelegationTokensImage(FrozenMap(tokens))
+
+
+def expected_image(snapshot: ClusterSnapshot) -> ClusterImage:
+    """The image a correct migration of `snapshot` replays to (features left empty).
+
+    Args:
+        snapshot: a fresh read of the ZooKeeper tree.
+
+    Returns:
+        The expected `ClusterImage`; its ACL ids and broker incarnation ids are placeholders
+        that parity does not compare.
+    """
+    topics = _topics(snapshot)
+    block = snapshot.producer_id_block
+    producer_ids = (
+        ProducerIdsImage(block.block_end + 1, block.broker_id, -1)
+        if block is not None
+        else ProducerIdsImage.EMPTY
+    )
+    return ClusterImage(
+        features=FeaturesImage.EMPTY,
+        brokers=_brokers(snapshot),
+        topics=topics,
+        configs=_configs(snapshot, topics),
+        client_quotas=_quotas(snapshot),
+        scram=_scram(snapshot.user_configs),
+        acls=_acls(snapshot),
+        producer_ids=producer_ids,
+        delegation_tokens=_tokens(snapshot),
+    )

@@ -1,0 +1,154 @@
+"""One self-contained HTML page for a report: what an operator attaches to a change ticket.
+
+No external assets (inline CSS, no scripts, no fonts, no links out), every value escaped with
+`html.escape`, and values pass the report's `RedactionPolicy` (strict by default), so the page is
+safe to mail around. `write_report_file` writes it (or any report text) with mode 0600 from the
+first byte, atomically: a temporary file in the same directory, fsync, rename.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from verify._report import (
+    FindingLike,
+    JsonValue,
+    ParityReport,
+    RedactionPolicy,
+    Report,
+    format_value,
+)
+
+__all__ = ["render_html", "write_report_file"]
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2em;color:#222}
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.5em 0}
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f3f3f3}td.num{text-align:right}
+.ok{color:#1a7f37;font-weight:bold}.bad{color:#cf222e;font-weight:bold}
+.warn{color:#9a6700;font-weight:bold}code{font-family:ui-monospace,monospace}
+"""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, numeric: int = -1) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = []
+    for row in rows:
+        cells = "".join(
+            f'<td class="num">{_e(c)}</td>' if i == numeric else f"<td>{_e(c)}</td>"
+            for i, c in enumerate(row)
+        )
+        body.append(f"<tr>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _findings(title: str, css: str, findings: Sequence[FindingLike]) -> str:
+    out = f'<h2 class="{css}">{_e(title)} ({len(findings)})</h2>'
+    if not findings:
+        return out + "<p>None.</p>"
+    return out + _table(["code", "znode", "what"], [[f.code, f.path, f.message] for f in findings])
+
+
+def _summary(summary: Mapping[str, JsonValue]) -> str:
+    if not summary:
+        return ""
+    return "<h2>Summary</h2>" + _table(
+        ["", ""], [[k, format_value(v)] for k, v in summary.items()], numeric=1
+    )
+
+
+def _parity(parity: ParityReport, policy: RedactionPolicy, max_rows: int) -> str:
+    verdict = (
+        '<p class="ok">Parity: the voters\' log matches ZooKeeper.</p>'
+        if parity.parity
+        else f'<p class="bad">Parity: {len(parity.differences)} difference(s).</p>'
+    )
+    out = "<h2>Parity</h2>" + verdict
+    out += _table(["kind", "entities checked"],
+                  [[k, str(v)] for k, v in parity.checked.items()], numeric=1)
+    if parity.differences:
+        rows = []
+        for d in parity.differences[:max_rows]:
+            shown = d.to_json(policy)
+            rows.append([d.kind, d.key, d.field, format_value(shown["zookeeper"]),
+                         format_value(shown["quorum"])])
+        out += "<h2>Differences</h2>" + _table(["kind", "key", "field", "zookeeper", "quorum"],
+                                               rows)
+        hidden = len(parity.differences) - max_rows
+        if hidden > 0:
+            out += f"<p>… and {hidden} more (see the JSON report).</p>"
+    return out
+
+
+def render_html(
+    report: Report,
+    *,
+    policy: RedactionPolicy = RedactionPolicy.STRICT,
+    max_rows: int = 5000,
+) -> str:
+    """The whole page: summary, blockers, warnings, record counts and the diff tables.
+
+    Args:
+        report: the report data.
+        policy: how secret-derived values are shown (strict: `<redacted>`).
+        max_rows: cap on difference rows in the page.
+
+    Returns:
+        A complete HTML5 document with inline CSS and no external references.
+    """
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{_e(report.title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{_e(report.title)}</h1>",
+    ]
+    if report.blockers:
+        parts.append(f'<p class="bad">{len(report.blockers)} blocker(s): the migration would '
+                     "not start.</p>")
+    else:
+        parts.append('<p class="ok">No blockers.</p>')
+    parts.append(_summary(report.summary))
+    parts.append(_findings("Blockers", "bad", report.blockers))
+    parts.append(_findings("Warnings", "warn", report.warnings))
+    if report.records:
+        parts.append("<h2>Records</h2>")
+        parts.append(_table(["record type", "count"],
+                            [[k, str(v)] for k, v in sorted(report.records.items())], numeric=1))
+    if report.parity is not None:
+        parts.append(_parity(report.parity, policy, max_rows))
+    parts.append("</body></html>\n")
+    return "\n".join(p for p in parts if p)
+
+
+def write_report_file(path: str | os.PathLike[str], text: str) -> None:
+    """Write `text` (UTF-8) to `path` with mode 0600, atomically (temp file + rename).
+
+    The file is created 0600 (never chmod'ed afterwards); on any error the temporary file is
+    removed and `path` is left as it was.
+
+    Raises:
+        OSError: the directory is missing or not writable.
+    """
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(text.encode("utf-8"))
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

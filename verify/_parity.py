@@ -1,0 +1,305 @@
+"""Parity: compare the image ZooKeeper implies with the image the voters' log replays to.
+
+Both images are flattened into ROWS: per entity kind, `key → {field: plain value}` (ints,
+strings, lists; no secrets — SCRAM as a one-way digest, sensitive configs as `<present>`).
+`diff_rows(kind, key, zk_row, quorum_row)` turns one pair of rows into `Difference`s, and
+`compare` walks both images kind by kind in a stable order (keys in natural order: `t-2` before
+`t-10`). Everything is a pure function over plain data, so the Spark parity job can build the
+same rows (`image_rows`), full-outer-join them by key and call `diff_rows` on each pair.
+
+Compared per kind (fields are Kafka's camelCase record names, or config/quota keys):
+    broker            endPoints, rack, brokerEpoch
+    topic             topicId
+    partition         replicas, isr, leader, leaderEpoch, partitionEpoch, addingReplicas,
+                      removingReplicas, leaderRecoveryState        (keyed `<topic>-<partition>`)
+    topic_config      each key                                      (keyed by topic name)
+    broker_config     each key                                      (keyed by id, `<default>`)
+    client_quota      each quota key                                (keyed `user=a,client-id=b`)
+    scram             credential (digest)                           (keyed `<user>/<mechanism>`)
+    acl               existence of each binding (ids are not compared)
+    producer_ids      nextProducerId
+    delegation_token  owner, requester, renewers, issueTimestamp, maxTimestamp,
+                      expirationTimestamp
+An entity on one side only is one difference with field `<exists>` (configs and quotas, which
+are plain key sets, report each key instead).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from verify._expected import (
+    ACL_OPERATIONS,
+    ACL_PATTERN_TYPES,
+    ACL_PERMISSIONS,
+    ACL_RESOURCE_TYPES,
+    SECURITY_PROTOCOLS,
+)
+from verify._report import Difference, JsonValue, ParityReport, is_sensitive_config
+from verify.image import SCRAM_MECHANISMS, ClusterImage, PartitionImage, TopicImage
+
+__all__ = [
+    "EXISTS",
+    "KINDS",
+    "PRESENT",
+    "Row",
+    "compare",
+    "diff_rows",
+    "image_rows",
+    "natural_key",
+    "parity_report",
+]
+
+Row = Mapping[str, JsonValue]
+
+EXISTS = "<exists>"
+PRESENT = "<present>"
+
+KINDS = (
+    "broker",
+    "topic",
+    "partition",
+    "topic_config",
+    "broker_config",
+    "client_quota",
+    "scram",
+    "acl",
+    "producer_ids",
+    "delegation_token",
+)
+_PER_FIELD_KINDS = frozenset({"topic_config", "broker_config", "client_quota"})
+
+_PROTOCOL_NAMES = {v: k for k, v in SECURITY_PROTOCOLS.items()}
+
+
+def _names(codes: Mapping[str, int], upper: tuple[str, ...]) -> dict[int, str]:
+    by_lower = {n.replace("_", "").lower(): n for n in upper}
+    return {code: by_lower[name] for name, code in codes.items()}
+
+
+_RESOURCE_NAMES = _names(ACL_RESOURCE_TYPES, ("TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID",
+                                              "DELEGATION_TOKEN", "USER"))
+_OPERATION_NAMES = _names(ACL_OPERATIONS, (
+    "ALL", "READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE", "CLUSTER_ACTION",
+    "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "IDEMPOTENT_WRITE", "CREATE_TOKENS", "DESCRIBE_TOKENS"))
+_PERMISSION_NAMES = _names(ACL_PERMISSIONS, ("DENY", "ALLOW"))
+_PATTERN_NAMES = _names(ACL_PATTERN_TYPES, ("LITERAL", "PREFIXED"))
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(key: str) -> tuple[tuple[int, int, str], ...]:
+    """Sort key that orders digit runs by value (`t-2` < `t-10`), deterministic for any str."""
+    return tuple(
+        (0, int(part), part) if part.isdigit() else (1, 0, part)
+        for part in _DIGITS.split(key)
+        if part
+    )
+
+
+# -------------------------------------------------------------------------------- rows
+
+
+def _partition_row(p: PartitionImage) -> dict[str, JsonValue]:
+    return {
+        "replicas": list(p.replicas),
+        "isr": list(p.isr),
+        "leader": p.leader,
+        "leaderEpoch": p.leader_epoch,
+        "partitionEpoch": p.partition_epoch,
+        "addingReplicas": list(p.adding_replicas),
+        "removingReplicas": list(p.removing_replicas),
+        "leaderRecoveryState": p.leader_recovery_state,
+    }
+
+
+def _partition_fields(p: PartitionImage) -> tuple[Any, ...]:
+    return (p.replicas, p.isr, p.leader, p.leader_epoch, p.partition_epoch, p.adding_replicas,
+            p.removing_replicas, p.leader_recovery_state)
+
+
+def _jlist(values: list[str]) -> list[JsonValue]:
+    return list(values)
+
+
+def _config_row(conf: Mapping[str, str]) -> dict[str, JsonValue]:
+    return {k: PRESENT if is_sensitive_config(k) else v for k, v in conf.items()}
+
+
+def _quota_key(entity: tuple[tuple[str, str | None], ...]) -> str:
+    order = {"user": 0, "client-id": 1, "ip": 2}
+    parts = sorted(entity, key=lambda e: (order.get(e[0], 9), e[0]))
+    return ",".join(f"{t}={'<default>' if n is None else n}" for t, n in parts)
+
+
+def image_rows(image: ClusterImage, kind: str) -> dict[str, Row]:
+    """One kind of entity of `image` as rows `key → {field: value}` (see the module doc).
+
+    Raises:
+        ValueError: `kind` is not one of `KINDS`.
+    """
+    rows: dict[str, Row] = {}
+    if kind == "broker":
+        for bid, b in image.brokers.brokers.items():
+            rows[str(bid)] = {
+                "endPoints": _jlist(sorted(
+                    f"{e.name}://{e.host}:{e.port}/"
+                    f"{_PROTOCOL_NAMES.get(e.security_protocol, e.security_protocol)}"
+                    for e in b.endpoints
+                )),
+                "rack": b.rack,
+                "brokerEpoch": b.epoch,
+            }
+    elif kind == "topic":
+        for name, t in image.topics.by_name.items():
+            rows[name] = {"topicId": t.topic_id}
+    elif kind == "partition":
+        for name, t in image.topics.by_name.items():
+            for pid, p in t.partitions.items():
+                rows[f"{name}-{pid}"] = _partition_row(p)
+    elif kind in ("topic_config", "broker_config"):
+        rtype = 2 if kind == "topic_config" else 4
+        for (res_type, name), conf in image.configs.resources.items():
+            if res_type == rtype:
+                key = "<default>" if rtype == 4 and name == "" else name
+                rows[key] = _config_row(conf)
+    elif kind == "client_quota":
+        for entity, quotas in image.client_quotas.entities.items():
+            rows[_quota_key(entity)] = dict(quotas)
+    elif kind == "scram":
+        for (user, mech), cred in image.scram.credentials.items():
+            rows[f"{user}/{SCRAM_MECHANISMS.get(mech, mech)}"] = {
+                "credential": "sha256:" + cred.digest()
+            }
+    elif kind == "acl":
+        for a in image.acls.acls.values():
+            key = (
+                f"{_RESOURCE_NAMES.get(a.resource_type, a.resource_type)}:"
+                f"{_PATTERN_NAMES.get(a.pattern_type, a.pattern_type)}:{a.resource_name} "
+                f"{a.principal} host={a.host} "
+                f"{_OPERATION_NAMES.get(a.operation, a.operation)} "
+                f"{_PERMISSION_NAMES.get(a.permission_type, a.permission_type)}"
+            )
+            rows[key] = {}
+    elif kind == "producer_ids":
+        if image.producer_ids.next_producer_id >= 0:
+            rows["cluster"] = {"nextProducerId": image.producer_ids.next_producer_id}
+    elif kind == "delegation_token":
+        for tid, tok in image.delegation_tokens.tokens.items():
+            rows[tid] = {
+                "owner": tok.owner,
+                "requester": tok.requester,
+                "renewers": _jlist(sorted(tok.renewers)),
+                "issueTimestamp": tok.issue_timestamp,
+                "maxTimestamp": tok.max_timestamp,
+                "expirationTimestamp": tok.expiration_timestamp,
+            }
+    else:
+        raise ValueError(f"unknown entity kind {kind!r}; expected one of {', '.join(KINDS)}")
+    return rows
+
+
+# ------------------------------------------------------------------------------- diffing
+
+
+def _is_secret(kind: str, field: str) -> bool:
+    if kind == "scram":
+        return True
+    return kind in ("topic_config", "broker_config") and is_sensitive_config(field)
+
+
+def diff_rows(kind: str, key: str, zookeeper: Row | None, quorum: Row | None) -> list[Difference]:
+    """The differences between one entity's two rows (either may be None: absent there).
+
+    Returns:
+        `<exists>` for an entity on one side only (except configs and quotas, which report
+        each key), else one difference per differing field, fields sorted.
+    """
+    if zookeeper is None and quorum is None:
+        return []
+    if kind not in _PER_FIELD_KINDS and (zookeeper is None or quorum is None):
+        return [Difference(kind, key, EXISTS, zookeeper is not None, quorum is not None)]
+    zk = zookeeper or {}
+    q = quorum or {}
+    out = []
+    for field in sorted(set(zk) | set(q)):
+        a, b = zk.get(field), q.get(field)
+        if a != b or (field in zk) != (field in q):
+            out.append(Difference(kind, key, field, a, b, secret=_is_secret(kind, field)))
+    return out
+
+
+def _diff_kind(kind: str, zk: Mapping[str, Row], q: Mapping[str, Row]) -> Iterator[Difference]:
+    for key in sorted(set(zk) | set(q), key=natural_key):
+        yield from diff_rows(kind, key, zk.get(key), q.get(key))
+
+
+def _diff_partitions(
+    zk: Mapping[str, TopicImage], q: Mapping[str, TopicImage]
+) -> tuple[list[Difference], int]:
+    """Partitions topic by topic, building rows only where the fields differ (1M partitions)."""
+    out: list[Difference] = []
+    checked = 0
+    for name in sorted(set(zk) | set(q), key=natural_key):
+        zp = zk[name].partitions if name in zk else {}
+        qp = q[name].partitions if name in q else {}
+        ids = sorted(set(zp) | set(qp))
+        checked += len(ids)
+        for pid in ids:
+            a, b = zp.get(pid), qp.get(pid)
+            if a is not None and b is not None and _partition_fields(a) == _partition_fields(b):
+                continue
+            out += diff_rows(
+                "partition",
+                f"{name}-{pid}",
+                None if a is None else _partition_row(a),
+                None if b is None else _partition_row(b),
+            )
+    return out, checked
+
+
+def _compare(zk: ClusterImage, q: ClusterImage) -> tuple[list[Difference], dict[str, int]]:
+    differences: list[Difference] = []
+    checked: dict[str, int] = {}
+    for kind in KINDS:
+        if kind == "partition":
+            diffs, checked[kind] = _diff_partitions(zk.topics.by_name, q.topics.by_name)
+            differences += diffs
+            continue
+        zrows, qrows = image_rows(zk, kind), image_rows(q, kind)
+        checked[kind] = len(set(zrows) | set(qrows))
+        differences += _diff_kind(kind, zrows, qrows)
+    return differences, checked
+
+
+def compare(zk_image: ClusterImage, quorum_image: ClusterImage) -> list[Difference]:
+    """Every difference between the image ZooKeeper implies and the quorum's, stable order.
+
+    Args:
+        zk_image: the expected image (`expected_image(snapshot)`).
+        quorum_image: the image replayed from a voter's log.
+
+    Returns:
+        Differences ordered by kind (`KINDS` order), key (natural order), then field.
+    """
+    return _compare(zk_image, quorum_image)[0]
+
+
+def parity_report(
+    zk_image: ClusterImage,
+    quorum_image: ClusterImage,
+    *,
+    extra: tuple[Difference, ...] = (),
+    provenance: Mapping[str, JsonValue] | None = None,
+) -> ParityReport:
+    """`compare` plus the per-kind counts of entities checked, as a `ParityReport`.
+
+    Args:
+        extra: differences found outside the images (voters disagreeing, an open
+            transaction), listed first.
+        provenance: where the quorum image came from, for the report.
+    """
+    differences, checked = _compare(zk_image, quorum_image)
+    return ParityReport(tuple(extra) + tuple(differences), checked, dict(provenance or {}))
