@@ -115,6 +115,18 @@ class EncodedBatch:
     data: bytes
 
 
+def _is_torn_tail(data: bytes, exc: LogCorruptionError) -> bool:
+    """True when the damaged batch is the file's last one and runs to (or past) its end: what an
+    interrupted append leaves behind, as opposed to damage in the middle of a log."""
+    if exc.problem.startswith("offset "):
+        return False  # gaps and overlaps are not torn writes
+    rest = len(data) - exc.position
+    if rest < 12:
+        return True
+    declared = int.from_bytes(data[exc.position + 8: exc.position + 12], "big", signed=True) + 12
+    return exc.position + declared >= len(data)
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -154,6 +166,9 @@ class VoterDir:
         node_id: the voter's node id (`--voter ID=DIR`).
         cluster_id: the cluster id (ZooKeeper's `/cluster/id`).
         segment_bytes: roll to a new segment when the active one would exceed this size.
+        recover_tail: after a crash, remove an incomplete or CRC-failing *last* batch of the
+            last segment (only one that reaches the end of the file) and say so in
+            `truncated_tail` and a WARNING. Damage anywhere else is always an error.
 
     Raises:
         VoterStateError: the directory belongs to another cluster or node.
@@ -169,6 +184,7 @@ class VoterDir:
         node_id: int,
         cluster_id: str,
         segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+        recover_tail: bool = False,
     ) -> None:
         if segment_bytes <= 0:
             raise ValueError("segment_bytes must be > 0")
@@ -183,6 +199,8 @@ class VoterDir:
         self._epochs: list[tuple[int, int]] = []
         self.next_offset = 0
         self.log_start_offset = 0
+        self.recover_tail = recover_tail
+        self.truncated_tail: tuple[Path, int, int] | None = None
         try:
             self._open()
         except OSError as exc:
@@ -265,15 +283,32 @@ class VoterDir:
                     f"offset {expected} (missing or overlapping segment)",
                 )
             data = seg.read_bytes()
-            for frame in scan_frames(data, file=str(seg), expected_offset=base):
-                last = frame
-                if not self._epochs or frame.leader_epoch > self._epochs[-1][0]:
-                    self._epochs.append((frame.leader_epoch, frame.base_offset))
+            try:
+                for frame in scan_frames(data, file=str(seg), expected_offset=base):
+                    last = frame
+                    if not self._epochs or frame.leader_epoch > self._epochs[-1][0]:
+                        self._epochs.append((frame.leader_epoch, frame.base_offset))
+            except LogCorruptionError as exc:
+                if not (self.recover_tail and seg == segs[-1] and _is_torn_tail(data, exc)):
+                    raise
+                self._truncate_torn_tail(seg, len(data), exc)
             expected = last.last_offset + 1 if last is not None else base
         self.next_offset = expected if expected is not None else 0
         active = segs[-1]
         self._seg_fd = os.open(active, os.O_WRONLY | os.O_APPEND)
         self._seg_size = os.fstat(self._seg_fd).st_size
+
+    def _truncate_torn_tail(self, seg: Path, size: int, exc: LogCorruptionError) -> None:
+        """Cut an incomplete last batch (a crash mid-append) off, loudly: never silently."""
+        with open(seg, "r+b") as f:
+            f.truncate(exc.position)
+            f.flush()
+            os.fsync(f.fileno())
+        self.truncated_tail = (seg, exc.position, size - exc.position)
+        log.warning(
+            "voter %d: removed a torn last batch from %s: %d byte(s) from position %d (%s)",
+            self.node_id, seg, size - exc.position, exc.position, exc.problem,
+        )
 
     # -- appending -----------------------------------------------------------------------------
 

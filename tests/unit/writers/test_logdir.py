@@ -223,3 +223,32 @@ def test_snapshot_is_written_complete_under_kafka_name(tmp_path: Path) -> None:
         assert not list(path.parent.glob("00000000000000000099*"))
     with VoterDir(tmp_path, node_id=1, cluster_id=CLUSTER) as v:
         assert v.next_offset == 1234  # an empty log continues after the snapshot
+
+
+def test_recover_tail_cuts_only_a_torn_last_batch_and_says_so(tmp_path: Path) -> None:
+    with VoterDir(tmp_path, node_id=1, cluster_id=CLUSTER) as v:
+        for off in range(3):
+            v.append(frame(off))
+    seg = tmp_path / "__cluster_metadata-0/00000000000000000000.log"
+    one = len(frame(0).data)
+    seg.write_bytes(seg.read_bytes()[: 2 * one + 30])  # a crash in the middle of batch 2
+    with VoterDir(tmp_path, node_id=1, cluster_id=CLUSTER, recover_tail=True) as v:
+        assert v.truncated_tail == (seg, 2 * one, 30)
+        assert v.next_offset == 2
+        v.append(frame(2))
+    assert seg.stat().st_size == 3 * one
+
+
+def test_recover_tail_never_cuts_damage_in_the_middle(tmp_path: Path) -> None:
+    with VoterDir(tmp_path, node_id=1, cluster_id=CLUSTER) as v:
+        for off in range(3):
+            v.append(frame(off))
+    seg = tmp_path / "__cluster_metadata-0/00000000000000000000.log"
+    data = bytearray(seg.read_bytes())
+    one = len(frame(0).data)
+    data[one + 40] ^= 0xFF  # inside batch 1's CRC-covered bytes; batch 2 follows intact
+    seg.write_bytes(bytes(data))
+    with pytest.raises(LogCorruptionError, match="CRC-32C mismatch") as err:
+        VoterDir(tmp_path, node_id=1, cluster_id=CLUSTER, recover_tail=True)
+    assert (err.value.position, err.value.offset) == (one, 1)
+    assert seg.read_bytes() == bytes(data)
