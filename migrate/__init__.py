@@ -10,6 +10,7 @@ from migrate.errors import (
     SparkError,
     TranslationError,
 )
+from migrate.translate import TranslationOptions, TranslationResult, translate
 
 __all__ = [
     "BadFlagError",
@@ -17,4 +18,7 @@ __all__ = [
     "MigrateError",
     "SparkError",
     "TranslationError",
+    "TranslationOptions",
+    "TranslationResult",
+    "translate",
 ]

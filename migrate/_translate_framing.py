@@ -1,0 +1,113 @@
+"""The records that frame a migration (feature level, transaction markers, migration state),
+and the single `ProducerIdsRecord`.
+
+Order (invariant I2): `FeatureLevelRecord(metadata.version)` is the first record, because every
+reader (Kafka's `MetadataLoader`, our replay) needs the metadata.version before it can interpret
+the rest. At metadata.version >= 3.6-IV1 the migrated records sit inside a KIP-868 metadata
+transaction, `BeginTransactionRecord("ZK Migration")` ... `EndTransactionRecord`, exactly as
+Kafka's `QuorumController.MigrationRecordConsumer` writes it, so a controller that finds the log
+cut short inside it aborts the partial migration instead of serving it.
+
+`ZkMigrationStateRecord(MIGRATION=1)` closes the migration at every supported metadata.version:
+Kafka 3.5-3.9 write it in `completeMigration` with or without transactions (below 3.6-IV1 just
+without the End marker). Kafka 3.4 never wrote MIGRATION (its only state record meant
+PRE_MIGRATION and used value 1, which 3.5 renumbered); the logs written here are for 3.5+
+controllers, which read a non-empty log at >= 3.4-IV0 and need this record to know the data is in.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from migrate.errors import TranslationError
+from writers import MetadataRecord
+from zkreader import ProducerIdBlock
+
+if TYPE_CHECKING:
+    from writers import MetadataVersion
+
+__all__ = [
+    "MIGRATION_TRANSACTION_NAME",
+    "header_records",
+    "producer_id_records",
+    "trailer_records",
+]
+
+MIGRATION_TRANSACTION_NAME = "ZK Migration"
+_ZK_MIGRATION_STATE_MIGRATION = 1
+_PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
+
+
+def header_records(mv: MetadataVersion) -> list[MetadataRecord]:
+    """Return the records that open the log: the feature level, then the transaction start.
+
+    Args:
+        mv: the metadata.version being written.
+
+    Returns:
+        `[FeatureLevelRecord]`, plus `BeginTransactionRecord("ZK Migration")` at >= 3.6-IV1.
+    """
+    records = [
+        MetadataRecord(
+            "FEATURE_LEVEL_RECORD", 0, {"name": "metadata.version", "featureLevel": mv.level}
+        )
+    ]
+    if mv.supports_transactions:
+        records.append(
+            MetadataRecord("BEGIN_TRANSACTION_RECORD", 0, {"name": MIGRATION_TRANSACTION_NAME})
+        )
+    return records
+
+
+def trailer_records(mv: MetadataVersion) -> list[MetadataRecord]:
+    """Return the records that close the migration.
+
+    Args:
+        mv: the metadata.version being written.
+
+    Returns:
+        `[ZkMigrationStateRecord(MIGRATION)]`, plus `EndTransactionRecord` at >= 3.6-IV1.
+    """
+    records = [
+        MetadataRecord(
+            "ZK_MIGRATION_STATE_RECORD", 0, {"zkMigrationState": _ZK_MIGRATION_STATE_MIGRATION}
+        )
+    ]
+    if mv.supports_transactions:
+        records.append(MetadataRecord("END_TRANSACTION_RECORD", 0, {}))
+    return records
+
+
+def producer_id_records(block: ProducerIdBlock) -> list[MetadataRecord]:
+    """Return the `ProducerIdsRecord` for `/latest_producer_id_block`.
+
+    `nextProducerId` is the first id of the *next* block (`block_end + 1`, i.e. block_start +
+    1000 for Kafka's 1000-wide blocks): the block in ZooKeeper has already been handed to a
+    broker. Kafka 3.4.0-3.5.1 and 3.6.0 wrote `block_start`, so KRaft handed out the same ids
+    again (duplicate producer ids, KAFKA-15552).
+
+    Args:
+        block: the decoded znode.
+
+    Returns:
+        One `ProducerIdsRecord` with `brokerEpoch` -1, as Kafka's migration writes it.
+
+    Raises:
+        TranslationError: the block ends before it starts.
+    """
+    if block.block_end < block.block_start or block.block_start < 0:
+        raise TranslationError(
+            f"{_PRODUCER_ID_BLOCK_PATH}: block_end {block.block_end} is before block_start "
+            f"{block.block_start}"
+        )
+    return [
+        MetadataRecord(
+            "PRODUCER_IDS_RECORD",
+            0,
+            {
+                "brokerId": block.broker_id,
+                "brokerEpoch": -1,
+                "nextProducerId": block.block_end + 1,
+            },
+        )
+    ]
