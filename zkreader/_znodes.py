@@ -56,6 +56,7 @@ __all__ = [
     "TokenZnode",
     "TopicZnode",
     "decode_uuid",
+    "kind_for_path",
 ]
 
 SECURITY_PROTOCOLS = frozenset({"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"})
@@ -199,7 +200,9 @@ def _json(path: str, data: bytes | None) -> _Obj:
     try:
         raw = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        raise ZnodeFormatError(path, f"not valid JSON ({exc.msg})") from None
+        if "UTF-8" in exc.msg:
+            raise ZnodeFormatError(path, "data is not valid UTF-8") from None
+        raise ZnodeFormatError(path, f"not valid JSON ({exc.msg} at byte {exc.pos})") from None
     return _Obj(path, raw)
 
 
@@ -653,3 +656,55 @@ class MigrationZnodeKind:
             kraft_metadata_epoch=o.integer("kraft_metadata_epoch", minimum=-1),
             stat=stat,
         )
+
+
+ZnodeKind = (BrokerZnode | TopicZnode | PartitionStateZnode | ControllerZnodeKind
+             | ControllerEpochZnodeKind | ClusterIdZnodeKind | FeatureZnodeKind | ConfigZnodeKind
+             | AclZnode | TokenZnode | ProducerIdBlockZnode | LogDirEventZnode | MigrationZnodeKind)
+
+_SINGLETONS: dict[str, ZnodeKind] = {
+    _paths.CONTROLLER: ControllerZnodeKind(),
+    _paths.CONTROLLER_EPOCH: ControllerEpochZnodeKind(),
+    _paths.CLUSTER_ID: ClusterIdZnodeKind(),
+    _paths.FEATURE: FeatureZnodeKind(),
+    _paths.PRODUCER_ID_BLOCK: ProducerIdBlockZnode(),
+    _paths.MIGRATION: MigrationZnodeKind(),
+}
+
+
+def kind_for_path(path: str) -> ZnodeKind | None:
+    """The decoder for a metadata znode path (chroot-relative), or None if it holds no metadata.
+
+    Used by the reader's tests and by change-feed consumers that re-read a notified path.
+
+    Raises:
+        ZnodeFormatError: the path is a broker registration or partition whose name is not an id.
+    """
+    if path in _SINGLETONS:
+        return _SINGLETONS[path]
+    parts = path.split("/")[1:]
+    n = len(parts)
+    if n == 3 and parts[:2] == ["brokers", "ids"]:
+        if not parts[2].isascii() or not parts[2].isdigit():
+            raise ZnodeFormatError(path, "broker registration name is not a broker id >= 0")
+        return BrokerZnode(int(parts[2]))
+    if n == 3 and parts[:2] == ["brokers", "topics"]:
+        return TopicZnode(parts[2])
+    if n == 6 and parts[:2] == ["brokers", "topics"] and parts[3] == "partitions" \
+            and parts[5] == "state":
+        if not parts[4].isascii() or not parts[4].isdigit():
+            raise ZnodeFormatError(path, "partition name is not a partition id >= 0")
+        return PartitionStateZnode(parts[2], int(parts[4]))
+    if parts[0] == "config" and ((n == 3 and parts[1] in _paths.CONFIG_ENTITY_TYPES)
+                                 or (n == 5 and parts[1] == "users" and parts[3] == "clients")):
+        return ConfigZnodeKind("/".join(parts[1:]))
+    if n == 3 and parts[0] == "kafka-acl":
+        return AclZnode("LITERAL", parts[1], parts[2])
+    if n == 4 and parts[0] == "kafka-acl-extended" and parts[1] in ACL_PATTERNS:
+        return AclZnode(ACL_PATTERNS[parts[1]], parts[2], parts[3])
+    if n == 3 and parts[:2] == ["delegation_token", "tokens"]:
+        return TokenZnode(parts[2])
+    if n == 2 and parts[0] == "log_dir_event_notification" and parts[1].startswith(
+            "log_dir_event_"):
+        return LogDirEventZnode(parts[1])
+    return None

@@ -1,0 +1,86 @@
+"""The two hand-built wire requests (multiRead, SetWatches), byte by byte against ZooKeeper's
+jute layouts, and the change feed's bookkeeping. The real-server behaviour is covered by
+tests/integration/test_zkreader_read.py."""
+
+from __future__ import annotations
+
+import struct
+import threading
+from types import SimpleNamespace
+
+from kazoo.protocol.states import EventType, KazooState, WatchedEvent
+
+from zkreader import ChangeEvent, ChangeFeed
+from zkreader._watch import CHILD, DATA, EXIST
+from zkreader._wire import GET_CHILDREN, GET_DATA, MultiRead, OpError, SetWatches
+
+
+def jstr(text: str) -> bytes:
+    raw = text.encode()
+    return struct.pack("!i", len(raw)) + raw
+
+
+def test_multiread_serializes_like_zookeepers_multi_operation_record() -> None:
+    body = MultiRead(None, [(GET_DATA, "/a"), (GET_CHILDREN, "/b")]).serialize()
+    expected = (struct.pack("!iBi", 4, 0, -1) + jstr("/a") + b"\x00"
+                + struct.pack("!iBi", 8, 0, -1) + jstr("/b") + b"\x00"
+                + struct.pack("!iBi", -1, 1, -1))
+    assert body == expected
+    assert MultiRead.type == 22
+
+
+def test_multiread_decodes_data_children_errors_and_null_data() -> None:
+    stat = struct.pack("!qqqqiiiqiiq", 5, 6, 100, 200, 3, 0, 0, 77, 2, 4, 9)
+    reply = (struct.pack("!iBi", 4, 0, 0) + struct.pack("!i", 2) + b"{}" + stat
+             + struct.pack("!iBi", 8, 0, 0) + struct.pack("!i", 2) + jstr("x") + jstr("y")
+             + struct.pack("!iBi", -1, 0, -101) + struct.pack("!i", -101)
+             + struct.pack("!iBi", 4, 0, 0) + struct.pack("!i", -1) + stat
+             + struct.pack("!iBi", -1, 1, -1))
+    client = SimpleNamespace(last_zxid=42)
+    mr = MultiRead(client, [])
+    prefix = b"junk"
+    results = mr.deserialize(prefix + reply, len(prefix))
+    assert mr.zxid == 42
+    data, st = results[0]  # type: ignore[misc]
+    assert data == b"{}"
+    assert (st.czxid, st.mzxid, st.ctime_ms, st.mtime_ms, st.version, st.ephemeral_owner,
+            st.num_children) == (5, 6, 100, 200, 3, 77, 4)
+    assert results[1] == ["x", "y"]
+    assert isinstance(results[2], OpError) and results[2].code == -101
+    assert results[3][0] is None  # type: ignore[index]
+
+
+def test_setwatches_layout() -> None:
+    body = SetWatches(99, ["/d"], ["/e1", "/e2"], []).serialize()
+    assert body == (struct.pack("!q", 99) + struct.pack("!i", 1) + jstr("/d")
+                    + struct.pack("!i", 2) + jstr("/e1") + jstr("/e2") + struct.pack("!i", 0))
+    assert SetWatches.type == 101
+
+
+def event(type_: str, path: str) -> WatchedEvent:
+    return WatchedEvent(type_, KazooState.CONNECTED, path)
+
+
+def test_feed_counts_armed_watches_and_forgets_fired_ones() -> None:
+    feed = ChangeFeed()
+    feed.mark_armed("/a", DATA)
+    feed.mark_armed("/m", EXIST)
+    feed.mark_armed("/p", CHILD)
+    assert feed.armed == 3 and feed.is_armed("/m")
+    feed.watcher(event(EventType.CHANGED, "/a"))
+    feed.watcher(event(EventType.CHILD, "/p"))
+    assert feed.armed == 1 and not feed.is_armed("/a")
+    assert feed.drain() == [ChangeEvent("/a", "CHANGED"), ChangeEvent("/p", "CHILD")]
+    assert feed.get(timeout=0) is None
+
+
+def test_feed_is_fifo_across_threads() -> None:
+    feed = ChangeFeed()
+    threads = [threading.Thread(target=lambda i=i: feed.notify(f"/n{i}", "CREATED"))
+               for i in range(50)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    got = feed.drain()
+    assert sorted(e.path for e in got) == sorted(f"/n{i}" for i in range(50))
