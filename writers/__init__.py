@@ -3,6 +3,32 @@
 Public API only; implementation modules are `_`-prefixed.
 """
 
+from writers._batch import (
+    BATCH_OVERHEAD,
+    MAX_BATCH_BYTES,
+    MAX_RECORDS_PER_BATCH,
+    BatchHeader,
+    BatchTooLargeError,
+    batch_records,
+    decode_batch,
+    encode_batch,
+    iter_batches,
+    pack_batch,
+    pack_batches,
+    read_batch_header,
+)
+from writers._codec import (
+    RecordDecodeError,
+    decode_control_record,
+    decode_record,
+    encode_control_record,
+    encode_record,
+    generated_source,
+    record_size,
+    record_to_json,
+    uuid_from_bytes,
+    uuid_to_bytes,
+)
 from writers._logdir import (
     DEFAULT_SEGMENT_BYTES,
     EncodedBatch,
@@ -23,8 +49,27 @@ from writers._logreader import (
     read_quorum_state,
     scan_frames,
 )
+from writers._mv import (
+    LATEST_PRODUCTION,
+    METADATA_VERSIONS,
+    MINIMUM_BOOTSTRAP_VERSION,
+    MINIMUM_KRAFT_VERSION,
+    MetadataVersion,
+    metadata_version_for_level,
+    parse_metadata_version,
+    record_version,
+)
 from writers._quorum import QuorumWriter, VoterFailure, VoterLog
 from writers._records import ControlRecord, FieldValue, MetadataRecord, RecordBatch
+from writers._schema import (
+    CONTROL_RECORDS,
+    METADATA_RECORDS,
+    FieldSpec,
+    RecordSpec,
+    Versions,
+    record_spec,
+    spec_for_type,
+)
 from writers.errors import (
     LogCorruptionError,
     SchemaError,
@@ -34,6 +79,43 @@ from writers.errors import (
 )
 
 __all__ = [
+    "BATCH_OVERHEAD",
+    "MAX_BATCH_BYTES",
+    "MAX_RECORDS_PER_BATCH",
+    "BatchHeader",
+    "BatchTooLargeError",
+    "batch_records",
+    "decode_batch",
+    "encode_batch",
+    "iter_batches",
+    "pack_batch",
+    "pack_batches",
+    "read_batch_header",
+    "RecordDecodeError",
+    "decode_control_record",
+    "decode_record",
+    "encode_control_record",
+    "encode_record",
+    "generated_source",
+    "record_size",
+    "record_to_json",
+    "uuid_from_bytes",
+    "uuid_to_bytes",
+    "LATEST_PRODUCTION",
+    "METADATA_VERSIONS",
+    "MINIMUM_BOOTSTRAP_VERSION",
+    "MINIMUM_KRAFT_VERSION",
+    "MetadataVersion",
+    "metadata_version_for_level",
+    "parse_metadata_version",
+    "record_version",
+    "CONTROL_RECORDS",
+    "METADATA_RECORDS",
+    "FieldSpec",
+    "RecordSpec",
+    "Versions",
+    "record_spec",
+    "spec_for_type",
     "DEFAULT_SEGMENT_BYTES",
     "METADATA_PARTITION_DIR",
     "METADATA_TOPIC_ID",

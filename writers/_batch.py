@@ -1,0 +1,502 @@
+"""Record batches v2 (magic 2) exactly as KRaft writes and strictly reads them.
+
+Layout and rules: reference kraft-log-format.md §1 (`DefaultRecordBatch`, `DefaultRecord`,
+`raft/.../internals/BatchBuilder.java`, `RecordsIterator.java`). KRaft batches are uncompressed,
+CreateTime, non-transactional, producerId/epoch/baseSequence -1, one timestamp for base and max,
+records with attributes 0, timestamp delta 0, contiguous offset deltas, no headers; data records
+have a null key, control records a 4-byte key (int16 version 0, int16 type). CRC-32C (from the
+`crc32c` package) covers attributes through the last record byte.
+
+Decoding is strict: anything KRaft's `RecordsIterator` would reject, and anything KRaft never
+writes (so cannot be re-encoded byte for byte), raises `LogCorruptionError(file, position,
+offset, problem)`, position being the batch's first byte in the file. Nothing is skipped.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import crc32c
+
+from writers._codec import (
+    RecordDecodeError,
+    control_type_of_key,
+    decode_control_record,
+    decode_record,
+    encode_control_record,
+    encode_record,
+)
+from writers._records import ControlRecord, MetadataRecord, RecordBatch
+from writers._varint import _ZIGZAG_POS, VarintError, read_zigzag, zigzag, zigzag_size
+from writers.errors import LogCorruptionError, WriterError
+
+__all__ = [
+    "BATCH_OVERHEAD",
+    "BatchHeader",
+    "BatchTooLargeError",
+    "MAX_BATCH_BYTES",
+    "MAX_RECORDS_PER_BATCH",
+    "batch_records",
+    "decode_batch",
+    "encode_batch",
+    "iter_batches",
+    "pack_batch",
+    "pack_batches",
+    "read_batch_header",
+]
+
+MAX_BATCH_BYTES = 8 * 1024 * 1024
+"""`KafkaRaftClient.MAX_BATCH_SIZE_BYTES`: no KRaft batch may be larger."""
+
+MAX_RECORDS_PER_BATCH = 10_000
+"""`QuorumController.MAX_RECORDS_PER_BATCH`: the controller's own cap, our default."""
+
+BATCH_OVERHEAD = 61
+"""Bytes of the v2 batch header (`RECORD_BATCH_OVERHEAD`)."""
+
+_LOG_OVERHEAD = 12  # baseOffset + batchLength: bytes not counted in batchLength
+_MAGIC = 2
+_ATTR_CONTROL = 0x20
+_CRC_START = 21
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+_CRC_FIELD = struct.Struct(">I")
+_NO_PRODUCER = (-1, -1, -1)
+_ZZ_TABLE = len(_ZIGZAG_POS)
+# record prefix after the length: attributes 0, timestampDelta 0
+_REC_PREFIX = b"\x00\x00"
+_NULL_KEY = b"\x01"  # zigzag(-1)
+_CONTROL_KEY_LEN = zigzag(4)
+_NO_HEADERS = b"\x00"
+
+
+class BatchTooLargeError(WriterError):
+    """A batch would exceed KRaft's 8 MiB limit (or a single record does not fit one)."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True, slots=True)
+class BatchHeader:
+    """The validated header of one batch (what log recovery needs without decoding records).
+
+    Attributes:
+        position: byte position of the batch in its file.
+        base_offset: offset of the first record.
+        size: total bytes of the batch, header included.
+        leader_epoch: partitionLeaderEpoch.
+        is_control: True for a control batch.
+        records_count: number of records.
+        timestamp_ms: base (= max) timestamp.
+        crc: the stored (and verified) CRC-32C.
+    """
+
+    position: int
+    base_offset: int
+    size: int
+    leader_epoch: int
+    is_control: bool
+    records_count: int
+    timestamp_ms: int
+    crc: int
+
+    @property
+    def last_offset(self) -> int:
+        """Offset of the last record."""
+        return self.base_offset + self.records_count - 1
+
+    @property
+    def next_position(self) -> int:
+        """Byte position just after this batch."""
+        return self.position + self.size
+
+
+# ----------------------------------------------------------------------------- encoding
+
+
+def pack_batch(
+    base_offset: int,
+    leader_epoch: int,
+    timestamp_ms: int,
+    values: Sequence[bytes],
+    *,
+    control_keys: Sequence[bytes] | None = None,
+) -> bytes:
+    """Frame already-encoded record values into one v2 batch.
+
+    Args:
+        base_offset: offset of the first record.
+        leader_epoch: partitionLeaderEpoch (not covered by the CRC).
+        timestamp_ms: base and max timestamp.
+        values: record values (`encode_record` output, or control values).
+        control_keys: for a control batch, the 4-byte key of each record; None for data.
+
+    Returns:
+        The batch bytes.
+
+    Raises:
+        WriterError: no values, or keys and values differ in number.
+        BatchTooLargeError: the batch would exceed 8 MiB.
+    """
+    count = len(values)
+    if count == 0:
+        raise WriterError("a record batch needs at least one record")
+    body = bytearray()
+    zz = _ZIGZAG_POS
+    if control_keys is None:
+        for i, value in enumerate(values):
+            n = len(value)
+            if i < _ZZ_TABLE and n < _ZZ_TABLE:
+                zi = zz[i]
+                zn = zz[n]
+            else:
+                zi = zigzag(i)
+                zn = zigzag(n)
+            rec_len = 4 + len(zi) + len(zn) + n
+            body += zz[rec_len] if rec_len < _ZZ_TABLE else zigzag(rec_len)
+            body += _REC_PREFIX
+            body += zi
+            body += _NULL_KEY
+            body += zn
+            body += value
+            body += _NO_HEADERS
+        attributes = 0
+    else:
+        if len(control_keys) != count:
+            raise WriterError("a control batch needs one key per record")
+        for i, (key, value) in enumerate(zip(control_keys, values, strict=True)):
+            rec = b"".join(
+                (_REC_PREFIX, zigzag(i), zigzag(len(key)), key, zigzag(len(value)), value,
+                 _NO_HEADERS)
+            )
+            body += zigzag(len(rec))
+            body += rec
+        attributes = _ATTR_CONTROL
+    size = BATCH_OVERHEAD + len(body)
+    if size > MAX_BATCH_BYTES:
+        raise BatchTooLargeError(
+            f"batch at offset {base_offset} of {count} records is {size} bytes, more than "
+            f"KRaft's {MAX_BATCH_BYTES}"
+        )
+    header = bytearray(
+        _HEADER.pack(
+            base_offset, size - _LOG_OVERHEAD, leader_epoch, _MAGIC, 0, attributes, count - 1,
+            timestamp_ms, timestamp_ms, -1, -1, -1, count,
+        )
+    )
+    crc = crc32c.crc32c(body, crc32c.crc32c(memoryview(header)[_CRC_START:]))
+    _CRC_FIELD.pack_into(header, 17, crc)
+    header += body
+    return bytes(header)
+
+
+def encode_batch(batch: RecordBatch) -> bytes:
+    """Encode a RecordBatch (all data records or all control records) as KRaft writes it.
+
+    Raises:
+        SchemaError: a record does not fit its schema.
+        WriterError: the batch is empty or mixes data and control records.
+        BatchTooLargeError: it would exceed 8 MiB.
+    """
+    records = batch.records
+    if not records:
+        raise WriterError(f"batch at offset {batch.base_offset} has no records")
+    if batch.is_control:
+        keys: list[bytes] = []
+        values: list[bytes] = []
+        for r in records:
+            if not isinstance(r, ControlRecord):
+                raise WriterError(
+                    f"batch at offset {batch.base_offset} mixes control and data records"
+                )
+            key, value = encode_control_record(r)
+            keys.append(key)
+            values.append(value)
+        return pack_batch(
+            batch.base_offset, batch.leader_epoch, batch.timestamp_ms, values, control_keys=keys
+        )
+    data_values: list[bytes] = []
+    for r in records:
+        if not isinstance(r, MetadataRecord):
+            raise WriterError(f"batch at offset {batch.base_offset} mixes control and data records")
+        data_values.append(encode_record(r))
+    return pack_batch(batch.base_offset, batch.leader_epoch, batch.timestamp_ms, data_values)
+
+
+def _record_size(offset_delta: int, value_len: int, key_len: int = -1) -> int:
+    """Bytes one record takes in a batch: length varint + attributes .. headers."""
+    body = 2 + zigzag_size(offset_delta) + zigzag_size(key_len) + max(key_len, 0)
+    body += zigzag_size(value_len) + value_len + 1
+    return zigzag_size(body) + body
+
+
+def _plan(
+    value_lens: Sequence[int], max_records: int, max_bytes: int, key_len: int, first_offset: int
+) -> list[tuple[int, int]]:
+    """Split record indices into [start, stop) runs that respect both limits."""
+    if max_records < 1:
+        raise WriterError("max_records must be at least 1")
+    if not BATCH_OVERHEAD < max_bytes <= MAX_BATCH_BYTES:
+        raise WriterError(f"max_bytes must be in ({BATCH_OVERHEAD}, {MAX_BATCH_BYTES}]")
+    runs: list[tuple[int, int]] = []
+    start = 0
+    size = BATCH_OVERHEAD
+    for i, n in enumerate(value_lens):
+        rec = _record_size(i - start, n, key_len)
+        if i > start and (i - start >= max_records or size + rec > max_bytes):
+            runs.append((start, i))
+            start = i
+            size = BATCH_OVERHEAD
+            rec = _record_size(0, n, key_len)
+        if size + rec > max_bytes:
+            raise BatchTooLargeError(
+                f"record at offset {first_offset + i} ({n} bytes) does not fit a batch of "
+                f"{max_bytes} bytes"
+            )
+        size += rec
+    if start < len(value_lens):
+        runs.append((start, len(value_lens)))
+    return runs
+
+
+def pack_batches(
+    base_offset: int,
+    leader_epoch: int,
+    timestamp_ms: int,
+    values: Sequence[bytes],
+    *,
+    max_records: int = MAX_RECORDS_PER_BATCH,
+    max_bytes: int = MAX_BATCH_BYTES,
+) -> list[bytes]:
+    """Frame encoded data-record values into consecutive batches of ≤ max_records and ≤ max_bytes.
+
+    Returns:
+        The batches in order; the first starts at `base_offset`, each next one where the
+        previous ended.
+
+    Raises:
+        BatchTooLargeError: a single record cannot fit in `max_bytes`.
+        WriterError: a limit is out of range.
+    """
+    out: list[bytes] = []
+    for start, stop in _plan([len(v) for v in values], max_records, max_bytes, -1, base_offset):
+        out.append(pack_batch(base_offset + start, leader_epoch, timestamp_ms, values[start:stop]))
+    return out
+
+
+def batch_records(
+    records: Sequence[MetadataRecord | ControlRecord],
+    *,
+    base_offset: int,
+    leader_epoch: int,
+    timestamp_ms: int,
+    max_records: int = MAX_RECORDS_PER_BATCH,
+    max_bytes: int = MAX_BATCH_BYTES,
+) -> list[tuple[RecordBatch, bytes]]:
+    """Group records into batches (control records never share a batch with data records),
+    each of ≤ max_records and ≤ max_bytes, encoding every record once.
+
+    Returns:
+        (RecordBatch, its bytes) pairs with contiguous offsets from `base_offset`.
+
+    Raises:
+        SchemaError: a record does not fit its schema.
+        BatchTooLargeError: a single record cannot fit in `max_bytes`.
+    """
+    out: list[tuple[RecordBatch, bytes]] = []
+    offset = base_offset
+    i = 0
+    while i < len(records):
+        control = isinstance(records[i], ControlRecord)
+        j = i
+        while j < len(records) and isinstance(records[j], ControlRecord) == control:
+            j += 1
+        group = records[i:j]
+        if control:
+            pairs = [encode_control_record(r) for r in group]  # type: ignore[arg-type]
+            values = [v for _, v in pairs]
+            keys: list[bytes] | None = [k for k, _ in pairs]
+            key_len = 4
+        else:
+            values = [encode_record(r) for r in group]  # type: ignore[arg-type]
+            keys = None
+            key_len = -1
+        for start, stop in _plan([len(v) for v in values], max_records, max_bytes, key_len,
+                                 offset):
+            data = pack_batch(
+                offset + start, leader_epoch, timestamp_ms, values[start:stop],
+                control_keys=None if keys is None else keys[start:stop],
+            )
+            batch = RecordBatch(offset + start, leader_epoch, timestamp_ms,
+                                tuple(group[start:stop]))
+            out.append((batch, data))
+        offset += len(group)
+        i = j
+    return out
+
+
+# ----------------------------------------------------------------------------- decoding
+
+
+def read_batch_header(buf: bytes, pos: int, *, file: str = "<buf>") -> BatchHeader:
+    """Read and validate the header of the batch at `pos`: length, magic, CRC and KRaft's fixed
+    fields, without decoding records.
+
+    Raises:
+        LogCorruptionError: truncated batch, bad magic, CRC mismatch, or a header KRaft would
+            not write (compression, transactional, producer state, differing timestamps).
+    """
+    remaining = len(buf) - pos
+    if remaining < BATCH_OVERHEAD:
+        offset = struct.unpack_from(">q", buf, pos)[0] if remaining >= 8 else None
+        raise LogCorruptionError(
+            file, pos, offset, f"truncated batch: {remaining} byte(s) left, a header needs 61"
+        )
+    (base_offset, length, epoch, magic, crc, attributes, last_delta, base_ts, max_ts,
+     producer_id, producer_epoch, base_seq, count) = _HEADER.unpack_from(buf, pos)
+    size = length + _LOG_OVERHEAD
+    if size < BATCH_OVERHEAD:
+        raise LogCorruptionError(file, pos, base_offset,
+                                 f"batch length {length} is smaller than a batch header")
+    if size > remaining:
+        raise LogCorruptionError(
+            file, pos, base_offset,
+            f"truncated batch: header says {size} bytes, only {remaining} left in the file",
+        )
+    if magic != _MAGIC:
+        raise LogCorruptionError(file, pos, base_offset, f"magic {magic}, expected 2")
+    actual = crc32c.crc32c(memoryview(buf)[pos + _CRC_START: pos + size])
+    if actual != crc:
+        raise LogCorruptionError(
+            file, pos, base_offset,
+            f"CRC-32C mismatch: stored {crc:#010x}, computed {actual:#010x} over bytes "
+            f"{pos + _CRC_START}..{pos + size - 1}",
+        )
+    if attributes & ~_ATTR_CONTROL:
+        raise LogCorruptionError(
+            file, pos, base_offset,
+            f"attributes {attributes:#06x}: KRaft writes only 0x0000 (data) or 0x0020 (control)",
+        )
+    if (producer_id, producer_epoch, base_seq) != _NO_PRODUCER:
+        raise LogCorruptionError(
+            file, pos, base_offset,
+            f"producerId/epoch/baseSequence {producer_id}/{producer_epoch}/{base_seq}, "
+            "KRaft writes -1/-1/-1",
+        )
+    if base_ts != max_ts:
+        raise LogCorruptionError(
+            file, pos, base_offset,
+            f"baseTimestamp {base_ts} differs from maxTimestamp {max_ts}",
+        )
+    if count < 1 or count != last_delta + 1:
+        raise LogCorruptionError(
+            file, pos, base_offset,
+            f"recordsCount {count} does not match lastOffsetDelta {last_delta}",
+        )
+    return BatchHeader(pos, base_offset, size, epoch, bool(attributes & _ATTR_CONTROL), count,
+                       base_ts, crc)
+
+
+def decode_batch(buf: bytes, pos: int, *, file: str = "<buf>") -> tuple[RecordBatch, int]:
+    """Decode and validate the batch at `pos`.
+
+    Args:
+        buf: the file's bytes (bytes; other buffers are copied).
+        pos: byte position of the batch.
+        file: the file's name, for error messages.
+
+    Returns:
+        (the batch, the position just after it).
+
+    Raises:
+        LogCorruptionError: any header problem (see `read_batch_header`), a record whose length,
+            timestamp delta, offset delta, key, value or header count breaks KRaft's rules, a
+            value that does not decode, or bytes left over after the last record.
+    """
+    if not isinstance(buf, bytes):
+        buf = bytes(buf)
+    header = read_batch_header(buf, pos, file=file)
+    end = header.next_position
+    control = header.is_control
+    records: list[MetadataRecord | ControlRecord] = []
+    p = pos + BATCH_OVERHEAD
+    base = header.base_offset
+    for i in range(header.records_count):
+        rec_pos = p
+        offset = base + i
+
+        def bad(problem: str, at: int = rec_pos, offset: int = offset) -> LogCorruptionError:
+            return LogCorruptionError(file, pos, offset, f"record at byte {at}: {problem}")
+
+        try:
+            length, p = read_zigzag(buf, p)
+            rec_end = p + length
+            if length <= 0 or rec_end > end:
+                raise bad(f"record length {length} does not fit the batch (ends at byte {end})")
+            p += 1  # attributes: unused, ignored by Kafka's readers
+            ts_delta, p = read_zigzag(buf, p, max_bytes=10)
+            if ts_delta != 0:
+                raise bad(f"timestampDelta {ts_delta}; KRaft requires 0")
+            offset_delta, p = read_zigzag(buf, p)
+            if offset_delta != i:
+                raise bad(f"offsetDelta {offset_delta}, expected {i} (offsets not contiguous)")
+            key_len, p = read_zigzag(buf, p)
+            if control:
+                if key_len != 4:
+                    raise bad(f"control record key length {key_len}, expected 4")
+                key = buf[p:p + 4]
+                p += 4
+            elif key_len != -1:
+                raise bad(f"data record key length {key_len}; KRaft data records have a null key")
+            value_len, p = read_zigzag(buf, p)
+            if value_len <= 0 or p + value_len > rec_end:
+                raise bad(f"value length {value_len} is empty or runs past the record")
+            value_start = p
+            value_end = p = p + value_len
+            headers, p = read_zigzag(buf, p)
+            if headers != 0:
+                raise bad(f"{headers} header(s); KRaft records have none")
+            if p != rec_end:
+                raise bad(f"record length {length} but its fields end at byte {p}")
+            try:
+                if control:
+                    control_type_of_key(key)
+                    records.append(decode_control_record(key, buf, value_start, value_end))
+                else:
+                    records.append(decode_record(buf, value_start, value_end))
+            except RecordDecodeError as exc:
+                raise bad(exc.problem, value_start + exc.position) from None
+        except VarintError as exc:
+            raise bad(f"{exc.problem} at byte {exc.pos}") from None
+    if p != end:
+        raise LogCorruptionError(file, pos, base,
+                                 f"{end - p} byte(s) after the last record of the batch")
+    batch = RecordBatch(base, header.leader_epoch, header.timestamp_ms, tuple(records))
+    return batch, end
+
+
+def iter_batches(buf: bytes, *, file: str = "<buf>", start: int = 0) -> Iterator[
+    tuple[int, RecordBatch]
+]:
+    """Walk a whole segment or snapshot, batch by batch, validating everything.
+
+    Args:
+        buf: the file's bytes.
+        file: its name, for errors.
+        start: position of the first batch.
+
+    Yields:
+        (byte position of the batch, the batch).
+
+    Raises:
+        LogCorruptionError: at the first invalid batch, including a truncated tail; the batches
+            before it have been yielded, nothing after it is.
+    """
+    if not isinstance(buf, bytes):
+        buf = bytes(buf)
+    pos = start
+    while pos < len(buf):
+        batch, nxt = decode_batch(buf, pos, file=file)
+        yield pos, batch
+        pos = nxt

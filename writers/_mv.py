@@ -1,0 +1,227 @@
+"""metadata.version (Kafka's `MetadataVersion`) and the record versions each level implies.
+
+Facts from `server-common/.../server/common/MetadataVersion.java` at 3.9.0 (reference
+kraft-log-format.md §5): the KRaft levels 1 (3.0-IV1) .. 21 (3.9-IV0, LATEST_PRODUCTION of 3.9),
+plus 22/23 (4.0-IV0/IV1), which 3.9 treats as unstable. Levels are immutable once released, so
+this table only ever grows.
+
+`record_version(type, mv)` answers "which version of this record does a Kafka controller at `mv`
+write", or raises if `mv` cannot carry the record at all (e.g. a ZkMigrationStateRecord below
+3.4-IV0). Kafka's own ZK migration still writes PartitionRecord v0 at every level (reference §2,
+`ZkMigrationClient`); the translator decides which of the two to follow, this module only states
+what each level allows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from writers._schema import spec_for_type
+from writers.errors import SchemaError
+
+__all__ = [
+    "LATEST_PRODUCTION",
+    "METADATA_VERSIONS",
+    "MINIMUM_BOOTSTRAP_VERSION",
+    "MINIMUM_KRAFT_VERSION",
+    "MetadataVersion",
+    "metadata_version_for_level",
+    "parse_metadata_version",
+    "record_version",
+]
+
+FEATURE_NAME = "metadata.version"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class MetadataVersion:
+    """One metadata.version level; ordered by feature level.
+
+    Attributes:
+        feature_level: the value of FeatureLevelRecord(metadata.version).
+        name: Kafka's text form, e.g. "3.9-IV0".
+        did_metadata_change: Kafka's flag: the level changed the metadata format.
+        production: False for levels Kafka 3.9 calls unstable (4.0-IV0 and later).
+    """
+
+    feature_level: int
+    name: str = field(compare=False)
+    did_metadata_change: bool = field(compare=False)
+    production: bool = field(default=True, compare=False)
+
+    @property
+    def release(self) -> str:
+        """The Kafka release, "3.9" for "3.9-IV0"."""
+        return self.name.split("-", 1)[0]
+
+    @property
+    def level(self) -> int:
+        """Short for `feature_level` (the FeatureLevelRecord value)."""
+        return self.feature_level
+
+    def at_least(self, name: str) -> bool:
+        """True if this level is at or above the named one (Kafka's `isAtLeast`).
+
+        Raises:
+            KeyError: `name` is not a known metadata.version.
+        """
+        return self.feature_level >= _BY_NAME[name].feature_level
+
+    @property
+    def supports_migration(self) -> bool:
+        """ZK migration (`isMigrationSupported`): 3.4-IV0 and later."""
+        return self.at_least("3.4-IV0")
+
+    @property
+    def supports_scram(self) -> bool:
+        """SCRAM credential records (`isScramSupported`): 3.5-IV2 and later."""
+        return self.at_least("3.5-IV2")
+
+    @property
+    def supports_transactions(self) -> bool:
+        """Begin/End/AbortTransactionRecord (`isMetadataTransactionSupported`): 3.6-IV1+."""
+        return self.at_least("3.6-IV1")
+
+    @property
+    def supports_delegation_tokens(self) -> bool:
+        """Delegation token records (`isDelegationTokenSupported`): 3.6-IV2 and later."""
+        return self.at_least("3.6-IV2")
+
+    @property
+    def supports_directories(self) -> bool:
+        """JBOD directory assignment (`isDirectoryAssignmentSupported`): 3.7-IV2 and later."""
+        return self.at_least("3.7-IV2")
+
+    @property
+    def supports_elr(self) -> bool:
+        """Eligible leader replicas (`isElrSupported`): 4.0-IV0 (unstable in 3.9)."""
+        return self.at_least("4.0-IV0")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _mv(level: int, name: str, changed: bool, production: bool = True) -> MetadataVersion:
+    return MetadataVersion(level, name, changed, production)
+
+
+METADATA_VERSIONS: tuple[MetadataVersion, ...] = (
+    _mv(1, "3.0-IV1", True),
+    _mv(2, "3.1-IV0", False),
+    _mv(3, "3.2-IV0", True),  # leader recovery (PartitionRecord LeaderRecoveryState)
+    _mv(4, "3.3-IV0", False),  # metadata.version stored in the log
+    _mv(5, "3.3-IV1", True),  # NoOpRecord
+    _mv(6, "3.3-IV2", True),  # BrokerRegistrationChangeRecord replaces Fence/Unfence
+    _mv(7, "3.3-IV3", True),  # InControlledShutdown: RegisterBroker v1, BRCR v1
+    _mv(8, "3.4-IV0", True),  # ZK migration: ZkMigrationStateRecord, RegisterBroker v2
+    _mv(9, "3.5-IV0", False),
+    _mv(10, "3.5-IV1", False),
+    _mv(11, "3.5-IV2", True),  # SCRAM records
+    _mv(12, "3.6-IV0", False),
+    _mv(13, "3.6-IV1", True),  # metadata transactions
+    _mv(14, "3.6-IV2", True),  # delegation token records
+    _mv(15, "3.7-IV0", True),  # RegisterControllerRecord
+    _mv(16, "3.7-IV1", False),
+    _mv(17, "3.7-IV2", True),  # JBOD: RegisterBroker v3, Partition(Change) v1, BRCR v2
+    _mv(18, "3.7-IV3", False),
+    _mv(19, "3.7-IV4", False),
+    _mv(20, "3.8-IV0", False),
+    _mv(21, "3.9-IV0", False),
+    _mv(22, "4.0-IV0", True, production=False),  # ELR: Partition(Change) v2 (as of 3.9)
+    _mv(23, "4.0-IV1", False, production=False),
+)
+
+_BY_NAME = {mv.name: mv for mv in METADATA_VERSIONS}
+_BY_LEVEL = {mv.feature_level: mv for mv in METADATA_VERSIONS}
+# Kafka's `fromVersionString` maps a bare release ("3.7") to its last IV ("3.7-IV4").
+_BY_RELEASE = {mv.release: mv for mv in METADATA_VERSIONS}
+
+MINIMUM_KRAFT_VERSION = _BY_NAME["3.0-IV1"]
+"""Assumed when a log has no metadata.version FeatureLevelRecord."""
+MINIMUM_BOOTSTRAP_VERSION = _BY_NAME["3.3-IV0"]
+"""The lowest level `kafka-storage format` accepts."""
+LATEST_PRODUCTION = _BY_NAME["3.9-IV0"]
+"""Kafka 3.9's default and highest stable level."""
+
+
+def parse_metadata_version(name: str, *, allow_unstable: bool = False) -> MetadataVersion:
+    """Parse "3.9-IV0" (or a bare release "3.7", meaning its last IV, as Kafka does).
+
+    Args:
+        name: the text, as given to `--metadata-version`.
+        allow_unstable: accept levels Kafka 3.9 marks unstable (4.0-IV0, 4.0-IV1).
+
+    Raises:
+        SchemaError: unknown or unstable name; the message lists the valid names.
+    """
+    mv = _BY_NAME.get(name.strip()) or _BY_RELEASE.get(name.strip())
+    valid = [m.name for m in METADATA_VERSIONS if m.production or allow_unstable]
+    if mv is None or (not mv.production and not allow_unstable):
+        what = "unknown" if mv is None else "unstable"
+        raise SchemaError(f"{what} metadata.version {name!r}; valid: {', '.join(valid)}")
+    return mv
+
+
+def metadata_version_for_level(level: int) -> MetadataVersion:
+    """The MetadataVersion with this feature level (e.g. from a FeatureLevelRecord).
+
+    Raises:
+        SchemaError: no such level.
+    """
+    mv = _BY_LEVEL.get(level)
+    if mv is None:
+        highest = METADATA_VERSIONS[-1].feature_level
+        raise SchemaError(f"unknown metadata.version feature level {level}; known: 1..{highest}")
+    return mv
+
+
+# Lowest metadata.version that can carry each record type (absent = every KRaft level).
+_INTRODUCED = {
+    "NO_OP_RECORD": "3.3-IV1",
+    "BROKER_REGISTRATION_CHANGE_RECORD": "3.3-IV2",
+    "ZK_MIGRATION_STATE_RECORD": "3.4-IV0",
+    "USER_SCRAM_CREDENTIAL_RECORD": "3.5-IV2",
+    "REMOVE_USER_SCRAM_CREDENTIAL_RECORD": "3.5-IV2",
+    "BEGIN_TRANSACTION_RECORD": "3.6-IV1",
+    "END_TRANSACTION_RECORD": "3.6-IV1",
+    "ABORT_TRANSACTION_RECORD": "3.6-IV1",
+    "DELEGATION_TOKEN_RECORD": "3.6-IV2",
+    "REMOVE_DELEGATION_TOKEN_RECORD": "3.6-IV2",
+    "REGISTER_CONTROLLER_RECORD": "3.7-IV0",
+}
+
+
+def record_version(type_name: str, mv: MetadataVersion) -> int:
+    """The version of record `type_name` a Kafka 3.9 controller writes at metadata.version `mv`.
+
+    RegisterBrokerRecord: 3 from 3.7-IV2, 2 from 3.4-IV0, 1 from 3.3-IV3, else 0.
+    PartitionRecord / PartitionChangeRecord: 2 with ELR (4.0-IV0), 1 from 3.7-IV2, else 0.
+    BrokerRegistrationChangeRecord: the highest the level allows (2 from 3.7-IV2, 1 from
+    3.3-IV3, else 0); Kafka itself picks per purpose (fencing writes v0).
+    Every other record: 0.
+
+    Raises:
+        SchemaError: unknown record type, or `mv` is below the level that introduced it.
+    """
+    if spec_for_type(type_name) is None:
+        raise SchemaError(f"unknown record type {type_name!r}")
+    introduced = _INTRODUCED.get(type_name)
+    if introduced is not None and not mv.at_least(introduced):
+        raise SchemaError(
+            f"{type_name} needs metadata.version {introduced} or later, not {mv.name}"
+        )
+    if type_name == "REGISTER_BROKER_RECORD":
+        if mv.supports_directories:
+            return 3
+        if mv.supports_migration:
+            return 2
+        return 1 if mv.at_least("3.3-IV3") else 0
+    if type_name in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD"):
+        if mv.supports_elr:
+            return 2
+        return 1 if mv.supports_directories else 0
+    if type_name == "BROKER_REGISTRATION_CHANGE_RECORD":
+        if mv.supports_directories:
+            return 2
+        return 1 if mv.at_least("3.3-IV3") else 0
+    return 0
