@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
-from rich.console import Console
 
 from migrate._cmd_snapshot import read_snapshot
 from migrate._preflight import PlanSummary, summarize
@@ -26,7 +27,11 @@ from migrate._zkargs import connect_options
 from migrate.errors import BadFlagError
 from zkreader import ClusterSnapshot
 
-__all__ = ["check_plan_flags", "plan_summary", "run"]
+if TYPE_CHECKING:
+    from migrate._plan_diff import VoterDiff
+    from migrate.translate import TranslationResult
+
+__all__ = ["check_plan_flags", "plan_result", "run"]
 
 
 def check_plan_flags(args: argparse.Namespace) -> None:
@@ -47,8 +52,6 @@ def check_plan_flags(args: argparse.Namespace) -> None:
         raise BadFlagError("--json - and --html -: only one document can go to stdout")
     check_output_path("--json", args.json)
     check_output_path("--html", args.html)
-    if args.html is not None:
-        raise BadFlagError("--html: the HTML report is not available in this build yet")
 
 
 def _parse_metadata_version(value: str) -> None:
@@ -57,10 +60,10 @@ def _parse_metadata_version(value: str) -> None:
     parse_target_version(value)  # BadFlagError names --metadata-version and the valid range
 
 
-def plan_summary(
+def plan_result(
     snapshot: ClusterSnapshot, *, metadata_version: str, password_encoder_secret: str | None
-) -> PlanSummary:
-    """Translate the snapshot as `migrate` would, and judge it: the plan's data.
+) -> tuple[TranslationResult, PlanSummary]:
+    """Translate the snapshot as `migrate` would, and judge it: the records and the plan's data.
 
     Raises:
         TranslationError: a znode cannot be expressed as KRaft records (exit 2, names the path).
@@ -74,7 +77,7 @@ def plan_summary(
             password_encoder_secret=password_encoder_secret,
         ),
     )
-    return summarize(
+    return result, summarize(
         snapshot,
         records=result.counts,
         extra_blockers=result.blockers,
@@ -87,31 +90,54 @@ def run(args: argparse.Namespace) -> int:
     check_plan_flags(args)
     options = connect_options(args)
     json_to_stdout = args.json == "-"
-    wanted = progress_wanted(quiet=args.quiet, stdout_is_document=json_to_stdout)
+    html_to_stdout = args.html == "-"
+    wanted = progress_wanted(quiet=args.quiet, stdout_is_document=json_to_stdout or html_to_stdout)
     with ProgressBars(enabled=wanted) as bars:
         snapshot = read_snapshot(options, bars)
-    summary = plan_summary(
+    result, summary = plan_result(
         snapshot,
         metadata_version=args.metadata_version,
         password_encoder_secret=args.password_encoder_secret,
     )
+    samples = None
+    diffs: list[VoterDiff] = []
+    if args.voters:  # the dry run: what migrate would write, and how the voters differ
+        from migrate._plan_diff import voter_diffs
+        from migrate._record_samples import record_samples
+
+        samples = record_samples(result.records)
+        diffs = voter_diffs(snapshot, args.voters)
     document = orjson.dumps(summary.to_json(), option=orjson.OPT_INDENT_2) + b"\n"
     if json_to_stdout:
         sys.stdout.buffer.write(document)
         sys.stdout.flush()
     elif args.json is not None:
         write_private(args.json, [document])
+    if args.html is not None:
+        page = _html_page(summary, diffs, source=args.zookeeper).encode("utf-8")
+        if html_to_stdout:
+            sys.stdout.buffer.write(page)
+            sys.stdout.flush()
+        else:
+            write_private(args.html, [page])
     if not args.quiet:
-        _print_tables(summary, source=args.zookeeper, to_stderr=json_to_stdout)
+        _print_tables(summary, samples, diffs, source=args.zookeeper,
+                      to_stderr=json_to_stdout or html_to_stdout)
     return 1 if summary.report.blockers else 0
 
 
-def _print_tables(summary: PlanSummary, *, source: str, to_stderr: bool) -> None:
-    from verify import render_plan
+def _print_tables(
+    summary: PlanSummary,
+    samples: Mapping[str, Sequence[Mapping[str, object]]] | None,
+    diffs: Sequence[VoterDiff],
+    *,
+    source: str,
+    to_stderr: bool,
+) -> None:
+    from verify import plan_console, render_plan
 
-    console = Console(stderr=to_stderr, highlight=False)
     render_plan(
-        console,
+        plan_console(stderr=to_stderr),
         blockers=summary.report.blockers,
         warnings=summary.report.warnings,
         records=summary.records,
@@ -119,4 +145,35 @@ def _print_tables(summary: PlanSummary, *, source: str, to_stderr: bool) -> None
         topics=summary.topics,
         partitions=summary.partitions,
         source=source,
+        samples=samples,
+        voters=[(d.node_id, str(d.directory), d.parity) for d in diffs],
     )
+
+
+def _html_page(summary: PlanSummary, diffs: Sequence[VoterDiff], *, source: str) -> str:
+    """The self-contained page for a change ticket; the first voter holding a log is diffed."""
+    from verify import Report, render_html
+
+    held = [d for d in diffs if d.parity is not None]
+    lines: dict[str, int | str] = {
+        "zookeeper": source,
+        "brokers": summary.brokers,
+        "topics": summary.topics,
+        "partitions": summary.partitions,
+        "records": sum(summary.records.values()),
+    }
+    for d in diffs:
+        lines[f"voter {d.node_id}"] = (
+            "no log yet" if d.parity is None
+            else "matches ZooKeeper" if d.parity.parity
+            else f"{len(d.parity.differences)} difference(s)"
+        )
+    report = Report(
+        title="zk2kraft plan",
+        summary=lines,
+        blockers=summary.report.blockers,
+        warnings=summary.report.warnings,
+        records=summary.records,
+        parity=held[0].parity if held else None,
+    )
+    return render_html(report)

@@ -15,9 +15,10 @@ from verify._loader import (
 )
 from verify._parity import KINDS, compare, diff_rows, image_rows, natural_key, parity_report
 from verify._render import render_parity
-from verify._render_plan import FindingLike, render_plan
+from verify._render_plan import VoterParity, plan_console, render_plan
 from verify._report import (
     Difference,
+    FindingLike,
     ParityReport,
     RedactionPolicy,
     Report,
@@ -45,6 +46,7 @@ __all__ = [
     "Report",
     "UnknownRecordTypeError",
     "VerifyError",
+    "VoterParity",
     "compare",
     "desanitize",
     "diff_rows",
@@ -57,6 +59,7 @@ __all__ = [
     "natural_key",
     "parity_report",
     "parse_scram",
+    "plan_console",
     "render_html",
     "render_parity",
     "render_plan",

@@ -11,26 +11,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Protocol
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["FindingLike", "render_plan"]
+from verify._render import render_parity
+from verify._report import FindingLike, ParityReport
+
+__all__ = ["FindingLike", "VoterParity", "plan_console", "render_plan"]
+
+VoterParity = tuple[int, str, ParityReport | None]
+"""(node id, directory, parity or None when the directory holds no log yet)."""
 
 
-class FindingLike(Protocol):
-    """What a finding must offer to be rendered (`migrate._findings.Finding` does)."""
-
-    @property
-    def code(self) -> str: ...
-
-    @property
-    def message(self) -> str: ...
-
-    @property
-    def path(self) -> str: ...
+def plan_console(*, stderr: bool) -> Console:
+    """The console `plan` prints its tables on: stdout, or stderr when stdout is a document."""
+    return Console(stderr=stderr, highlight=False)
 
 
 def _findings_table(title: str, style: str, findings: Sequence[FindingLike]) -> Table:
@@ -56,6 +53,7 @@ def render_plan(
     source: str = "",
     max_warnings: int = 200,
     samples: Mapping[str, Sequence[Mapping[str, object]]] | None = None,
+    voters: Sequence[VoterParity] = (),
 ) -> None:
     """Print the plan: a summary line and table, the blockers, the warnings, record counts.
 
@@ -67,6 +65,7 @@ def render_plan(
         source: the ZooKeeper connect string shown in the summary (no credentials in it).
         max_warnings: show at most this many warnings (the JSON document has them all).
         samples: a few records per type (already redacted by the caller), shown as JSON.
+        voters: the dry-run diff of each `--voter` (rendered by `render_parity`, redacted).
     """
     verdict = (
         Text(f"BLOCKED: {len(blockers)} blocker(s) must be resolved before migrating",
@@ -105,6 +104,12 @@ def render_plan(
         console.print(counts)
     if samples:
         console.print(_samples_table(samples))
+    for node_id, directory, parity in voters:
+        console.print(Text(f"voter {node_id} ({directory})", style="bold"))
+        if parity is None:
+            console.print(Text("holds no metadata log yet: nothing to diff"))
+        else:
+            render_parity(console, parity)
     console.print(verdict)
 
 
