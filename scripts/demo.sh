@@ -12,6 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+if [ -z "${VIRTUAL_ENV:-}" ] && [ -x .venv/bin/python ]; then
+  export PATH="$PWD/.venv/bin:$PATH"  # scripts/install.sh's venv (externally managed Python)
+fi
 ZK_JAR=/usr/share/java/zookeeper.jar
 if [ ! -f "$ZK_JAR" ]; then
   echo "demo: $ZK_JAR not found; run scripts/install.sh first" >&2
