@@ -418,3 +418,43 @@ def test_generated_tree_every_blocker_and_warning_by_path(
     assert doc["partitions"] == m.partitions_to_migrate < m.partitions_written
     for secret in m.secrets:  # SCRAM salts and keys never reach any output
         assert secret not in out and secret not in err
+
+
+# --- dry-run reports (issue 4 item 5) --------------------------------------------------------
+
+
+def test_html_report_is_0600_self_contained_and_secret_free(
+    sample_cluster: Any, run_plan: RunPlan, tmp_path: Path
+) -> None:
+    from zkreader.sample import SampleSpec
+
+    cluster = sample_cluster(SampleSpec.everything())
+    page = tmp_path / "plan.html"
+    code, out, _ = run_plan("--html", str(page), "--quiet", zookeeper=cluster.connect)
+    assert code == 1 and out == ""
+    assert stat.S_IMODE(page.stat().st_mode) == 0o600
+    html = page.read_text()
+    assert html.startswith("<!DOCTYPE html>") and "</html>" in html
+    assert "TOPIC_WITHOUT_ID" in html and "PARTITION_RECORD" in html
+    assert "<script src" not in html and "<link" not in html
+    for secret in cluster.manifest.secrets:
+        assert secret not in html
+
+
+def test_voter_without_a_log_shows_samples_and_nothing_to_diff(
+    sample_cluster: Any, run_plan: RunPlan, tmp_path: Path
+) -> None:
+    from zkreader.sample import SampleSpec
+
+    cluster = sample_cluster(SampleSpec.clean())
+    empty, missing = tmp_path / "v1", tmp_path / "v2"
+    empty.mkdir()
+    code, out, err = run_plan("--voter", f"1={empty}", "--voter", f"2={missing}",
+                              zookeeper=cluster.connect)
+    assert code == 0, err
+    assert "sample records" in out and "TOPIC_RECORD" in out
+    assert out.count("holds no metadata log yet") == 2
+    assert "SCRAM" in out  # the credential records are sampled ...
+    for secret in cluster.manifest.secrets:  # ... but their salts and keys never shown
+        assert secret not in out
+    assert list(empty.iterdir()) == [] and not missing.exists()  # plan wrote nothing
