@@ -14,15 +14,10 @@ same bytes (I6) and a broker that re-registered in ZooKeeper gets a new one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from migrate._translate_ids import derived_uuid
 from migrate.errors import TranslationError
-from writers import FieldValue, MetadataRecord
+from writers import FieldValue, MetadataRecord, MetadataVersion, record_version
 from zkreader import Broker
-
-if TYPE_CHECKING:
-    from writers import MetadataVersion
 
 __all__ = ["SECURITY_PROTOCOLS", "broker_records"]
 
@@ -66,8 +61,8 @@ def broker_records(broker: Broker, mv: MetadataVersion, cluster_id: str) -> list
     features: list[FieldValue] = [
         {
             "name": _METADATA_VERSION_FEATURE,
-            "minSupportedVersion": mv.level,
-            "maxSupportedVersion": mv.level,
+            "minSupportedVersion": mv.feature_level,
+            "maxSupportedVersion": mv.feature_level,
         }
     ]
     for name in sorted(broker.features):
@@ -75,8 +70,6 @@ def broker_records(broker: Broker, mv: MetadataVersion, cluster_id: str) -> list
             continue
         low, high = broker.features[name]
         features.append({"name": name, "minSupportedVersion": low, "maxSupportedVersion": high})
-
-    from writers import record_version  # the metadata.version table lives in writers
 
     version = record_version("REGISTER_BROKER_RECORD", mv)
     data: dict[str, FieldValue] = {

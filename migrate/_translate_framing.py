@@ -17,14 +17,9 @@ controllers, which read a non-empty log at >= 3.4-IV0 and need this record to kn
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from migrate.errors import TranslationError
-from writers import MetadataRecord
+from writers import MetadataRecord, MetadataVersion
 from zkreader import ProducerIdBlock
-
-if TYPE_CHECKING:
-    from writers import MetadataVersion
 
 __all__ = [
     "MIGRATION_TRANSACTION_NAME",
@@ -35,6 +30,7 @@ __all__ = [
 
 MIGRATION_TRANSACTION_NAME = "ZK Migration"
 _ZK_MIGRATION_STATE_MIGRATION = 1
+_TRANSACTIONS = "3.6-IV1"  # KIP-868 metadata transactions
 _PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
 
 
@@ -49,10 +45,12 @@ def header_records(mv: MetadataVersion) -> list[MetadataRecord]:
     """
     records = [
         MetadataRecord(
-            "FEATURE_LEVEL_RECORD", 0, {"name": "metadata.version", "featureLevel": mv.level}
+            "FEATURE_LEVEL_RECORD",
+            0,
+            {"name": "metadata.version", "featureLevel": mv.feature_level},
         )
     ]
-    if mv.supports_transactions:
+    if mv.at_least(_TRANSACTIONS):
         records.append(
             MetadataRecord("BEGIN_TRANSACTION_RECORD", 0, {"name": MIGRATION_TRANSACTION_NAME})
         )
@@ -73,7 +71,7 @@ def trailer_records(mv: MetadataVersion) -> list[MetadataRecord]:
             "ZK_MIGRATION_STATE_RECORD", 0, {"zkMigrationState": _ZK_MIGRATION_STATE_MIGRATION}
         )
     ]
-    if mv.supports_transactions:
+    if mv.at_least(_TRANSACTIONS):
         records.append(MetadataRecord("END_TRANSACTION_RECORD", 0, {}))
     return records
 

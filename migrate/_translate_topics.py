@@ -15,15 +15,11 @@ KRaft then assigns every replica the MIGRATING directory until the broker report
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from migrate._translate_configs import TOPIC_RESOURCE, config_records
 from migrate.errors import TranslationError
-from writers import FieldValue, MetadataRecord
+from writers import FieldValue, MetadataRecord, MetadataVersion
 from zkreader import ConfigZnode, PartitionState, Topic
-
-if TYPE_CHECKING:
-    from writers import MetadataVersion
 
 __all__ = ["partition_record", "topic_records"]
 

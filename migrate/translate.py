@@ -36,7 +36,6 @@ import logging
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from migrate._findings import Finding
 from migrate._translate_acls import acl_path, acl_records, acl_resource_sort_key
@@ -47,11 +46,8 @@ from migrate._translate_quotas import SCRAM_MECHANISMS, quota_records, scram_rec
 from migrate._translate_tokens import token_path, token_records
 from migrate._translate_topics import partition_record, topic_records
 from migrate.errors import BadFlagError
-from writers import MetadataRecord, WriterError
+from writers import MetadataRecord, MetadataVersion, WriterError, parse_metadata_version
 from zkreader import ClusterSnapshot, PartitionState
-
-if TYPE_CHECKING:
-    from writers import MetadataVersion
 
 __all__ = [
     "TranslationOptions",
@@ -73,8 +69,12 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_MIN_MIGRATION_LEVEL = 8  # 3.4-IV0: the first metadata.version with ZK migration
 _DEFAULT_BROKER_ENTITY = "<default>"
+# First metadata.version of each capability (Kafka's MetadataVersion.is*Supported).
+_MIGRATION = "3.4-IV0"
+_SCRAM = "3.5-IV2"
+_TRANSACTIONS = "3.6-IV1"
+_DELEGATION_TOKENS = "3.6-IV2"
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,13 +119,11 @@ def parse_target_version(name: str) -> MetadataVersion:
     Raises:
         BadFlagError: unknown name, or older than 3.4-IV0.
     """
-    from writers import parse_metadata_version  # imported when used: the table lives in writers
-
     try:
         mv = parse_metadata_version(name)
     except (ValueError, KeyError, WriterError) as exc:
         raise BadFlagError(f"--metadata-version {name!r}: {exc}") from None
-    if mv.level < _MIN_MIGRATION_LEVEL:
+    if not mv.at_least(_MIGRATION):
         raise BadFlagError(
             f"--metadata-version {name!r}: ZooKeeper migration needs metadata.version "
             "3.4-IV0 or later"
@@ -157,7 +155,7 @@ def translate(snapshot: ClusterSnapshot, options: TranslationOptions) -> Transla
     records: list[MetadataRecord] = header_records(mv)
     blockers: list[Finding] = []
     warnings: list[Finding] = []
-    if not mv.supports_transactions:
+    if not mv.at_least(_TRANSACTIONS):
         warnings.append(
             Finding(
                 "NO_METADATA_TRANSACTIONS",
@@ -199,7 +197,7 @@ def translate(snapshot: ClusterSnapshot, options: TranslationOptions) -> Transla
     for user in sorted(snapshot.user_configs):
         znode = snapshot.user_configs[user]
         if any(m in znode.config for m in SCRAM_MECHANISMS):
-            if mv.supports_scram:
+            if mv.at_least(_SCRAM):
                 records += scram_records(znode)
             else:
                 blockers.append(
@@ -230,7 +228,7 @@ def translate(snapshot: ClusterSnapshot, options: TranslationOptions) -> Transla
 
     for token_id in sorted(snapshot.delegation_tokens):
         token = snapshot.delegation_tokens[token_id]
-        if mv.supports_delegation_tokens:
+        if mv.at_least(_DELEGATION_TOKENS):
             records += token_records(token)
         else:
             blockers.append(
