@@ -16,6 +16,7 @@ variable `ZK2KRAFT_ZK_BACKEND=process|docker` forces either. Fault helpers (`exp
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
@@ -372,6 +373,10 @@ class ZkEnsemble:
         """Member `i`'s quorum role from `srvr`: "leader", "follower" or "" (not serving)."""
         return _server_mode("127.0.0.1", self.nodes[i].client_port)
 
+    def serving(self, i: int) -> bool:
+        """True when member `i` serves as leader or follower of a quorum."""
+        return self.mode(i) in ("leader", "follower")
+
     def start(self, i: int | None = None, timeout_s: float = START_TIMEOUT_S) -> ZkEnsemble:
         """Start member `i` (or all) and wait until it answers `imok` and serves in a quorum.
 
@@ -385,8 +390,7 @@ class ZkEnsemble:
         for m in members:
             node = self.nodes[m]
             node.wait_ruok(timeout_s)
-            if not _wait(lambda m=m: self.mode(m) in ("leader", "follower"), timeout_s,
-                         node.alive):
+            if not _wait(functools.partial(self.serving, m), timeout_s, node.alive):
                 node.raise_start_error(f"not serving in a quorum within {timeout_s:.0f}s")
         return self
 
@@ -519,6 +523,10 @@ class DockerZkEnsemble:
         """Member `i`'s quorum role from `srvr`."""
         return _server_mode("127.0.0.1", self._ports[i])
 
+    def serving(self, i: int) -> bool:
+        """True when member `i` serves as leader or follower of a quorum."""
+        return self.mode(i) in ("leader", "follower")
+
     def start(self, i: int | None = None, timeout_s: float = START_TIMEOUT_S) -> DockerZkEnsemble:
         """Start member `i` (or all) and wait until it serves in a quorum."""
         members = range(len(self._ports)) if i is None else [i]
@@ -527,8 +535,7 @@ class DockerZkEnsemble:
                 self._compose.run(f"start {self.services_names[m]}")
         for m in members:
             _wait_docker_ruok(self._ports[m], timeout_s, self.services_names[m])
-            if not _wait(lambda m=m: self.mode(m) in ("leader", "follower"), timeout_s,
-                         lambda: True):
+            if not _wait(functools.partial(self.serving, m), timeout_s, lambda: True):
                 raise ZkStartError(f"{self.services_names[m]} (docker) not in a quorum")
         return self
 
