@@ -247,13 +247,23 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "inspect",
         help="decode a voter dir, log dir, .log or .checkpoint",
-        description="Decode and validate a metadata log: every CRC, offset and record. "
-        "With --json, one object per record, named exactly as kafka-dump-log prints them.",
+        description="Decode and validate a metadata log: every CRC, offset and record.\n"
+        "With --json, one object per record, {\"offset\",\"type\",\"version\",\"data\"}, "
+        "named\nexactly as kafka-dump-log --cluster-metadata-decoder prints them (snapshots "
+        "first,\nthen the log segments). Writes nothing.\n\n"
+        "inspect's exit codes: 0 valid; 2 PATH missing, not a metadata log, or damaged (the\n"
+        "message names file, byte position and offset; everything before the damage is\n"
+        "printed first); 3 PATH exists but cannot be read (permissions, I/O error).",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("path", metavar="PATH", help="voter dir, log dir, .log or .checkpoint file")
     p.add_argument("--json", action="store_true", help="JSON lines, one record per line")
+    p.add_argument("--max-records", type=int, default=200, metavar="N",
+                   help="records listed in the readable view (default 200; counts cover all)")
+    p.add_argument("--unredacted", action="store_true",
+                   help="print SCRAM salts/keys, token details and sensitive config values "
+                   "as stored (default: redacted); for byte-exact comparison with kafka-dump-log")
     return parser
 
 

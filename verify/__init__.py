@@ -15,6 +15,12 @@ from verify._loader import (
 )
 from verify._parity import KINDS, compare, diff_rows, image_rows, natural_key, parity_report
 from verify._render import render_parity
+from verify._render_inspect import (
+    InspectSummary,
+    inspect_json_lines,
+    redact_record_json,
+    render_inspect,
+)
 from verify._render_plan import VoterParity, plan_console, render_plan
 from verify._report import (
     Difference,
@@ -30,6 +36,9 @@ from verify.errors import ReplayError, UnknownRecordTypeError, VerifyError
 from verify.image import ClusterImage, FrozenMap
 
 __all__ = [
+    "InspectSummary",
+    "inspect_json_lines",
+    "redact_record_json",
     "KINDS",
     "ClusterDelta",
     "ClusterImage",
@@ -62,6 +71,7 @@ __all__ = [
     "plan_console",
     "render_html",
     "render_parity",
+    "render_inspect",
     "render_plan",
     "write_report_file",
 ]

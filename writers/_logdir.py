@@ -37,16 +37,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from writers._batch import BatchHeader, batch_records
 from writers._logreader import (
     METADATA_PARTITION_DIR,
     METADATA_TOPIC_ID,
     SEGMENT_RE,
     SNAPSHOT_RE,
-    FrameInfo,
     MetaProperties,
     read_meta_properties,
     scan_frames,
 )
+from writers._records import ControlRecord, MetadataRecord
 from writers.errors import LogCorruptionError, VoterStateError, VoterUnavailableError
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "VoterDir",
     "directory_id_for",
     "segment_name",
+    "snapshot_batches",
     "snapshot_name",
 ]
 
@@ -113,6 +115,34 @@ class EncodedBatch:
     last_offset: int
     leader_epoch: int
     data: bytes
+
+
+def snapshot_batches(
+    records: Sequence[MetadataRecord],
+    *,
+    epoch: int,
+    timestamp_ms: int,
+    last_contained_timestamp_ms: int,
+) -> list[EncodedBatch]:
+    """The batches of a snapshot `.checkpoint` holding `records` (Kafka's layout, §4.1).
+
+    A control batch with SNAPSHOT_HEADER, the records in data batches (≤ 8 MiB each), a control
+    batch with SNAPSHOT_FOOTER; offsets restart at 0 inside the file and every batch carries the
+    snapshot's epoch. Pure: the same arguments give the same bytes.
+
+    Args:
+        records: the metadata records of the full image, in replay order.
+        epoch: the snapshot id's epoch (partitionLeaderEpoch of every batch).
+        timestamp_ms: the batches' timestamp.
+        last_contained_timestamp_ms: the header's LastContainedLogTimestamp.
+    """
+    header = ControlRecord(
+        "SNAPSHOT_HEADER", {"version": 0, "lastContainedLogTimestamp": last_contained_timestamp_ms}
+    )
+    footer = ControlRecord("SNAPSHOT_FOOTER", {"version": 0})
+    pairs = batch_records([header, *records, footer], base_offset=0, leader_epoch=epoch,
+                          timestamp_ms=timestamp_ms)
+    return [EncodedBatch(b.base_offset, b.last_offset, b.leader_epoch, data) for b, data in pairs]
 
 
 def _is_torn_tail(data: bytes, exc: LogCorruptionError) -> bool:
@@ -273,7 +303,7 @@ class VoterDir:
             return
         self.log_start_offset = int(segs[0].name[:20])
         expected: int | None = None
-        last: FrameInfo | None = None
+        last: BatchHeader | None = None
         for seg in segs:
             base = int(seg.name[:20])
             if expected is not None and base != expected:

@@ -2,10 +2,9 @@
 `.checkpoint`, validating everything and never skipping past damage.
 
 Two layers:
-* `scan_frames` walks batch *frames* only (v2 header: length, magic, CRC-32C over
-  attributes..end, offsets). It needs no record schema, so `VoterDir` uses it to find where an
-  existing log ends before appending, and the reader uses it to name the exact byte where a file
-  goes wrong (truncated tail, bad CRC, offset gap).
+* `scan_frames` walks batch *frames* only (the codec's `read_batch_header`: length, magic,
+  CRC-32C over attributes..end) and checks offset continuity. It decodes no records, so
+  `VoterDir` uses it to find where an existing log ends before appending.
 * `LogSource.entries()` then decodes each batch with the codec (`writers._batch.decode_batch`)
   and yields `(file, position, RecordBatch)`.
 
@@ -21,18 +20,15 @@ from __future__ import annotations
 
 import json
 import re
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import crc32c
-
+from writers._batch import BatchHeader, decode_batch, read_batch_header
 from writers._records import ControlRecord, RecordBatch
 from writers.errors import LogCorruptionError, VoterStateError, VoterUnavailableError
 
 __all__ = [
-    "FrameInfo",
     "LogEntry",
     "LogSource",
     "METADATA_PARTITION_DIR",
@@ -50,43 +46,13 @@ METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"  # Uuid(0, 1) = Uuid.METADATA_TOPIC
 SEGMENT_RE = re.compile(r"^(\d{20})\.log$")
 SNAPSHOT_RE = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 
-# v2 batch header facts this layer needs (reference §1.1): baseOffset int64, batchLength int32,
-# partitionLeaderEpoch int32, magic int8, crc uint32, attributes int16, lastOffsetDelta int32;
-# recordsCount int32 at 57; CRC covers [21, end).
-_FRAME_HEAD = struct.Struct(">qiibIhi")
-_RECORDS_COUNT = struct.Struct(">i")
-_LOG_OVERHEAD = 12
-_HEADER_SIZE = 61
-_CRC_START = 21
-_CONTROL_BIT = 0x20
-
-
-@dataclass(frozen=True, slots=True)
-class FrameInfo:
-    """One batch frame, validated (length, magic, CRC) but not decoded.
-
-    Attributes:
-        position: byte position of the batch in its file.
-        size: total bytes of the batch.
-        base_offset / last_offset: the batch's first and last record offsets.
-        leader_epoch: partitionLeaderEpoch.
-        is_control: attribute bit 0x20.
-        records_count: the header's record count.
-    """
-
-    position: int
-    size: int
-    base_offset: int
-    last_offset: int
-    leader_epoch: int
-    is_control: bool
-    records_count: int
-
-
 def scan_frames(
     buf: bytes, *, file: str, expected_offset: int | None = None, start: int = 0
-) -> Iterator[FrameInfo]:
-    """Walk the batch frames of one file's bytes, validating each before yielding it.
+) -> Iterator[BatchHeader]:
+    """Walk the batch frames of one file's bytes, validating each header before yielding it.
+
+    Headers are read by the codec's `read_batch_header` (length, magic, CRC-32C, KRaft's fixed
+    fields); records are not decoded. This adds offset continuity across batches.
 
     Args:
         buf: the whole file content.
@@ -97,56 +63,21 @@ def scan_frames(
 
     Raises:
         LogCorruptionError: truncated header or batch, bad length, wrong magic, CRC mismatch,
-            record count that disagrees with lastOffsetDelta, or an offset gap/overlap.
+            a header KRaft would not write, or an offset gap/overlap.
     """
     pos = start
-    end = len(buf)
     expected = expected_offset
-    while pos < end:
-        if end - pos < _LOG_OVERHEAD:
+    while pos < len(buf):
+        header = read_batch_header(buf, pos, file=file)
+        if expected is not None and header.base_offset != expected:
+            kind = "gap" if header.base_offset > expected else "overlap"
             raise LogCorruptionError(
-                file, pos, expected,
-                f"truncated tail: {end - pos} byte(s) after the last complete batch",
+                file, pos, header.base_offset,
+                f"offset {kind}: batch starts at {header.base_offset}, expected {expected}",
             )
-        if end - pos < _HEADER_SIZE:
-            base = struct.unpack_from(">q", buf, pos)[0]
-            raise LogCorruptionError(
-                file, pos, base,
-                f"truncated batch header: {end - pos} of {_HEADER_SIZE} bytes present",
-            )
-        base, length, epoch, magic, crc, attrs, last_delta = _FRAME_HEAD.unpack_from(buf, pos)
-        size = length + _LOG_OVERHEAD
-        if length < _HEADER_SIZE - _LOG_OVERHEAD:
-            raise LogCorruptionError(file, pos, base, f"invalid batch length {length}")
-        if pos + size > end:
-            raise LogCorruptionError(
-                file, pos, base,
-                f"truncated batch: {size} bytes declared, {end - pos} present",
-            )
-        if magic != 2:
-            raise LogCorruptionError(file, pos, base, f"magic {magic}, expected 2")
-        actual = crc32c.crc32c(memoryview(buf)[pos + _CRC_START: pos + size])
-        if actual != crc:
-            raise LogCorruptionError(
-                file, pos, base,
-                f"CRC-32C mismatch: stored {crc:#010x}, computed {actual:#010x}",
-            )
-        count = _RECORDS_COUNT.unpack_from(buf, pos + 57)[0]
-        if count != last_delta + 1:
-            raise LogCorruptionError(
-                file, pos, base,
-                f"recordsCount {count} disagrees with lastOffsetDelta {last_delta}",
-            )
-        if expected is not None and base != expected:
-            kind = "gap" if base > expected else "overlap"
-            raise LogCorruptionError(
-                file, pos, base, f"offset {kind}: batch starts at {base}, expected {expected}"
-            )
-        info = FrameInfo(pos, size, base, base + last_delta, epoch,
-                         bool(attrs & _CONTROL_BIT), count)
-        yield info
-        expected = info.last_offset + 1
-        pos += size
+        yield header
+        expected = header.last_offset + 1
+        pos = header.next_position
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,13 +196,11 @@ def decode_file(path: Path, *, expected_offset: int | None) -> Iterator[LogEntry
         LogCorruptionError: see `scan_frames`; also any record that does not decode.
         VoterUnavailableError: the file cannot be read.
     """
-    from writers._batch import decode_batch  # the codec; imported here to keep scans light
-
     buf = _read_bytes(path)
     name = str(path)
     for frame in scan_frames(buf, file=name, expected_offset=expected_offset):
         batch, nxt = decode_batch(buf, frame.position, file=name)
-        if nxt != frame.position + frame.size:  # pragma: no cover - codec/frame disagreement
+        if nxt != frame.next_position:  # pragma: no cover - codec/frame disagreement
             raise LogCorruptionError(name, frame.position, frame.base_offset,
                                      f"batch decodes to {nxt - frame.position} bytes, "
                                      f"header says {frame.size}")

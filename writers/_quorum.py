@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from writers._batch import encode_batch
 from writers._logdir import EncodedBatch
 from writers._records import RecordBatch
 from writers.errors import VoterStateError, VoterUnavailableError, WriterError
@@ -78,12 +79,6 @@ class VoterFailure:
     error: str
 
 
-def _default_encode(batch: RecordBatch) -> bytes:
-    from writers._batch import encode_batch  # the codec (imported lazily: a sibling module)
-
-    return encode_batch(batch)
-
-
 class QuorumWriter:
     """Appends batches to a set of voters with majority durability.
 
@@ -116,7 +111,7 @@ class QuorumWriter:
         self._all_ids = sorted(ids)
         self.majority = len(voters) // 2 + 1
         self.max_lag_batches = max(1, max_lag_batches)
-        self._encode = encode or _default_encode
+        self._encode = encode or encode_batch
         self._next = next(iter(ends.values()))
         self._last: EncodedBatch | None = None
         self._live: set[int] = set(ids)

@@ -1,0 +1,202 @@
+"""`zk2kraft inspect`: the redacted JSON form of each record, and the readable rich view.
+
+Two outputs of the same decoded log (`writers.LogSource.entries()`):
+
+* `inspect_json_lines` — one object per record, `{"offset","type","version","data"}`, where
+  `type`/`version`/`data` are exactly what `kafka-dump-log --cluster-metadata-decoder` prints
+  as `payload` (from the codec's `record_to_json`), so the two compare directly. Control records
+  appear as such (`SNAPSHOT_HEADER`, `LEADER_CHANGE`, ...).
+* `render_inspect` — a rich view: where the log came from (meta.properties, quorum-state), one
+  row per batch (file, byte position, offsets, epoch, control or data, size), record-type counts,
+  then the records.
+
+Secrets are redacted before anything is printed (design I7), as Kafka's
+`MetadataNodeRedactionCriteria` does: SCRAM salts and keys, delegation-token details other than
+the token id, and values of sensitive configs. `RedactionPolicy.DISABLED` (`--unredacted`) prints
+records exactly as Kafka's dump tool would; it exists so the output can be compared byte for byte
+with Kafka's, and it is never the default. Strings are rendered as literal text, never markup.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from verify._report import REDACTED, RedactionPolicy, is_sensitive_config
+from writers import LogEntry, LogSource, record_to_json
+
+__all__ = ["InspectSummary", "inspect_json_lines", "redact_record_json", "render_inspect"]
+
+_SCRAM_SECRETS = frozenset({"salt", "storedKey", "serverKey"})
+_TOKEN_KEEP = frozenset({"tokenId"})
+
+
+def redact_record_json(obj: dict[str, Any], policy: RedactionPolicy) -> dict[str, Any]:
+    """Return a `record_to_json` object with its secret fields replaced (unless DISABLED).
+
+    Args:
+        obj: `{"type", "version", "data"}` as the codec produces it.
+        policy: STRICT/NORMAL redact (there is no digest to abbreviate here); DISABLED keeps all.
+    """
+    if policy is RedactionPolicy.DISABLED:
+        return obj
+    kind = obj.get("type")
+    data = obj.get("data")
+    if not isinstance(data, dict):
+        return obj
+    if kind == "USER_SCRAM_CREDENTIAL_RECORD":
+        data = {k: (REDACTED if k in _SCRAM_SECRETS else v) for k, v in data.items()}
+    elif kind == "DELEGATION_TOKEN_RECORD":
+        data = {k: (v if k in _TOKEN_KEEP else REDACTED) for k, v in data.items()}
+    elif kind == "CONFIG_RECORD":
+        name = data.get("name")
+        if isinstance(name, str) and is_sensitive_config(name) and data.get("value") is not None:
+            data = {**data, "value": REDACTED}
+    else:
+        return obj
+    return {**obj, "data": data}
+
+
+def _record_objects(entry: LogEntry, policy: RedactionPolicy) -> Iterator[dict[str, Any]]:
+    for i, record in enumerate(entry.batch.records):
+        obj = redact_record_json(record_to_json(record), policy)
+        yield {"offset": entry.batch.base_offset + i, **obj}
+
+
+def inspect_json_lines(
+    source: LogSource, policy: RedactionPolicy = RedactionPolicy.STRICT
+) -> Iterator[dict[str, Any]]:
+    """Yield `{"offset","type","version","data"}` per record, snapshots first, then the log.
+
+    Raises:
+        LogCorruptionError: at the first damaged batch (everything before it was yielded).
+        VoterUnavailableError: a file cannot be read.
+    """
+    for entry in source.entries():
+        yield from _record_objects(entry, policy)
+
+
+@dataclass
+class InspectSummary:
+    """What the rich view shows, gathered while decoding (also handy for tests)."""
+
+    batches: list[LogEntry] = field(default_factory=list)
+    type_counts: Counter[str] = field(default_factory=Counter)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    total_records: int = 0
+
+
+def _header(console: Console, source: LogSource) -> None:
+    t = Table.grid(padding=(0, 2))
+    t.add_column(style="bold")
+    t.add_column()
+    t.add_row("path", Text(str(source.path)))
+    t.add_row("kind", Text(source.kind))
+    if source.meta is not None:
+        m = source.meta
+        t.add_row("cluster.id", Text(m.cluster_id))
+        t.add_row("node.id", Text(str(m.node_id)))
+        t.add_row("directory.id", Text(m.directory_id or "(none)"))
+    if source.quorum_state is not None:
+        q = source.quorum_state
+        voters = q.get("currentVoters")
+        ids = [v.get("voterId") for v in voters if isinstance(v, dict)] if isinstance(
+            voters, list) else []
+        t.add_row("quorum-state", Text(
+            f"leaderId {q.get('leaderId')}, leaderEpoch {q.get('leaderEpoch')}, "
+            f"votedId {q.get('votedId')}, voters {ids}, data_version {q.get('data_version')}"
+        ))
+    t.add_row("snapshots", Text(", ".join(p.name for p in source.snapshots) or "(none)"))
+    t.add_row("segments", Text(", ".join(p.name for p in source.segments) or "(none)"))
+    console.print(t)
+
+
+def _batches_tables(summary: InspectSummary) -> list[Table]:
+    """One table per file (so the 24-character file names do not crowd the columns)."""
+    tables: list[Table] = []
+    current: Path | None = None
+    table = Table()
+    for e in summary.batches:
+        if e.file != current:
+            current = e.file
+            table = Table(title=Text(f"batches in {e.file.name}"), title_justify="left")
+            for name in ("position", "offsets", "epoch", "kind", "records", "bytes",
+                         "CreateTime"):
+                table.add_column(name, justify="left" if name == "kind" else "right",
+                                 no_wrap=True)
+            tables.append(table)
+        b = e.batch
+        table.add_row(str(e.position), f"{b.base_offset}..{b.last_offset}",
+                      str(b.leader_epoch), "control" if b.is_control else "data",
+                      str(len(b.records)), str(e.size), str(b.timestamp_ms))
+    return tables
+
+
+def _counts_table(summary: InspectSummary) -> Table:
+    table = Table(title="record types", title_justify="left")
+    table.add_column("type")
+    table.add_column("records", justify="right")
+    for kind, n in sorted(summary.type_counts.items()):
+        table.add_row(Text(kind), str(n))
+    return table
+
+
+def _records_table(summary: InspectSummary, max_records: int) -> Table:
+    shown = len(summary.records)
+    title = f"records ({shown} of {summary.total_records})" if shown < summary.total_records \
+        else "records"
+    table = Table(title=title, title_justify="left")
+    table.add_column("offset", justify="right", no_wrap=True)
+    table.add_column("type", no_wrap=True)
+    table.add_column("v", justify="right")
+    table.add_column("data", overflow="fold")
+    for r in summary.records:
+        data = json.dumps(r["data"], separators=(",", ":"), ensure_ascii=False)
+        table.add_row(str(r["offset"]), Text(r["type"]), str(r["version"]), Text(data))
+    return table
+
+
+def render_inspect(
+    console: Console,
+    source: LogSource,
+    *,
+    policy: RedactionPolicy = RedactionPolicy.STRICT,
+    max_records: int = 200,
+) -> InspectSummary:
+    """Decode `source` and print the readable view: header, batches, type counts, records.
+
+    If the log is damaged, everything decoded before the damage is printed first, then the
+    `LogCorruptionError` propagates (the CLI turns it into exit 2 with its message).
+
+    Args:
+        console: where to print (tests pass a fixed-width, colourless console).
+        source: what `writers.open_log_source` resolved the path to.
+        policy: redaction policy for record data (strict by default).
+        max_records: records listed in full (type counts always cover every record).
+    """
+    _header(console, source)
+    summary = InspectSummary()
+    try:
+        for entry in source.entries():
+            summary.batches.append(entry)
+            for obj in _record_objects(entry, policy):
+                summary.type_counts[obj["type"]] += 1
+                summary.total_records += 1
+                if len(summary.records) < max_records:
+                    summary.records.append(obj)
+    finally:
+        for table in _batches_tables(summary):
+            console.print(table)
+        console.print(_counts_table(summary))
+        if max_records > 0:
+            console.print(_records_table(summary, max_records))
+        console.print(Text(f"{len(summary.batches)} batches, {summary.total_records} records"))
+    return summary
