@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -322,7 +323,10 @@ def open_session(options: ConnectOptions) -> ZkSession:
     )
     log.info("connecting to ZooKeeper %s (timeout %.1fs)", parsed.kazoo_hosts, timeout)
     try:
-        client.start(timeout=timeout)
+        with warnings.catch_warnings():
+            # kazoo warns about a missing chroot; we check it below and refuse with exit 2.
+            warnings.filterwarnings("ignore", message="No chroot path exists")
+            client.start(timeout=timeout)
     except Exception as exc:  # KazooTimeoutError, AuthFailedError, SSL errors ...
         _discard(client)
         if isinstance(exc, KazooTimeoutError):

@@ -58,7 +58,14 @@ class ChangeFeed:
 
     # -- kazoo side ------------------------------------------------------------------------
     def watcher(self, event: WatchedEvent) -> None:
-        """Kazoo watch callback: record the event and forget the (one-shot) watch."""
+        """Kazoo watch callback: record the event and forget the (one-shot) watch.
+
+        Kazoo also calls every watcher with a NONE event (no path) when the connection drops
+        and it forgets its watches; the feed keeps its own record and re-arms on reconnect, so
+        those are not changes and are not queued.
+        """
+        if event.type == "NONE" or event.path is None:
+            return
         with self._lock:
             if event.type == "CHILD":
                 self._armed_children.discard(event.path)

@@ -84,3 +84,10 @@ def test_feed_is_fifo_across_threads() -> None:
         t.join()
     got = feed.drain()
     assert sorted(e.path for e in got) == sorted(f"/n{i}" for i in range(50))
+
+
+def test_feed_ignores_kazoos_connection_drop_signal_and_keeps_its_record() -> None:
+    feed = ChangeFeed()
+    feed.mark_armed("/a", DATA)
+    feed.watcher(WatchedEvent(EventType.NONE, KazooState.SUSPENDED, None))
+    assert feed.drain() == [] and feed.is_armed("/a")
