@@ -309,6 +309,10 @@ class ZkServer:
         self.node.spawn()
         try:
             self.node.wait_ruok(timeout_s)
+            # `imok` comes as soon as the socket listens; `srvr` names a mode only once the
+            # server actually serves requests (sessions opened earlier are dropped).
+            if not _wait(lambda: self.mode() == "standalone", timeout_s, self.node.alive):
+                self.node.raise_start_error(f"not serving within {timeout_s:.0f}s")
         except ZkStartError:
             self.node.stop()
             raise
@@ -317,6 +321,10 @@ class ZkServer:
     def ruok(self) -> str:
         """The server's answer to `ruok`."""
         return four_letter("127.0.0.1", self.port, "ruok")
+
+    def mode(self) -> str:
+        """"standalone" once the server serves requests, "" before."""
+        return _server_mode("127.0.0.1", self.port)
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
         """Last lines of the server log."""
