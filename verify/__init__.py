@@ -25,6 +25,7 @@ from verify._render_plan import VoterParity, plan_console, render_plan
 from verify._report import (
     Difference,
     FindingLike,
+    JsonValue,
     ParityReport,
     RedactionPolicy,
     Report,
@@ -45,6 +46,7 @@ __all__ = [
     "Difference",
     "FindingLike",
     "FrozenMap",
+    "JsonValue",
     "LoadedLog",
     "MetadataLoader",
     "OpenTransaction",

@@ -257,6 +257,9 @@ def _diff_partitions(
                 None if a is None else _partition_row(a),
                 None if b is None else _partition_row(b),
             )
+    # Order by the whole key (as every other kind), so a row-wise job (Spark) sorting the
+    # same way agrees even for names like `a` / `a-1`; the sort is stable, fields stay sorted.
+    out.sort(key=lambda d: natural_key(d.key))
     return out, checked
 
 

@@ -135,7 +135,7 @@ def quorum_of(snapshot: ClusterSnapshot, mv: str = "3.9-IV0") -> ClusterImage:
     return loaded.image
 
 
-@pytest.mark.parametrize("mv", ["3.4-IV0", "3.6-IV1", "3.9-IV0"])
+@pytest.mark.parametrize("mv", ["3.4-IV0", "3.6-IV2", "3.7-IV4", "3.9-IV0"])
 def test_translator_output_replays_to_the_expected_image(mv: str) -> None:
     snap = everything()
     if mv == "3.4-IV0":  # SCRAM and tokens cannot be written below 3.5-IV2 / 3.6-IV2
