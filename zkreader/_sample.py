@@ -122,6 +122,8 @@ class SampleSpec:
         seed: derives topic ids, the cluster id, SCRAM salts and which states were updated.
         configs / quotas / scram / acls / delegation_token / producer_id_block: entity kinds
             that are not findings (on in both presets).
+        change_notifications: the sequential `config_change_`, `acl_changes_` and
+            `token_change_` znodes the admin tools leave behind (not migrated by Kafka).
         topic_without_id ... kraft_controller: blockers the pre-flight must find.
         pending_deletion ... recovering_partition: warnings the pre-flight must report.
         window: multi-op batches in flight at once; batch_ops: operations per multi-op.
@@ -138,6 +140,7 @@ class SampleSpec:
     acls: bool = True
     delegation_token: bool = True
     producer_id_block: bool = True
+    change_notifications: bool = True
     topic_without_id: bool = False
     log_dir_event: bool = False
     unregistered_broker: bool = False
@@ -209,6 +212,7 @@ class SampleManifest:
         state_versions: state znode path -> expected znode version, for states set more than
             once (version > 0); every other written state has version 0.
         ephemeral_paths: znodes owned by the generating session.
+        notifications: the sequential change-notification znodes written.
         session_id: that session's id (the znodes' `ephemeralOwner`).
         secrets: SCRAM salts/keys written; they must never appear in any output or report.
         brokers / topics: registered brokers and topics written (pending deletion included).
@@ -226,6 +230,7 @@ class SampleManifest:
     paths: Mapping[str, tuple[str, ...]]
     state_versions: Mapping[str, int]
     ephemeral_paths: tuple[str, ...]
+    notifications: tuple[str, ...]
     session_id: int
     secrets: tuple[str, ...]
     brokers: int
@@ -342,6 +347,7 @@ class _Op:
     path: str
     data: bytes = b""
     ephemeral: bool = False
+    sequence: bool = False
 
 
 @dataclass
@@ -357,6 +363,8 @@ class _Plan:
     broker_versions: dict[int, int] = field(default_factory=dict)
     secrets: list[str] = field(default_factory=list)
     created: set[str] = field(default_factory=set)
+    sequences: dict[str, int] = field(default_factory=dict)
+    notifications: list[str] = field(default_factory=list)
     partitions_written: int = 0
     partitions_to_migrate: int = 0
     state_znodes: int = 0
@@ -378,6 +386,17 @@ class _Plan:
 
     def set(self, path: str, data: bytes) -> None:
         self.ops.append(_Op("set", path, data))
+
+    def notify(self, prefix: str, data: bytes) -> None:
+        """Create a persistent-sequential child `prefix<10 digits>` (the parent must exist)."""
+        parent = prefix.rsplit("/", 1)[0]
+        if parent not in self.created:
+            self.create(parent)
+        n = self.sequences.get(parent, 0)
+        self.sequences[parent] = n + 1
+        self.created.add(f"{prefix}{n:010d}")  # ZooKeeper numbers a fresh parent's children 0..
+        self.ops.append(_Op("create", prefix, data, sequence=True))
+        self.notifications.append(f"{prefix}{n:010d}")
 
 
 def _replicas(ids: list[int], rf: int, start: int) -> list[int]:
@@ -624,6 +643,29 @@ def _plan_acls_tokens_pid(plan: _Plan, ids: list[int], first_topic: str | None) 
         plan.mark(SampleCase.PRODUCER_ID_BLOCK, "/latest_producer_id_block")
 
 
+def _plan_notifications(plan: _Plan) -> None:
+    """The change notifications `kafka-configs`/`kafka-acls`/token APIs wrote (v2 config form)."""
+    entity_paths = [
+        p.removeprefix("/config/")
+        for case in (SampleCase.TOPIC_CONFIG, SampleCase.BROKER_CONFIG, SampleCase.USER_QUOTA,
+                     SampleCase.CLIENT_QUOTA, SampleCase.USER_CLIENT_QUOTA, SampleCase.IP_QUOTA)
+        for p in plan.paths.get(case, ())
+    ]
+    for entity_path in entity_paths:
+        plan.notify("/config/changes/config_change_",
+                    _json({"version": 2, "entity_path": entity_path}))
+    for path in plan.paths.get(SampleCase.ACL_LITERAL, ()):
+        rtype, name = path.split("/")[2:4]
+        plan.notify("/kafka-acl-changes/acl_changes_", f"{rtype}:{name}".encode())
+    for path in plan.paths.get(SampleCase.ACL_PREFIXED, ()):
+        rtype, name = path.split("/")[3:5]
+        plan.notify("/kafka-acl-extended-changes/acl_changes_", _json(
+            {"version": 1, "resourceType": rtype, "name": name, "patternType": "PREFIXED"}))
+    for path in plan.paths.get(SampleCase.DELEGATION_TOKEN, ()):
+        plan.notify("/delegation_token/token_changes/token_change_",
+                    path.rsplit("/", 1)[1].encode())
+
+
 def build_plan(spec: SampleSpec) -> _Plan:
     """All writes for `spec`, in an order where every parent precedes its children."""
     spec.validate()
@@ -660,6 +702,8 @@ def build_plan(spec: SampleSpec) -> _Plan:
         plan.mark(SampleCase.PENDING_DELETION, f"/admin/delete_topics/{DELETING_TOPIC}")
     _plan_configs_and_quotas(plan, ids)
     _plan_acls_tokens_pid(plan, ids, names[0] if names else None)
+    if spec.change_notifications:
+        _plan_notifications(plan)
     if spec.migration_znode:  # left behind by an earlier, abandoned migration attempt
         plan.create("/migration", _json({
             "version": 0, "kraft_controller_id": KRAFT_CONTROLLER_ID,
@@ -698,7 +742,7 @@ def _run(client: KazooClient, ops: list[_Op], window: int, batch_ops: int) -> in
         tx = client.transaction()
         for op in batch:
             if op.kind == "create":
-                tx.create(op.path, op.data, ephemeral=op.ephemeral)
+                tx.create(op.path, op.data, ephemeral=op.ephemeral, sequence=op.sequence)
             else:
                 tx.set_data(op.path, op.data)
         inflight.append((tx.commit_async(), batch))
@@ -754,6 +798,7 @@ def generate_sample_cluster(client: KazooClient, spec: SampleSpec | None = None,
         paths={k: tuple(v) for k, v in plan.paths.items()},
         state_versions=dict(plan.state_versions),
         ephemeral_paths=tuple(plan.ephemerals),
+        notifications=tuple(plan.notifications),
         session_id=session_id,
         secrets=tuple(plan.secrets),
         brokers=spec.brokers,

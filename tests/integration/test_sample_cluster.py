@@ -114,6 +114,16 @@ def test_everything_tree_matches_the_manifest(sample_cluster: Callable[..., Any]
     assert m.partitions_to_migrate == m.partitions_written - 2
     assert m.topics == len(m.topic_ids)
 
+    # change notifications: sequential znodes exactly where the manifest predicted them
+    assert m.notifications
+    for path in m.notifications:
+        data, _ = c.get(path)
+        if path.startswith("/config/changes/"):
+            body = orjson.loads(data)
+            assert body["version"] == 2 and c.exists(f"/config/{body['entity_path']}")
+    assert len(c.get_children("/config/changes")) == sum(
+        1 for p in m.notifications if p.startswith("/config/changes/"))
+
 
 def test_clean_tree_entities(sample_cluster: Callable[..., Any]) -> None:
     sc = sample_cluster(SampleSpec.clean())

@@ -97,6 +97,10 @@ def test_plan_orders_parents_before_children_and_counts() -> None:
     assert plan.state_versions and all(v in (1, 2) for v in plan.state_versions.values())
     sets = [op for op in plan.ops if op.kind == "set" and op.path.endswith("/state")]
     assert len(sets) == sum(plan.state_versions.values())
+    seq = [op for op in plan.ops if op.sequence]
+    assert len(seq) == len(plan.notifications) > 0
+    assert "/config/changes/config_change_0000000000" in plan.notifications
+    assert not build_plan(SampleSpec.clean(change_notifications=False)).notifications
 
 
 def test_plan_json_shapes() -> None:
