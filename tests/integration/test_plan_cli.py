@@ -129,8 +129,9 @@ def run_plan(capsys: pytest.CaptureFixture[str], connect: str) -> RunPlan:
     return run
 
 
-def _doc(run_plan: RunPlan, *extra: str) -> tuple[int, dict[str, Any]]:
-    code, out, err = run_plan("--json", "-", *extra)
+def _doc(run_plan: RunPlan, *extra: str, zookeeper: str | None = None
+         ) -> tuple[int, dict[str, Any]]:
+    code, out, err = run_plan("--json", "-", *extra, zookeeper=zookeeper)
     return code, json.loads(out)
 
 
