@@ -57,6 +57,7 @@ __all__ = [
     "broker_records",
     "config_records",
     "header_records",
+    "parse_target_version",
     "partition_record",
     "producer_id_records",
     "quota_records",
