@@ -15,6 +15,7 @@ from tests.support.zk import (
     ZkStartError,
     expire_session,
     four_letter,
+    wait_until,
     zk_backend,
 )
 
@@ -102,6 +103,15 @@ def test_ensemble_member_kill_and_restart(zk_ensemble: ZkEnsemble) -> None:
     finally:
         back.stop()
         back.close()
+
+
+def test_ensemble_recovers_from_losing_its_quorum(zk_ensemble: ZkEnsemble) -> None:
+    zk_ensemble.kill(1)
+    zk_ensemble.stop(2)
+    # 1 of 3 is no quorum: member 0 stops serving once it notices (within a few ticks)
+    assert wait_until(lambda: not zk_ensemble.serving(0), 30)
+    zk_ensemble.start()
+    assert all(zk_ensemble.serving(i) for i in range(3))
 
 
 def test_a_server_that_cannot_start_fails_with_its_log(tmp_path: Path) -> None:

@@ -41,6 +41,7 @@ __all__ = [
     "expire_session",
     "four_letter",
     "free_ports",
+    "wait_until",
     "zk_backend",
     "zookeeper_classpath",
 ]
@@ -146,6 +147,11 @@ def _wait(
             return check()
         time.sleep(0.05)  # polling a real server, bounded by the deadline
     return check()
+
+
+def wait_until(check: Callable[[], bool], timeout_s: float) -> bool:
+    """Poll a real server's state until `check()` holds or `timeout_s` passes; return it."""
+    return _wait(check, timeout_s, lambda: True)
 
 
 @dataclass
@@ -538,9 +544,7 @@ class DockerZkEnsemble:
     def start(self, i: int | None = None, timeout_s: float = START_TIMEOUT_S) -> DockerZkEnsemble:
         """Start member `i` (or all) and wait until it serves in a quorum."""
         members = range(len(self._ports)) if i is None else [i]
-        for m in members:
-            if i is not None:
-                self._compose.run(f"start {self.services_names[m]}")
+        self._compose.run("start " + " ".join(self.services_names[m] for m in members))
         for m in members:
             _wait_docker_ruok(self._ports[m], timeout_s, self.services_names[m])
             if not _wait(functools.partial(self.serving, m), timeout_s, lambda: True):
