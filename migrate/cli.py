@@ -220,7 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="none: copy only (default); now: fence ZooKeeper's controller and cut over")
     p.add_argument("--on-cutover", metavar="CMD", help="command that starts the KRaft controllers")
     p.add_argument("--spark-master", default="local[*]", metavar="URL",
-                   help="Spark master for the bulk pipeline (default local[*])")
+                   help="Spark master for the bulk pipeline (default local[*]; "
+                   "'in-process' runs it without Spark)")
     p.add_argument(
         "--password-encoder-secret",
         metavar="SECRET",

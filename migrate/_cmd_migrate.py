@@ -1,0 +1,116 @@
+"""`zk2kraft migrate`: thin CLI layer over `migrate._bulk.run_bulk` (`--cutover none`).
+
+Parses and checks flags (exit 2 naming the flag, exit 3 naming an unusable voter dir) before
+anything connects, runs the copy, prints the summary (tables on stdout, or stderr when `--json -`
+puts the document on stdout) and writes the `--json` document with mode 0600. `--cutover now`
+is refused: fencing, dual-write and the window measurement come in a later release.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import orjson
+
+from migrate._bulk import BulkOptions, BulkOutcome, check_voters, run_bulk
+from migrate._private_file import check_output_path, write_private
+from migrate._progress import ProgressBars, progress_wanted
+from migrate._zkargs import connect_options
+from migrate.errors import BadFlagError, BlockersFoundError
+from migrate.translate import parse_target_version
+
+__all__ = ["bulk_options", "run"]
+
+_OVERRIDE_FLAGS = ("allow_pending_log_dir_events",)
+
+
+def bulk_options(args: argparse.Namespace) -> BulkOptions:
+    """Check `migrate`'s flags and build the options, before anything connects.
+
+    Raises:
+        BadFlagError: a flag is wrong (exit 2, names it).
+        VoterUnavailableError: a voter directory cannot be created or written (exit 3).
+    """
+    if args.cutover == "now":
+        raise BadFlagError(
+            "--cutover now: cutover comes in a later release (issue: online cutover); "
+            "use --cutover none to copy the metadata without touching ZooKeeper"
+        )
+    if args.on_cutover:
+        raise BadFlagError("--on-cutover needs --cutover now, which comes in a later release")
+    parse_target_version(args.metadata_version)
+    check_output_path("--json", args.json)
+    targets = check_voters(args.voters)
+    return BulkOptions(
+        connect=connect_options(args),
+        voters=tuple(targets),
+        metadata_version=args.metadata_version,
+        password_encoder_secret=args.password_encoder_secret,
+        spark_master=args.spark_master,
+        overrides=frozenset(f for f in _OVERRIDE_FLAGS if getattr(args, f, False)),
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `migrate`; 0 when the voters hold the migration, 1 on blockers."""
+    options = bulk_options(args)
+    to_stdout = args.json == "-"
+    wanted = progress_wanted(quiet=args.quiet, stdout_is_document=to_stdout)
+    try:
+        with ProgressBars(enabled=wanted) as bars:
+            outcome = run_bulk(options, bars=bars)
+    except BlockersFoundError as exc:
+        blocked: BulkOutcome | None = getattr(exc, "outcome", None)
+        if blocked is not None:
+            _report(args, blocked, source=args.zookeeper, to_stdout=to_stdout)
+        raise
+    _report(args, outcome, source=args.zookeeper, to_stdout=to_stdout)
+    return 0
+
+
+def _report(args: argparse.Namespace, outcome: BulkOutcome, *, source: str,
+            to_stdout: bool) -> None:
+    document = orjson.dumps(outcome.to_json(), option=orjson.OPT_INDENT_2) + b"\n"
+    if to_stdout:
+        sys.stdout.buffer.write(document)
+        sys.stdout.flush()
+    elif args.json is not None:
+        write_private(args.json, [document])
+    if not args.quiet:
+        _print(outcome, source=source, to_stderr=to_stdout)
+
+
+def _print(outcome: BulkOutcome, *, source: str, to_stderr: bool) -> None:
+    from verify import plan_console, render_plan
+
+    console = plan_console(stderr=to_stderr)
+    summary = outcome.summary
+    render_plan(
+        console,
+        blockers=summary.report.blockers,
+        warnings=summary.report.warnings,
+        records=summary.records,
+        brokers=summary.brokers,
+        topics=summary.topics,
+        partitions=summary.partitions,
+        source=source,
+    )
+    if summary.report.blockers:
+        return
+    if outcome.no_op:
+        line = (f"no-op: voter(s) {_ids(outcome.unchanged)} already hold this exact migration "
+                f"({outcome.batches} batches, last offset {outcome.last_offset}); nothing written")
+    else:
+        line = (f"migrated: wrote {outcome.batches} batches (offsets 0..{outcome.last_offset}, "
+                f"leader epoch 1) to voter(s) {_ids(outcome.written)}")
+        if outcome.unchanged:
+            line += f"; voter(s) {_ids(outcome.unchanged)} already held it (unchanged)"
+    times = ", ".join(f"{k} {v:.2f}s" for k, v in outcome.times_s.items())
+    console.print(line, markup=False, highlight=False)
+    console.print(f"engine {outcome.engine}; {times}", markup=False, highlight=False)
+    console.print("ZooKeeper was not modified (--cutover none).", markup=False, highlight=False)
+
+
+def _ids(ids: list[int]) -> str:
+    return ", ".join(str(i) for i in ids)
