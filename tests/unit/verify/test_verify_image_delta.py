@@ -275,3 +275,11 @@ def test_round_trip_through_the_real_codec(version: int) -> None:
     img = full_image()
     decoded = [decode_record(encode_record(r)) for r in img.records(broker_version=version)]
     assert replay(decoded) == img
+
+
+def test_two_new_topics_with_one_name_raise() -> None:
+    with pytest.raises(ReplayError, match="topic 'x' already exists with id"):
+        replay([R("TOPIC_RECORD", name="x", topicId=T1), R("TOPIC_RECORD", name="x", topicId=T2)])
+    got = replay([R("TOPIC_RECORD", name="x", topicId=T1), R("REMOVE_TOPIC_RECORD", topicId=T1),
+                  R("TOPIC_RECORD", name="x", topicId=T2)])
+    assert got.topics.by_name["x"].topic_id == T2 and T1 not in got.topics.by_id
