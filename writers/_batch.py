@@ -429,6 +429,8 @@ def decode_batch(buf: bytes, pos: int, *, file: str = "<buf>") -> tuple[RecordBa
         def bad(problem: str, at: int = rec_pos, offset: int = offset) -> LogCorruptionError:
             return LogCorruptionError(file, pos, offset, f"record at byte {at}: {problem}")
 
+        if p >= end:
+            raise bad(f"the batch ends after {i} of its {header.records_count} records")
         try:
             length, p = read_zigzag(buf, p)
             rec_end = p + length

@@ -723,6 +723,9 @@ def _diagnose(spec: RecordSpec, version: int, data: object, exc: Exception) -> S
 # ----------------------------------------------------------------------------- public API
 
 
+_record_encoders: dict[tuple[str, int], _Encoder] = {}  # metadata records only
+
+
 def encode_record(record: MetadataRecord) -> bytes:
     """Encode a metadata record as a record value: frame 1, apiKey, version, flexible body.
 
@@ -737,14 +740,15 @@ def encode_record(record: MetadataRecord) -> bytes:
             field, a value of the wrong type or range, or a non-default value in a field the
             version cannot express (Kafka's loss handler throws in the same case).
     """
-    hit = _compiled.get((record.type, record.version))
-    if hit is None:
+    encoder = _record_encoders.get((record.type, record.version))
+    if encoder is None:
         spec = _spec_checked(record.type, record.version)
         if spec.kind != "metadata":
             raise SchemaError(f"{record.type} is a control record; use encode_control_record")
-        hit = _compile(spec, record.version)
+        encoder = _record_encoders[(record.type, record.version)] = _compile(
+            spec, record.version)[0]
     try:
-        return hit[0](record.data)
+        return encoder(record.data)
     except SchemaError as exc:
         if str(exc).startswith(record.type):
             raise
