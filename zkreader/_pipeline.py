@@ -22,7 +22,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from kazoo.exceptions import (
     EXCEPTIONS,
@@ -56,8 +56,7 @@ class ReadRequest:
     children: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class ReadResult:
+class ReadResult(NamedTuple):
     """The answer to one `ReadRequest`.
 
     Attributes:

@@ -27,7 +27,7 @@ from zkreader._model import (
     PartitionState,
     Topic,
 )
-from zkreader._pipeline import DEFAULT_BATCH, DEFAULT_WINDOW, ReadPipeline, ReadRequest, ReadResult
+from zkreader._pipeline import DEFAULT_BATCH, DEFAULT_WINDOW, ReadPipeline, ReadRequest
 from zkreader._session import ZkSession
 from zkreader._znodes import (
     ACL_PATTERNS,
@@ -88,40 +88,41 @@ class _Walk:
         self.rounds = 0
         self.last_zxid = 0
 
-    def round(self, requests: list[ReadRequest]) -> dict[str, ReadResult]:
-        """Read `requests` pipelined; results keyed by path (children reads by path + '/')."""
+    def round(self, kinds: list[Any], lists: list[str]
+              ) -> tuple[list[Any], dict[str, tuple[str, ...]]]:
+        """Read the znodes of `kinds` and the children of `lists`, pipelined, in one stream.
+
+        Returns:
+            The decoded models aligned with `kinds` (None where the znode does not exist), and
+            the children of each path in `lists` (absent when that znode does not exist).
+        """
+        requests = [ReadRequest(k.path) for k in kinds]
+        requests += [ReadRequest(p, children=True) for p in lists]
         self.total += len(requests)
         self.rounds += 1
-        out: dict[str, ReadResult] = {}
+        decoded: list[Any] = []
+        children: dict[str, tuple[str, ...]] = {}
+        n_kinds = len(kinds)
         progress = self.progress
-        for n, result in enumerate(self.pipeline.read(requests), 1):
-            out[_key(result.path, result.children is not None)] = result
-            stat = result.stat
-            if stat is not None and stat.mzxid > self.last_zxid:
-                self.last_zxid = stat.mzxid
-            if progress is not None and n % _PROGRESS_EVERY == 0:
+        last_zxid = self.last_zxid
+        for n, result in enumerate(self.pipeline.read(requests)):
+            if n < n_kinds:
+                stat = result.stat
+                if stat is None:
+                    decoded.append(None)
+                    continue
+                if stat.mzxid > last_zxid:
+                    last_zxid = stat.mzxid
+                decoded.append(kinds[n].decode(result.data, stat))
+            elif result.children is not None:
+                children[result.path] = result.children
+            if progress is not None and n % _PROGRESS_EVERY == 0 and n:
                 progress(self.done + n, self.total)
+        self.last_zxid = last_zxid
         self.done += len(requests)
         if progress is not None:
             progress(self.done, self.total)
-        return out
-
-
-def _key(path: str, children: bool) -> str:
-    return path + "/" if children else path
-
-
-def _children(results: dict[str, ReadResult], path: str) -> tuple[str, ...]:
-    r = results.get(path + "/")
-    return r.children if r is not None and r.children is not None else ()
-
-
-def _decoded(results: dict[str, ReadResult], kind: Any) -> Any:
-    r = results.get(kind.path)
-    if r is None or not r.exists:
-        return None
-    assert r.stat is not None
-    return kind.decode(r.data, r.stat)
+        return decoded, children
 
 
 def read_cluster(
@@ -161,84 +162,73 @@ def read_cluster(
 
     # Round 1: singletons and the lists of every entity kind.
     singles: list[Any] = [ControllerZnodeKind(), ControllerEpochZnodeKind(), ClusterIdZnodeKind(),
-               FeatureZnodeKind(), ProducerIdBlockZnode(), MigrationZnodeKind()]
+                          FeatureZnodeKind(), ProducerIdBlockZnode(), MigrationZnodeKind()]
     lists = [_paths.BROKER_IDS, _paths.TOPICS, _paths.DELETE_TOPICS, _paths.ACL_LITERAL_ROOT,
              _paths.ACL_EXTENDED_ROOT, _paths.TOKENS, _paths.LOG_DIR_EVENTS]
     lists += [_paths.config_entities(t) for t in _paths.CONFIG_ENTITY_TYPES]
-    r1 = walk.round([ReadRequest(k.path) for k in singles]
-                    + [ReadRequest(p, children=True) for p in lists])
-    controller, controller_epoch, cluster_id, feature, pid_block, migration = (
-        _decoded(r1, k) for k in singles)
+    got1, c1 = walk.round(singles, lists)
+    controller, controller_epoch, cluster_id, feature, pid_block, migration = got1
+
+    def kids(children: dict[str, tuple[str, ...]], path: str) -> tuple[str, ...]:
+        return children.get(path, ())
 
     # Round 2: entities named by those lists, and the next level of nested lists.
-    broker_kinds = [BrokerZnode(_broker_id(name)) for name in _children(r1, _paths.BROKER_IDS)]
-    topic_kinds = [TopicZnode(name) for name in _children(r1, _paths.TOPICS)]
+    broker_kinds = [BrokerZnode(_broker_id(name)) for name in kids(c1, _paths.BROKER_IDS)]
+    topic_kinds = [TopicZnode(name) for name in kids(c1, _paths.TOPICS)]
     config_kinds = [ConfigZnodeKind(f"{t}/{name}") for t in _paths.CONFIG_ENTITY_TYPES
-                    for name in _children(r1, _paths.config_entities(t))]
-    token_kinds = [TokenZnode(name) for name in _children(r1, _paths.TOKENS)]
-    event_kinds = [LogDirEventZnode(name) for name in _children(r1, _paths.LOG_DIR_EVENTS)
+                    for name in kids(c1, _paths.config_entities(t))]
+    token_kinds = [TokenZnode(name) for name in kids(c1, _paths.TOKENS)]
+    event_kinds = [LogDirEventZnode(name) for name in kids(c1, _paths.LOG_DIR_EVENTS)
                    if name.startswith(_LOG_DIR_EVENT_PREFIX)]
-    users = _children(r1, _paths.config_entities("users"))
+    users = kids(c1, _paths.config_entities("users"))
     literal_types = [_acl_type(_paths.ACL_LITERAL_ROOT, t)
-                     for t in _children(r1, _paths.ACL_LITERAL_ROOT)]
-    patterns = [_acl_pattern(p) for p in _children(r1, _paths.ACL_EXTENDED_ROOT)]
-    kinds2: list[Any] = [*broker_kinds, *topic_kinds, *config_kinds, *token_kinds, *event_kinds]
+                     for t in kids(c1, _paths.ACL_LITERAL_ROOT)]
+    patterns = [_acl_pattern(p) for p in kids(c1, _paths.ACL_EXTENDED_ROOT)]
     lists2 = ([_paths.user_clients(u) for u in users]
               + [_paths.acl_literal_type(t) for t in literal_types]
               + [f"{_paths.ACL_EXTENDED_ROOT}/{p}" for p in patterns])
-    r2 = walk.round([ReadRequest(k.path) for k in kinds2]
-                    + [ReadRequest(p, children=True) for p in lists2])
-
-    brokers: dict[int, Broker] = {}
-    for bk in broker_kinds:
-        b = _decoded(r2, bk)
-        if b is not None:
-            brokers[b.broker_id] = b
-    topics: dict[str, Topic] = {}
-    for tk in topic_kinds:
-        t = _decoded(r2, tk)
-        if t is not None:
-            topics[t.name] = t
-    configs: list[ConfigZnode] = [c for c in (_decoded(r2, k) for k in config_kinds) if c]
-    tokens: dict[str, DelegationToken] = {}
-    for kk in token_kinds:
-        tok = _decoded(r2, kk)
-        if tok is not None:
-            tokens[tok.token_id] = tok
-    events: list[LogDirEvent] = [e for e in (_decoded(r2, k) for k in event_kinds) if e]
+    got2, c2 = walk.round([*broker_kinds, *topic_kinds, *config_kinds, *token_kinds,
+                           *event_kinds], lists2)
+    found = [x for x in got2 if x is not None]
+    brokers: dict[int, Broker] = {b.broker_id: b for b in found if isinstance(b, Broker)}
+    topics: dict[str, Topic] = {t.name: t for t in found if isinstance(t, Topic)}
+    configs: list[ConfigZnode] = [c for c in found if isinstance(c, ConfigZnode)]
+    tokens: dict[str, DelegationToken] = {
+        t.token_id: t for t in found if isinstance(t, DelegationToken)}
+    events: list[LogDirEvent] = [e for e in found if isinstance(e, LogDirEvent)]
 
     # Round 3: partition states, user+client quotas, literal ACLs, prefixed-ACL type lists.
     state_kinds = [PartitionStateZnode(t.name, p) for t in topics.values()
                    for p in sorted(t.assignment)]
     user_client_kinds = [ConfigZnodeKind(f"users/{u}/clients/{c}") for u in users
-                         for c in _children(r2, _paths.user_clients(u))]
+                         for c in kids(c2, _paths.user_clients(u))]
     acl_kinds = [AclZnode("LITERAL", t, name) for t in literal_types
-                 for name in _children(r2, _paths.acl_literal_type(t))]
+                 for name in kids(c2, _paths.acl_literal_type(t))]
     ext_types = [(p, _acl_type(f"{_paths.ACL_EXTENDED_ROOT}/{p}", t)) for p in patterns
-                 for t in _children(r2, f"{_paths.ACL_EXTENDED_ROOT}/{p}")]
-    kinds3: list[Any] = [*state_kinds, *user_client_kinds, *acl_kinds]
-    r3 = walk.round([ReadRequest(k.path) for k in kinds3]
-                    + [ReadRequest(_paths.acl_extended_type(p, t), children=True)
-                       for p, t in ext_types])
+                 for t in kids(c2, f"{_paths.ACL_EXTENDED_ROOT}/{p}")]
+    got3, c3 = walk.round([*state_kinds, *user_client_kinds, *acl_kinds],
+                          [_paths.acl_extended_type(p, t) for p, t in ext_types])
     states: dict[tuple[str, int], PartitionState] = {}
-    for sk in state_kinds:
-        s = _decoded(r3, sk)
-        if s is not None:
-            states[(s.topic, s.partition)] = s
-    configs += [c for c in (_decoded(r3, k) for k in user_client_kinds) if c]
-    acls: list[AclResource] = [a for a in (_decoded(r3, k) for k in acl_kinds) if a]
+    acls: list[AclResource] = []
+    for x in got3:
+        if isinstance(x, PartitionState):
+            states[(x.topic, x.partition)] = x
+        elif isinstance(x, ConfigZnode):
+            configs.append(x)
+        elif isinstance(x, AclResource):
+            acls.append(x)
 
     # Round 4: prefixed (extended) ACL resources.
     ext_kinds = [AclZnode(ACL_PATTERNS[p], t, name) for p, t in ext_types
-                 for name in _children(r3, _paths.acl_extended_type(p, t))]
+                 for name in kids(c3, _paths.acl_extended_type(p, t))]
     if ext_kinds:
-        r4 = walk.round([ReadRequest(k.path) for k in ext_kinds])
-        acls += [a for a in (_decoded(r4, k) for k in ext_kinds) if a]
+        got4, _ = walk.round(ext_kinds, [])
+        acls += [a for a in got4 if a is not None]
 
     snapshot = _assemble(
         session.chroot, cluster_id=cluster_id, controller=controller,
         controller_epoch=controller_epoch, feature=feature, brokers=brokers, topics=topics,
-        states=states, pending=_children(r1, _paths.DELETE_TOPICS), configs=configs, acls=acls,
+        states=states, pending=kids(c1, _paths.DELETE_TOPICS), configs=configs, acls=acls,
         tokens=tokens, pid_block=pid_block, events=events, migration=migration,
         last_zxid=walk.last_zxid,
     )

@@ -163,6 +163,14 @@ def _int_list(o: _Obj, key: str, value: Any, minimum: int) -> tuple[int, ...]:
     return tuple(value)
 
 
+def _ids_ok(values: list[Any]) -> bool:
+    """Fast check: a list of distinct integers >= 0 (broker ids)."""
+    for x in values:
+        if type(x) is not int or x < 0:
+            return False
+    return len(set(values)) == len(values)
+
+
 def _kind(value: Any) -> str:
     if value is None:
         return "null"
@@ -225,6 +233,10 @@ def _partition_map(o: _Obj, key: str, *, allow_empty_lists: bool) -> dict[int, t
     raw = o.obj(key).raw
     result: dict[int, tuple[int, ...]] = {}
     for pkey, replicas in raw.items():
+        if (type(replicas) is list and replicas and _ids_ok(replicas) and pkey.isascii()
+                and pkey.isdigit()):
+            result[int(pkey)] = tuple(replicas)  # the common case, checked inline
+            continue
         if not _DECIMAL.match(pkey) or pkey.startswith("-"):
             raise o.fail(f"field {key!r} has partition key {pkey!r}, expected a partition id >= 0")
         ids = _int_list(o, f"{key}.{pkey}", replicas, 0)
@@ -458,7 +470,36 @@ class PartitionStateZnode:
         return _paths.partition_state(self.topic, self.partition)
 
     def decode(self, data: bytes | None, stat: ZnodeStat) -> PartitionState:
-        """Raises: ZnodeFormatError on malformed data or an unknown version."""
+        """Raises: ZnodeFormatError on malformed data or an unknown version.
+
+        The common, well-formed case is checked inline (a 100,000-partition read decodes this
+        100,000 times); anything it does not accept goes through the field-by-field check,
+        which names the problem.
+        """
+        raw: Any = None
+        if data:
+            try:
+                raw = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                raw = None
+        if type(raw) is dict:
+            version = raw.get("version")
+            leader = raw.get("leader")
+            epoch = raw.get("leader_epoch")
+            cepoch = raw.get("controller_epoch")
+            isr = raw.get("isr")
+            recovery = raw.get("leader_recovery_state", 0)
+            if (version == 1 and type(version) is int and type(leader) is int and leader >= -1
+                    and type(epoch) is int and epoch >= 0 and type(cepoch) is int and cepoch >= 0
+                    and type(isr) is list and _ids_ok(isr) and type(recovery) is int
+                    and 0 <= recovery <= 1):
+                return PartitionState(topic=self.topic, partition=self.partition, leader=leader,
+                                      leader_epoch=epoch, controller_epoch=cepoch,
+                                      isr=tuple(isr), leader_recovery_state=recovery,
+                                      stat=stat)
+        return self._decode_strict(data, stat)
+
+    def _decode_strict(self, data: bytes | None, stat: ZnodeStat) -> PartitionState:
         o = _json(self.path, data)
         o.version(self.VERSIONS)
         recovery = o.opt_int("leader_recovery_state", 0)

@@ -265,3 +265,13 @@ def test_malformed_corpus_is_refused_with_path_and_problem(entry: dict[str, str]
     assert entry["problem"] in info.value.problem
     assert info.value.exit_code == 2
     assert str(info.value).startswith(entry["path"] + ": ")
+
+
+@pytest.mark.parametrize("body", [
+    {"version": 1, "leader": 3, "leader_epoch": 9, "controller_epoch": 2, "isr": [3, 1]},
+    {"version": 1, "leader": -1, "leader_epoch": 0, "controller_epoch": 0, "isr": [],
+     "leader_recovery_state": 1, "unknown_future_key": "ignored"},
+])
+def test_state_fast_path_agrees_with_the_strict_decoder(body: dict[str, Any]) -> None:
+    kind = PartitionStateZnode("t", 1)
+    assert kind.decode(js(body), STAT) == kind._decode_strict(js(body), STAT)

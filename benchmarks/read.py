@@ -1,0 +1,202 @@
+"""Read benchmark: znodes/s for sequential kazoo, zk2kraft's pipelined reader, and ZooKeeper's
+Java client reading the same znodes pipelined. Prints figures; it is not a test.
+
+    python benchmarks/read.py                       # own ZooKeeper, 100,000 partitions
+    python benchmarks/read.py --partitions 20000    # quicker
+    python benchmarks/read.py --connect 127.0.0.1:2181   # an already running ZooKeeper
+
+Figures (all on the same generated tree, same server, same machine):
+  (a)  sequential kazoo `get`, one read at a time (on the first --sequential-sample paths);
+  (b)  `read_cluster`: the whole tree (lists, data, decoding into a ClusterSnapshot) with a watch
+       armed on every znode — what `zk2kraft` actually does; znodes/s counts every read;
+  (b') the raw pipeline on exactly the path list (c) reads, without decoding: like for like;
+  (b'') kazoo `get_async` with the same bounded window (the naive pipelined baseline);
+  (c)  the Java client (benchmarks/java/ReadBench.java, compiled here with javac against Debian's
+       /usr/share/java/zookeeper.jar): async getData, semaphore window, best of --rounds.
+The ratio b/c is the target (>= 1.0). The ZooKeeper server started here gets -Xmx512m.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from kazoo.client import KazooClient  # noqa: E402
+
+from zkreader import (  # noqa: E402
+    ReadPipeline,
+    ReadRequest,
+    ReadStats,
+    SampleSpec,
+    _paths,
+    generate_sample_cluster,
+    read_cluster,
+    session_for_client,
+)
+
+JAVA_SRC = ROOT / "benchmarks" / "java" / "ReadBench.java"
+JARS = ["zookeeper.jar", "zookeeper-jute.jar", "slf4j-api.jar", "slf4j-nop.jar"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--partitions", type=int, default=100_000)
+    p.add_argument("--topics", type=int, default=1000)
+    p.add_argument("--window", type=int, default=2048, help="zk2kraft reads in flight")
+    p.add_argument("--batch", type=int, default=256, help="reads per multiRead")
+    p.add_argument("--java-window", type=int, default=1000, help="Java reads in flight")
+    p.add_argument("--rounds", type=int, default=3, help="timed rounds of (b) and (c)")
+    p.add_argument("--sequential-sample", type=int, default=20_000,
+                   help="paths read by the slow sequential baseline (a)")
+    p.add_argument("--connect", help="use this ZooKeeper (host:port) instead of starting one")
+    return p
+
+
+def _timed(fn: Callable[[], int]) -> tuple[float, int]:
+    started = time.perf_counter()
+    n = fn()
+    return time.perf_counter() - started, n
+
+
+def _rate(seconds: float, n: int) -> float:
+    return n / seconds if seconds > 0 else 0.0
+
+
+def _compile_java(build: Path) -> str:
+    if shutil.which("javac") is None:
+        raise SystemExit("javac not on PATH: cannot build the Java baseline")
+    jars = [Path("/usr/share/java") / j for j in JARS]
+    missing = [str(j) for j in jars if not j.exists()]
+    if missing:
+        raise SystemExit(f"missing jars for the Java baseline: {missing}")
+    classpath = ":".join(str(j) for j in jars)
+    subprocess.run(["javac", "-d", str(build), "-cp", classpath, str(JAVA_SRC)], check=True)
+    return f"{classpath}:{build}"
+
+
+def _java(classpath: str, connect: str, paths_file: Path, window: int, rounds: int
+          ) -> list[dict[str, float]]:
+    out = subprocess.run(
+        ["java", "-Xmx512m", "-cp", classpath, "ReadBench", connect, str(paths_file),
+         str(window), str(rounds)],
+        check=True, capture_output=True, text=True, timeout=1800,
+    )
+    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    per_topic = max(1, args.partitions // args.topics)
+    server = None
+    if args.connect:
+        connect = args.connect
+    else:
+        from tests.support.zk import ZkServer
+
+        server = ZkServer(heap="512m").start()
+        connect = server.connect
+    work = Path(tempfile.mkdtemp(prefix="zk2kraft-readbench-"))
+    chroot = f"/bench_{uuid.uuid4().hex[:8]}"
+    admin = KazooClient(connect)
+    admin.start(timeout=30)
+    gen = KazooClient(f"{connect}{chroot}")
+    try:
+        admin.create(chroot)
+        gen.start(timeout=30)
+        spec = SampleSpec.clean(topics=args.topics, partitions_per_topic=per_topic, window=32,
+                                batch_ops=500)
+        manifest = generate_sample_cluster(gen, spec)
+        print(f"tree: {manifest.topics} topics, {manifest.state_znodes} partition states, "
+              f"{manifest.znodes} znodes, generated in {manifest.elapsed_s:.1f}s")
+
+        session = session_for_client(gen)
+        # (b) the real read, warm-up once, then the timed rounds
+        read_cluster(session, window=args.window, batch=args.batch, watch=False)
+        b_rates = []
+        snap = None
+        for _ in range(args.rounds):
+            stats = ReadStats()
+            snap = read_cluster(session, window=args.window, batch=args.batch, watch=True,
+                                stats=stats)
+            session.changes.drain()
+            b_rates.append((_rate(stats.elapsed_s, stats.reads), stats.reads, stats.elapsed_s))
+        assert snap is not None
+        paths = ([_paths.topic(t) for t in snap.topics]
+                 + [_paths.partition_state(t, p) for (t, p) in snap.partition_states]
+                 + [_paths.broker(b) for b in snap.brokers])
+        full_paths = [chroot + p for p in paths]
+        paths_file = work / "paths.txt"
+        paths_file.write_text("\n".join(full_paths) + "\n")
+
+        # (b') raw pipeline on the same list as Java; (b'') kazoo get_async, same window
+        def raw(multi: bool) -> int:
+            pipe = ReadPipeline(session, window=args.window, batch=args.batch,
+                                multi_read=multi)
+            return sum(1 for _ in pipe.read(ReadRequest(p) for p in paths))
+
+        raw_rates = [_rate(*_timed(lambda: raw(True))) for _ in range(args.rounds)]
+        naive_rates = [_rate(*_timed(lambda: raw(False))) for _ in range(max(1, args.rounds - 1))]
+
+        # (a) sequential kazoo get
+        sample = paths[: args.sequential_sample]
+
+        def sequential() -> int:
+            for p in sample:
+                gen.get(p)
+            return len(sample)
+
+        seq_rate = _rate(*_timed(sequential))
+
+        # (c) Java
+        classpath = _compile_java(work)
+        java_rounds = _java(classpath, connect, paths_file, args.java_window, args.rounds + 1)
+        java_best = max(r["per_s"] for r in java_rounds)
+        if any(r["errors"] or r["missing"] for r in java_rounds):
+            print(f"warning: the Java client saw errors or missing znodes: {java_rounds}")
+
+        b_best = max(r for r, _, _ in b_rates)
+        print()
+        print(f"{'reader':<58} {'znodes/s':>10}")
+        print(f"{'(a)  sequential kazoo get (' + str(len(sample)) + ' znodes)':<58} "
+              f"{seq_rate:>10,.0f}")
+        for i, (r, n, s) in enumerate(b_rates, 1):
+            print(f"{f'(b)  read_cluster, watches, {n} reads in {s:.2f}s (round {i})':<58} "
+                  f"{r:>10,.0f}")
+        label = f"(b1) raw multiRead pipeline, same {len(paths)} znodes as (c), best"
+        print(f"{label:<58} {max(raw_rates):>10,.0f}")
+        print(f"{'(b2) kazoo get_async, window ' + str(args.window) + ', best':<58} "
+              f"{max(naive_rates):>10,.0f}")
+        for r in java_rounds:
+            label = f"(c)  Java client, window {args.java_window}, round {r['round']}"
+            print(f"{label:<58} {r['per_s']:>10,.0f}")
+        print()
+        print(f"b/c  = {b_best / java_best:.2f}   (best read_cluster / best Java round)")
+        print(f"b1/c = {max(raw_rates) / java_best:.2f}   (raw pipeline / best Java round)")
+        print(f"b/a  = {b_best / seq_rate:.1f}x over sequential kazoo")
+    finally:
+        try:
+            gen.stop()
+            gen.close()
+            admin.delete(chroot, recursive=True)
+        finally:
+            admin.stop()
+            admin.close()
+            if server is not None:
+                server.stop()
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
