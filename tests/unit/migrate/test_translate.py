@@ -713,3 +713,21 @@ def test_records_replay_to_the_image_zookeeper_implies(mv: str) -> None:
     loaded = load_records(translate(snap, opts(mv)).records)
     assert loaded.open_transaction is None
     assert compare(expected_image(snap), loaded.image) == []
+
+
+def test_garbage_collector_state_is_restored() -> None:
+    """translate pauses the cyclic collector for speed and always puts it back."""
+    import gc
+
+    assert gc.isenabled()
+    translate(full_snapshot(), opts())
+    assert gc.isenabled()
+    with pytest.raises(BadFlagError):
+        translate(full_snapshot(), opts("nope"))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        translate(full_snapshot(), opts())
+        assert not gc.isenabled()  # a caller's choice to keep it off is respected
+    finally:
+        gc.enable()
