@@ -230,6 +230,7 @@ class _Gen:
             "_ub": uuid_to_bytes,
             "_ut": uuid_from_bytes,
             "_i32s": _i32s,
+            "_I32": _I32_STRUCTS,
             "_ast": _array_struct,
             "_cl": _compact_len,
             "_es": _enc_str,
@@ -262,20 +263,25 @@ class _Gen:
         def add(indent: int, line: str) -> None:
             body.append((indent, line))
 
+        # One set test covers the common case; only a record naming a field outside this
+        # version (or an unknown one) pays for the detailed checks.
+        in_version = frozenset(
+            [fs.json_name for fs in fields if version in fs.versions] + [_UNKNOWN_TAGS])
         known = frozenset([fs.json_name for fs in fields] + [_UNKNOWN_TAGS])
+        add(1, f"if not {self.const(in_version, '_K')}.issuperset(d):")
         k = self.const(known, "_K")
         msg = self.const(f"{owner}: unknown field(s) ")
-        add(1, f"if not {k}.issuperset(d):")
-        add(2, f"raise SchemaError({msg} + repr(sorted(set(d) - {k})))")
+        add(2, f"if not {k}.issuperset(d):")
+        add(3, f"raise SchemaError({msg} + repr(sorted(set(d) - {k})))")
         for fs in fields:
             if version not in fs.versions:
-                add(1, f"v = d.get({fs.json_name!r}, {self.default_const(fs)})")
-                add(1, f"if {self.nondefault(fs, 'v', out_of_version=True)}:")
+                add(2, f"v = d.get({fs.json_name!r}, {self.default_const(fs)})")
+                add(2, f"if {self.nondefault(fs, 'v', out_of_version=True)}:")
                 msg = self.const(
                     f"{owner}: field {fs.json_name!r} does not exist in version {version} "
                     f"(versions {fs.versions}) but holds a non-default value"
                 )
-                add(2, f"raise SchemaError({msg})")
+                add(3, f"raise SchemaError({msg})")
         group: list[FieldSpec] = []
 
         def flush() -> None:
@@ -386,10 +392,16 @@ class _Gen:
             add(ind, f"{o} += {v}")
         elif fs.is_array:
             el = fs.element_type
-            add(ind, f"{o} += _cl(len({v}))")
-            if el == "int32":
-                add(ind, f"{o} += _i32s(len({v})).pack(*{v})")
-            elif el == "uuid":
+            add(ind, f"n = len({v})")
+            if el == "int32":  # the hot case (replica lists): empty lists skip the packer
+                add(ind, "if n:")
+                add(ind + 1, f"{o} += _UV[n + 1] if n < 16383 else _uvs(n + 1)")
+                add(ind + 1, f"{o} += (_I32[n] if n < 256 else _i32s(n)).pack(*{v})")
+                add(ind, "else:")
+                add(ind + 1, f"{o}.append(1)")
+                return
+            add(ind, f"{o} += _UV[n + 1] if n < 16383 else _uvs(n + 1)")
+            if el == "uuid":
                 add(ind, f"{o} += b''.join(map(_ub, {v}))")
             elif el in _FIXED_FORMAT:
                 add(ind, f"{o} += _ast({_FIXED_FORMAT[el]!r}, len({v})).pack(*{v})")
