@@ -21,7 +21,7 @@ if [ "${ZK2KRAFT_FAST:-0}" = "1" ]; then
   args+=(-m "not slow")
   echo "== pytest (ZK2KRAFT_FAST=1: tests marked slow are skipped)"
 else
-  echo "== pytest (whole suite, slow tests included)"
+  echo "== pytest (slow tests included)"
 fi
 
 set +e

@@ -20,6 +20,7 @@ Fixtures:
 
 from __future__ import annotations
 
+import os
 import sys
 import uuid
 from collections.abc import Callable, Iterator
@@ -54,12 +55,17 @@ def _backend() -> str:
 def pytest_report_header(config: pytest.Config) -> str:
     """Say which ZooKeeper the run uses, so a log shows it was real and how it was started."""
     b = _backend()
-    how = (
-        "docker-compose.test.yml via pytest-docker"
-        if b == "docker"
-        else "Debian ZooKeeper 3.8 local processes (no Docker engine answered `docker info`)"
+    how = "docker-compose.test.yml via pytest-docker" if b == "docker" else (
+        "Debian ZooKeeper 3.8 as local processes"
     )
-    return f"zookeeper backend: {b} ({how})"
+    why = (
+        "forced by ZK2KRAFT_ZK_BACKEND"
+        if os.environ.get("ZK2KRAFT_ZK_BACKEND")
+        else "a Docker engine answered `docker info`"
+        if b == "docker"
+        else "no Docker engine answered `docker info`"
+    )
+    return f"zookeeper backend: {b} ({how}; {why})"
 
 
 # pytest-docker's fixtures, pointed at our compose file; only requested on the docker backend.
