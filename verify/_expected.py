@@ -27,6 +27,7 @@ import logging
 from collections.abc import Mapping
 from urllib.parse import unquote_plus
 
+from verify._loader import paused_gc
 from verify.image import (
     AclsImage,
     BrokerEndpoint,
@@ -267,6 +268,11 @@ def expected_image(snapshot: ClusterSnapshot) -> ClusterImage:
         The expected `ClusterImage`; its ACL ids and broker incarnation ids are placeholders
         that parity does not compare.
     """
+    with paused_gc():
+        return _expected_image(snapshot)
+
+
+def _expected_image(snapshot: ClusterSnapshot) -> ClusterImage:
     topics = _topics(snapshot)
     block = snapshot.producer_id_block
     producer_ids = (
