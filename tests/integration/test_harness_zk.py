@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -152,3 +155,19 @@ def test_expire_session_drops_ephemerals(zk_server: ZkServer, zk_chroot: str) ->
         for c in (owner, watcher):
             c.stop()
             c.close()
+
+
+def test_missing_zookeeper_fails_the_tests_never_skips(tmp_path: Path) -> None:
+    """A whole pytest run without a usable ZooKeeper: the fixture errors with the reason."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "ZK2KRAFT_ZK_JAR": str(tmp_path / "no-such-zookeeper.jar"),
+           "ZK2KRAFT_ZK_BACKEND": "process"}
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rfEs",
+         "tests/integration/test_harness_zk.py::test_single_server_answers_and_stores"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120,
+    )
+    out = r.stdout + r.stderr
+    assert r.returncode == 1, out
+    assert "ZooKeeper could not start" in out and "no-such-zookeeper.jar" in out, out
+    assert "1 error" in out and "skipped" not in out, out

@@ -46,7 +46,8 @@ __all__ = [
     "zookeeper_classpath",
 ]
 
-ZK_JAR = Path("/usr/share/java/zookeeper.jar")
+ZK_JAR = Path(os.environ.get("ZK2KRAFT_ZK_JAR", "/usr/share/java/zookeeper.jar"))
+"""Debian's jar; `ZK2KRAFT_ZK_JAR` points elsewhere (another install, or a test of failure)."""
 ZK_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 START_TIMEOUT_S = 45.0
 STOP_TIMEOUT_S = 10.0
