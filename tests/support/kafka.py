@@ -193,24 +193,35 @@ def dump_log_batches(path: Path | str, *, text: str | None = None) -> list[Dumpe
     return batches
 
 
-def metadata_shell(path: Path | str, *command: str) -> str:
+def metadata_shell(path: Path | str, *command: str, attempts: int = 3) -> str:
     """Run MetadataShell non-interactively on a copy of a `.log`/`.checkpoint` file.
 
     The shell locks `D/.lock` two directories above the file when it exists (a running server
     holds it), so the file is copied into a private temporary directory first.
 
+    MetadataShell 3.9.1 sometimes runs its command before its loader has published the image it
+    read (its reader reports "caught up" at end of file while the loader is still publishing):
+    about 1 run in 15 here prints "no such file or directory", or nothing, for a node that is
+    there. Such a run is repeated, up to `attempts` times; a node really missing still fails.
+
     Args:
         path: the log segment or snapshot file.
         *command: the shell command and its arguments, e.g. `"ls", "/image/topics/byName"`.
+        attempts: runs allowed when the output says a node does not exist.
     """
     src = Path(path)
+    out = ""
     with tempfile.TemporaryDirectory(prefix="zk2kraft-shell-") as tmp:
         copy = Path(tmp) / "a" / "b" / src.name
         copy.parent.mkdir(parents=True)
         shutil.copyfile(src, copy)
-        return run_kafka_class(
-            "org.apache.kafka.shell.MetadataShell", "--snapshot", str(copy), *command
-        ).stdout
+        for _ in range(max(1, attempts)):
+            out = run_kafka_class(
+                "org.apache.kafka.shell.MetadataShell", "--snapshot", str(copy), *command
+            ).stdout
+            if out.strip() and "no such file or directory" not in out:
+                break
+    return out
 
 
 def random_cluster_id() -> str:
