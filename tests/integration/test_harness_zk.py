@@ -16,6 +16,7 @@ from tests.support.zk import (
     ZkProcess,
     ZkServer,
     ZkStartError,
+    drop_connection,
     expire_session,
     four_letter,
     wait_until,
@@ -171,3 +172,16 @@ def test_missing_zookeeper_fails_the_tests_never_skips(tmp_path: Path) -> None:
     assert r.returncode == 1, out
     assert "ZooKeeper could not start" in out and "no-such-zookeeper.jar" in out, out
     assert "1 error" in out and "skipped" not in out, out
+
+
+def test_drop_connection_keeps_the_session(zk_server: ZkServer, zk_chroot: str) -> None:
+    c = _client(f"{zk_server.connect}{zk_chroot}")
+    try:
+        c.create("/eph", b"", ephemeral=True)
+        session = c.client_id[0]
+        assert drop_connection(c)
+        assert c.client_id[0] == session
+        assert c.exists("/eph") is not None  # same session: its ephemeral is still there
+    finally:
+        c.stop()
+        c.close()

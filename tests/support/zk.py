@@ -23,12 +23,15 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kazoo.client import KazooClient
+from kazoo.protocol.connection import _CONNECTION_DROP
+from kazoo.protocol.states import KazooState
 
 __all__ = [
     "DockerZkEnsemble",
@@ -38,6 +41,7 @@ __all__ = [
     "ZkServer",
     "ZkStartError",
     "docker_available",
+    "drop_connection",
     "expire_session",
     "four_letter",
     "free_ports",
@@ -583,3 +587,28 @@ def expire_session(client: KazooClient, connect: str, timeout_s: float = 10.0) -
     other.start(timeout=timeout_s)
     other.stop()
     other.close()
+
+
+def drop_connection(client: KazooClient, timeout_s: float = 15.0) -> bool:
+    """Drop `client`'s TCP connection (the session survives) and wait until it reconnects.
+
+    Uses kazoo's own connection-drop request, as kazoo's test harness does. Server-side watches
+    of the old connection are gone afterwards unless the client re-arms them.
+
+    Returns:
+        True once the client is CONNECTED again, False if it did not reconnect in time.
+    """
+    back = threading.Event()
+
+    def listener(state: KazooState) -> bool:
+        if state == KazooState.CONNECTED:
+            back.set()
+            return True  # kazoo removes a listener that returns True
+        return False
+
+    client.add_listener(listener)
+    client._call(_CONNECTION_DROP, client.handler.async_result())
+    ok = back.wait(timeout_s)
+    if not ok:
+        client.remove_listener(listener)
+    return ok
