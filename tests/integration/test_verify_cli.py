@@ -222,3 +222,31 @@ def test_json_to_stdout_keeps_stdout_machine_readable(
     captured = capsys.readouterr()
     assert json.loads(captured.out)["parity"] is True
     assert "matches ZooKeeper" in captured.err
+
+
+@pytest.mark.slow
+def test_spark_parity_equals_in_process(
+    sample_cluster: Callable[..., Any], voters: Voters, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ZK2KRAFT_SPARK_DRIVER_MEMORY", "512m")
+    sample = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2))
+    snapshot = read(sample)
+    write_voters(snapshot, voters)
+    topic = sorted(snapshot.topics)[0]
+    sample.client.delete(f"/brokers/topics/{topic}", recursive=True)
+    path = "/config/clients/reporting-app"
+    cfg = json.loads(sample.client.get(path)[0])
+    cfg["config"]["producer_byte_rate"] = "7"
+    sample.client.set(path, json.dumps(cfg).encode())
+    code, in_process, _ = verify(sample, voters, tmp_path, capsys)
+    assert code == 1 and len(in_process["differences"]) >= 4
+    out = tmp_path / "spark.json"
+    argv = ["verify", "--zookeeper", sample.connect, "--json", str(out), "--quiet",
+            "--spark-master", "local[1]"]
+    for node_id, d in voters:
+        argv += ["--voter", f"{node_id}={d}"]
+    assert main(argv) == 1
+    spark = json.loads(out.read_text())
+    assert spark["differences"] == in_process["differences"]
+    assert spark["checked"] == in_process["checked"]
