@@ -60,6 +60,17 @@ def _ints(value: Any) -> tuple[int, ...]:
     return tuple(value) if value else ()
 
 
+_MIGRATING: dict[int, tuple[str, ...]] = {}
+
+
+def _migrating(n: int) -> tuple[str, ...]:
+    """`n` replicas in `DirectoryId.MIGRATING`, one shared tuple per length (1M partitions)."""
+    dirs = _MIGRATING.get(n)
+    if dirs is None:
+        dirs = _MIGRATING[n] = (MIGRATING_DIRECTORY,) * n
+    return dirs
+
+
 def _endpoints(data: Data) -> tuple[BrokerEndpoint, ...]:
     return tuple(
         BrokerEndpoint(e["name"], e["host"], int(e["port"]), int(e.get("securityProtocol", 0)))
@@ -270,7 +281,7 @@ class TopicsDelta:
             leader_recovery_state=int(data.get("leaderRecoveryState", 0)),
             leader_epoch=int(data.get("leaderEpoch", -1)),
             partition_epoch=int(data.get("partitionEpoch", -1)),
-            directories=directories or (MIGRATING_DIRECTORY,) * len(replicas),
+            directories=directories or _migrating(len(replicas)),
             elr=None if elr is None else _ints(elr),
             last_known_elr=None if lke is None else _ints(lke),
         )
@@ -290,7 +301,7 @@ class TopicsDelta:
         if data.get("directories") is not None:
             directories = tuple(data["directories"])
         elif len(replicas) != len(cur.directories):
-            directories = (MIGRATING_DIRECTORY,) * len(replicas)
+            directories = _migrating(len(replicas))
         else:
             directories = cur.directories
         leader = int(data.get("leader", NO_LEADER_CHANGE))
