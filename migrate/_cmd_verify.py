@@ -192,7 +192,7 @@ def _compare(
         "aborted_transactions": logs.loaded.aborted_transactions,
     }
     report = parity_report(expected, logs.loaded.image, extra=extra, provenance=provenance)
-    if args.spark_master:
+    if args.spark_master and args.spark_master != "in-process":
         from migrate._pipeline import compare_spark
         from migrate._spark import SparkStarter
 

@@ -250,3 +250,33 @@ def test_spark_parity_equals_in_process(
     spark = json.loads(out.read_text())
     assert spark["differences"] == in_process["differences"]
     assert spark["checked"] == in_process["checked"]
+
+
+def test_migrate_cli_then_verify_cli_end_to_end(
+    sample_cluster: Callable[..., Any], voters: Voters, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The operator's sequence: `migrate --cutover none`, then `verify`, then drift, `verify`."""
+    sample = sample_cluster(SampleSpec.clean(topics=4, partitions_per_topic=3))
+    argv = ["migrate", "--zookeeper", sample.connect, "--cutover", "none",
+            "--spark-master", "in-process", "--quiet", "--json", str(tmp_path / "m.json")]
+    for node_id, d in voters:
+        argv += ["--voter", f"{node_id}={d}"]
+    assert main(argv) == 0, capsys.readouterr().err
+    migrate_out = capsys.readouterr()
+    code, doc, text = verify(sample, voters, tmp_path, capsys)
+    assert code == 0, text
+    assert doc["provenance"]["last_offset"] == json.loads(
+        (tmp_path / "m.json").read_text())["last_offset"]
+    states = read(sample).partition_states
+    (topic, p), moved = max(states.items(), key=lambda kv: (kv[1].stat.version, kv[0]))
+    assert moved.stat.version > 0  # the generator updates some states more than once
+    sample.client.delete(f"/brokers/topics/{topic}/partitions/{p}", recursive=True)
+    code, doc, text = verify(sample, voters, tmp_path, capsys)
+    assert code == 1
+    # a missing state znode: Kafka's default rule (ISR = replicas, leader = first, epochs 0)
+    [epoch] = [d for d in doc["differences"] if d["field"] == "partitionEpoch"]
+    assert (epoch["key"], epoch["zookeeper"], epoch["quorum"]) == (
+        f"{topic}-{p}", 0, moved.stat.version)
+    assert_no_secret(text + migrate_out.out + migrate_out.err
+                     + (tmp_path / "m.json").read_text(), sample)
