@@ -163,7 +163,7 @@ class ReadPipeline:
         max_requests = max(1, self.window // self.batch)
         in_flight: collections.deque[tuple[list[ReadRequest], MultiRead, Any]] = (
             collections.deque())
-        arming: collections.deque[tuple[list[tuple[str, str]], Any]] = collections.deque()
+        arming: collections.deque[_Arming] = collections.deque()
         it = iter(requests)
         exhausted = False
         while True:
@@ -187,15 +187,15 @@ class ReadPipeline:
             out = [_to_result(req, rep) for req, rep in zip(chunk, replies, strict=True)]
             if self.feed is not None:
                 arming.append(self._arm(out, mr.zxid))
-                while arming and arming[0][1].ready():
+                while arming and arming[0].result.ready():
                     self._armed(arming.popleft())
             self.reads += len(out)
             yield from out
         while arming:
             self._armed(arming.popleft())
 
-    def _arm(self, results: list[ReadResult], zxid: int) -> tuple[list[tuple[str, str]], Any]:
-        client = self.session.kazoo
+    def _arm(self, results: list[ReadResult], zxid: int) -> _Arming:
+        """Send one SetWatches for a batch read at `zxid` (fires at once for later changes)."""
         feed = self.feed
         assert feed is not None
         chroot = self.session.chroot
@@ -207,24 +207,32 @@ class ReadPipeline:
             full = chroot + r.path
             if not r.exists:
                 exist.append(full)
-                client._data_watchers[full].add(feed.watcher)
                 armed.append((r.path, EXIST))
             elif r.children is not None:
                 child.append(full)
-                client._child_watchers[full].add(feed.watcher)
                 armed.append((r.path, CHILD))
             else:
                 data.append(full)
-                client._data_watchers[full].add(feed.watcher)
                 armed.append((r.path, DATA))
         request = SetWatches(zxid, data, exist, child)
-        return armed, self._submit(request)
 
-    def _armed(self, entry: tuple[list[tuple[str, str]], Any]) -> None:
-        armed, result = entry
-        self._wait(lambda: result, result, "SetWatches")
+        def submit() -> Any:
+            # Kazoo dispatches a watch event to the callables in these tables; it clears them on
+            # a connection loss, so a resubmission registers again.
+            client = self.session.kazoo
+            for full in data + exist:
+                client._data_watchers[full].add(feed.watcher)
+            for full in child:
+                client._child_watchers[full].add(feed.watcher)
+            return self._submit(request)
+
+        return _Arming(armed, submit, submit())
+
+    def _armed(self, arming: _Arming) -> None:
+        """Wait for a SetWatches reply (resending it after a connection loss), then count it."""
+        self._wait(arming.submit, arming.result, "SetWatches")
         assert self.feed is not None
-        for path, kind in armed:
+        for path, kind in arming.armed:
             self.feed.mark_armed(path, kind)
 
     # -- get_async engine -----------------------------------------------------------------
@@ -276,6 +284,15 @@ class ReadPipeline:
         if feed is not None:
             feed.mark_armed(req.path, DATA)
         return ReadResult(path=req.path, exists=True, data=data, stat=to_stat(stat))
+
+
+@dataclass(slots=True)
+class _Arming:
+    """A SetWatches in flight: the (path, kind) pairs it arms and how to resend it."""
+
+    armed: list[tuple[str, str]]
+    submit: Callable[[], Any]
+    result: Any
 
 
 class _Unimplemented(Exception):

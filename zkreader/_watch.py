@@ -54,6 +54,7 @@ class ChangeFeed:
         self._armed_children: set[str] = set()
         self._client: Any = None
         self._suspended = False
+        self._rearmed = threading.Condition()
         self.rearms = 0
 
     # -- kazoo side ------------------------------------------------------------------------
@@ -125,7 +126,18 @@ class ChangeFeed:
         request = SetWatches(client.last_zxid, data, exist, child)
         log.info("re-arming %d watches after a reconnect", len(data) + len(exist) + len(child))
         client._call(request, client.handler.async_result())
-        self.rearms += 1
+        with self._rearmed:
+            self.rearms += 1
+            self._rearmed.notify_all()
+
+    def wait_rearmed(self, count: int, timeout: float) -> bool:
+        """Wait until the feed has re-armed its watches after `count` reconnects in all.
+
+        Returns:
+            False if that had not happened within `timeout` seconds.
+        """
+        with self._rearmed:
+            return self._rearmed.wait_for(lambda: self.rearms >= count, timeout)
 
     # -- consumer side ---------------------------------------------------------------------
     @property
