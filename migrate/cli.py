@@ -48,6 +48,23 @@ output: one JSON object per line,
 """
 
 
+_VERIFY_EPILOG = """\
+compared (kind: fields; a missing entity is field "<exists>"):
+  broker: endPoints, rack, brokerEpoch (= czxid)      topic: topicId
+  partition (<topic>-<p>): replicas, isr, leader, leaderEpoch, partitionEpoch,
+      addingReplicas, removingReplicas, leaderRecoveryState
+  topic_config / broker_config (<default> = cluster default): each key; passwords by presence
+  client_quota (user=..,client-id=..,ip=..): each key    scram (<user>/<mechanism>): credential
+      digest, never printed    acl: each binding    producer_ids: nextProducerId
+  delegation_token: owner, requester, renewers, timestamps
+  voter: a voter whose log differs from the first --voter's (first differing offset)
+  transaction: a metadata transaction still open at the end of the log
+--json (FILE or - for stdout, mode 0600): {"parity": bool, "differences": [{"kind", "key",
+  "field", "zookeeper", "quorum"}], "checked": {kind: entities}, "provenance": {...}}
+
+"""
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that exits 2 with the flag named (argparse's own default is also 2)."""
 
@@ -236,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="prove parity between the voters' logs and ZooKeeper",
         description="Replay the voter log into a metadata image, read ZooKeeper afresh and "
         "compare field by field. Exit 1 on any difference.",
-        epilog=_EPILOG,
+        epilog=_VERIFY_EPILOG + _EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_zookeeper(p)
