@@ -206,7 +206,12 @@ class ZkProcess:
         if self.alive():
             return
         cfg = self.write_config()
+        # With setpriv (util-linux), the JVM gets SIGTERM if the process that started it dies
+        # (even by SIGKILL), so a killed test run leaves no ZooKeeper behind on a shared box.
+        # Linux ties this to the *thread* that forked: start servers from a long-lived thread.
+        guard = ["setpriv", "--pdeathsig", "TERM"] if shutil.which("setpriv") else []
         cmd = [
+            *guard,
             "java",
             f"-Xmx{self.heap}",
             "-XX:+UseSerialGC",
