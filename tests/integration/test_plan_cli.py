@@ -459,3 +459,38 @@ def test_voter_without_a_log_shows_samples_and_nothing_to_diff(
     for secret in cluster.manifest.secrets:  # ... but their salts and keys never shown
         assert secret not in out
     assert list(empty.iterdir()) == [] and not missing.exists()  # plan wrote nothing
+
+
+@pytest.mark.slow  # `migrate` starts Spark
+def test_voter_diff_after_migrate_then_drift(
+    sample_cluster: Any, run_plan: RunPlan, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from zkreader.sample import SampleSpec
+
+    cluster = sample_cluster(SampleSpec.clean(topics=3))
+    voter = tmp_path / "voter1"
+    code = main(["migrate", "--zookeeper", cluster.connect, "--voter", f"1={voter}",
+                 "--cutover", "none", "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    capsys.readouterr()
+    before = sorted(p.name for p in (voter / "__cluster_metadata-0").iterdir())
+
+    code, out, err = run_plan("--voter", f"1={voter}", zookeeper=cluster.connect)
+    assert code == 0, err
+    assert "matches ZooKeeper" in out or "parity: the voters' log matches ZooKeeper" in out
+
+    state = "/brokers/topics/topic-00000/partitions/0/state"
+    data = json.loads(cluster.client.get(state)[0])
+    data["isr"] = data["isr"][:1]
+    cluster.client.set(state, _j(data))
+    page = tmp_path / "plan.html"
+    code, out, err = run_plan("--voter", f"1={voter}", "--html", str(page),
+                              zookeeper=cluster.connect)
+    assert code == 0, err  # differences are reported, but only blockers fail a plan
+    # the ISR changed, and so did the state znode's version (the partition epoch)
+    assert "2 differences" in out, out
+    assert "topic-00000-0" in out and "isr" in out and "partitionEpoch" in out
+    html = page.read_text()
+    assert "topic-00000" in html and "isr" in html
+    # plan wrote nothing into the voter
+    assert sorted(p.name for p in (voter / "__cluster_metadata-0").iterdir()) == before
