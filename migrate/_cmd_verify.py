@@ -131,10 +131,8 @@ def _describe(item: tuple[str, RecordBatch] | None) -> str:
 def _first_difference(ref: LogSource, other: LogSource) -> tuple[int, str, str] | None:
     """The first batch on which two logs differ: (offset, reference side, other side)."""
     for a, b in zip_longest(_batches(ref), _batches(other)):
-        if a is not None and b is not None and a[0] == b[0] and a[1] == b[1]:
-            continue
         if a is not None and b is not None and a[1] == b[1]:
-            continue  # same batch in a differently named file: the content is what counts
+            continue  # equal batches (even in differently rolled segments): content counts
         offset = (a or b)[1].base_offset  # type: ignore[index,unused-ignore]
         return offset, _describe(a), _describe(b)
     return None
