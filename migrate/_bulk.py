@@ -75,6 +75,7 @@ IN_PROCESS = "in-process"
 OVERRIDES: dict[str, str] = {"LOG_DIR_EVENT_PENDING": "allow_pending_log_dir_events"}
 
 _STAGING_SUFFIX = ".zk2kraft-staging"
+_SPARK_START_TIMEOUT_S = float(os.environ.get("ZK2KRAFT_SPARK_START_TIMEOUT", "300"))
 
 
 # ----------------------------------------------------------------------------- flags
@@ -418,7 +419,7 @@ def run_bulk(
         snapshot = _read(options.connect, bars)
         t_read = clock()
         if starter is not None:
-            runtime = starter.get()
+            runtime = starter.get(timeout=_SPARK_START_TIMEOUT_S)
         t_spark = clock()
         encoded: EncodedLog = encode_log(
             snapshot,

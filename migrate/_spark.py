@@ -280,6 +280,18 @@ def _first_line(text: str) -> str:
     return lines[0][:300]
 
 
+def _jvm_reason(log_path: Path) -> str | None:
+    """The JVM's own last exception line (e.g. a master URL it cannot parse), if it left one."""
+    try:
+        lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        if "Exception" in line or "Error:" in line:
+            return line.strip()[:300]
+    return None
+
+
 def _stop_gateway(context: SparkContext) -> None:
     """Shut the py4j gateway and wait for the JVM process, so no JVM outlives the command."""
     gateway = getattr(context, "_gateway", None)
@@ -434,9 +446,10 @@ class SparkStarter:
             error = self._error
             if isinstance(error, MigrateError):
                 raise error
+            reason = _jvm_reason(log_path) or _first_line(str(error)) or type(error).__name__
             raise SparkError(
-                f"Spark could not start on --spark-master {self.master}: "
-                f"{_first_line(str(error)) or type(error).__name__} (Spark's log: {log_path})"
+                f"Spark could not start on --spark-master {self.master}: {reason} "
+                f"(Spark's log: {log_path})"
             ) from error
         assert self._runtime is not None
         return self._runtime
