@@ -22,6 +22,7 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_BAD_INPUT = 2
 EXIT_UNREACHABLE = 3
+EXIT_INTERNAL = 70  # a bug in zk2kraft (sysexits' EX_SOFTWARE), never confused with findings
 
 _EPILOG = """\
 exit codes:
@@ -29,6 +30,7 @@ exit codes:
   1  blockers found (plan/migrate) or parity differences (verify)
   2  bad flags, or malformed data in ZooKeeper or in a log (the message names the path/flag)
   3  ZooKeeper or a voter directory cannot be reached
+  70 internal error (a bug: please report it with the traceback printed with -v)
 
 secrets: pass digest/SASL passwords through the environment (ZK2KRAFT_ZK_DIGEST,
 ZK2KRAFT_ZK_SASL_PASSWORD, ZK2KRAFT_PASSWORD_ENCODER_SECRET) to keep them out of `ps`.
@@ -304,7 +306,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # every package error carries its exit code
         exit_code = getattr(exc, "exit_code", None)
         if not isinstance(exit_code, int):
-            raise
+            # An unexpected exception is a bug, not a finding: exit 70 so scripts never read a
+            # crash as "blockers found" (1). The traceback goes to stderr with -v.
+            logging.getLogger(__name__).debug("internal error", exc_info=True)
+            sys.stderr.write(
+                f"zk2kraft {args.command}: internal error: {type(exc).__name__}: {exc}"
+                " (run with -v for the traceback)\n"
+            )
+            return EXIT_INTERNAL
         sys.stderr.write(f"zk2kraft {args.command}: error: {exc}\n")
         return exit_code
     return code
