@@ -27,6 +27,7 @@ from writers._codec import (
     decode_record,
     encode_control_record,
     encode_record,
+    encode_records,
 )
 from writers._records import ControlRecord, MetadataRecord, RecordBatch
 from writers._varint import _ZIGZAG_POS, VarintError, read_zigzag, zigzag, zigzag_size
@@ -57,6 +58,9 @@ BATCH_OVERHEAD = 61
 """Bytes of the v2 batch header (`RECORD_BATCH_OVERHEAD`)."""
 
 _LOG_OVERHEAD = 12  # baseOffset + batchLength: bytes not counted in batchLength
+# framing bytes around a value, at most: length 5 + attributes 1 + timestampDelta 1 +
+# offsetDelta 5 + key length 1 + value length 5 + header count 1 (varints of int32 values)
+_MAX_RECORD_OVERHEAD = 19
 _MAGIC = 2
 _ATTR_CONTROL = 0x20
 _CRC_START = 21
@@ -238,29 +242,42 @@ def _record_size(offset_delta: int, value_len: int, key_len: int = -1) -> int:
 def _plan(
     value_lens: Sequence[int], max_records: int, max_bytes: int, key_len: int, first_offset: int
 ) -> list[tuple[int, int]]:
-    """Split record indices into [start, stop) runs that respect both limits."""
+    """Split record indices into [start, stop) runs that respect both limits.
+
+    Each run of up to `max_records` is first checked against a cheap upper bound (a record
+    costs at most its value plus `_MAX_RECORD_OVERHEAD` framing bytes); only a run that might
+    not fit is sized record by record.
+    """
     if max_records < 1:
         raise WriterError("max_records must be at least 1")
     if not BATCH_OVERHEAD < max_bytes <= MAX_BATCH_BYTES:
         raise WriterError(f"max_bytes must be in ({BATCH_OVERHEAD}, {MAX_BATCH_BYTES}]")
     runs: list[tuple[int, int]] = []
+    count = len(value_lens)
+    extra = _MAX_RECORD_OVERHEAD + max(key_len, 0)
     start = 0
-    size = BATCH_OVERHEAD
-    for i, n in enumerate(value_lens):
-        rec = _record_size(i - start, n, key_len)
-        if i > start and (i - start >= max_records or size + rec > max_bytes):
-            runs.append((start, i))
-            start = i
-            size = BATCH_OVERHEAD
-            rec = _record_size(0, n, key_len)
-        if size + rec > max_bytes:
+    while start < count:
+        stop = min(start + max_records, count)
+        bound = BATCH_OVERHEAD + sum(value_lens[start:stop]) + extra * (stop - start)
+        if bound <= max_bytes:
+            runs.append((start, stop))
+            start = stop
+            continue
+        size = BATCH_OVERHEAD
+        i = start
+        while i < stop:
+            rec = _record_size(i - start, value_lens[i], key_len)
+            if size + rec > max_bytes:
+                break
+            size += rec
+            i += 1
+        if i == start:
             raise BatchTooLargeError(
-                f"record at offset {first_offset + i} ({n} bytes) does not fit a batch of "
-                f"{max_bytes} bytes"
+                f"record at offset {first_offset + i} ({value_lens[i]} bytes) does not fit a "
+                f"batch of {max_bytes} bytes"
             )
-        size += rec
-    if start < len(value_lens):
-        runs.append((start, len(value_lens)))
+        runs.append((start, i))
+        start = i
     return runs
 
 
@@ -284,7 +301,7 @@ def pack_batches(
         WriterError: a limit is out of range.
     """
     out: list[bytes] = []
-    for start, stop in _plan([len(v) for v in values], max_records, max_bytes, -1, base_offset):
+    for start, stop in _plan(list(map(len, values)), max_records, max_bytes, -1, base_offset):
         out.append(pack_batch(base_offset + start, leader_epoch, timestamp_ms, values[start:stop]))
     return out
 
@@ -323,10 +340,10 @@ def batch_records(
             keys: list[bytes] | None = [k for k, _ in pairs]
             key_len = 4
         else:
-            values = [encode_record(r) for r in group]  # type: ignore[arg-type]
+            values = encode_records(group)  # type: ignore[arg-type]
             keys = None
             key_len = -1
-        for start, stop in _plan([len(v) for v in values], max_records, max_bytes, key_len,
+        for start, stop in _plan(list(map(len, values)), max_records, max_bytes, key_len,
                                  offset):
             data = pack_batch(
                 offset + start, leader_epoch, timestamp_ms, values[start:stop],

@@ -31,7 +31,7 @@ from __future__ import annotations
 import base64
 import binascii
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from writers._records import ControlRecord, FieldValue, MetadataRecord
@@ -51,6 +51,7 @@ __all__ = [
     "decode_record",
     "encode_control_record",
     "encode_record",
+    "encode_records",
     "generated_source",
     "record_size",
     "record_to_json",
@@ -161,6 +162,10 @@ def _array_struct(code: str, n: int) -> struct.Struct:
 _I32_STRUCTS = tuple(_packer(f"{n}i") for n in range(256))
 
 
+# an int32 array of n < 127 elements: its one-byte compact length (n + 1) and the elements
+_I32_COUNTED = tuple(_packer(f"B{n}i") for n in range(127))
+
+
 def _i32s(n: int) -> struct.Struct:
     return _I32_STRUCTS[n] if n < 256 else _array_struct("i", n)
 
@@ -230,7 +235,7 @@ class _Gen:
             "_ub": uuid_to_bytes,
             "_ut": uuid_from_bytes,
             "_i32s": _i32s,
-            "_I32": _I32_STRUCTS,
+            "_I32C": _I32_COUNTED,
             "_ast": _array_struct,
             "_cl": _compact_len,
             "_es": _enc_str,
@@ -254,8 +259,11 @@ class _Gen:
 
     # -- encoder ---------------------------------------------------------------------------
 
-    def encoder(self, fields: tuple[FieldSpec, ...], fname: str, owner: str) -> None:
-        """Emit `def fname(d, o)` appending the struct's encoding to bytearray `o`."""
+    def encoder(
+        self, fields: tuple[FieldSpec, ...], fname: str, owner: str
+    ) -> list[tuple[int, str]]:
+        """Emit `def fname(d, o)` appending the struct's encoding to bytearray `o`; return its
+        body lines so the top level can also be inlined into the multi-record encoder."""
         version = self.version
         nested: list[tuple[FieldSpec, str]] = []
         body: list[tuple[int, str]] = []
@@ -308,20 +316,34 @@ class _Gen:
             key=lambda x: x.tag if x.tag is not None else -1,
         )
         if tagged:
-            add(1, "t = []")
+            # Tagged fields are usually at their default: test that inline, and leave writing
+            # them (and any preserved unknown tags) to a separate function.
+            conds = [
+                f"({self.nondefault(fs, 'v', first=self.get_expr(fs, walrus=True))})"
+                for fs in tagged
+            ]
+            add(1, f"if {' or '.join(conds)} or _UNK in d:")
+            add(2, f"{fname}_tags(d, o)")
+            tag_body: list[tuple[int, str]] = []
+
+            def add_tag(indent: int, line: str) -> None:
+                tag_body.append((indent, line))
+
+            add_tag(1, "t = []")
             for fs in tagged:
-                add(1, f"v = d.get({fs.json_name!r}, {self.default_const(fs)})")
-                add(1, f"if {self.nondefault(fs, 'v')}:")
-                add(2, "b = bytearray()")
-                self.encode_value(fs, "v", "b", 2, add, nested, owner)
-                add(2, f"t.append(({fs.tag}, b))")
-            add(1, "u = d.get(_UNK)")
-            add(1, "if t or u:")
-            add(2, "_wt(o, t, u)")
+                add_tag(1, f"v = {self.get_expr(fs, walrus=False)}")
+                add_tag(1, f"if {self.nondefault(fs, 'v')}:")
+                add_tag(2, "b = bytearray()")
+                self.encode_value(fs, "v", "b", 2, add_tag, nested, owner)
+                add_tag(2, f"t.append(({fs.tag}, b))")
+            add_tag(1, "_wt(o, t, d.get(_UNK))")
+            self.emit(0, f"def {fname}_tags(d, o):")
+            for indent, line in tag_body:
+                self.emit(indent, line)
+            self.emit(0, "")
         else:
-            add(1, "u = d.get(_UNK)")
-            add(1, "if u:")
-            add(2, "_wt(o, [], u)")
+            add(1, "if _UNK in d:")
+            add(2, "_wt(o, [], d[_UNK])")
         add(1, "else:")
         add(2, "o.append(0)")
         for sub, sub_name in nested:
@@ -330,6 +352,89 @@ class _Gen:
         for indent, line in body:
             self.emit(indent, line)
         self.emit(0, "")
+        return body
+
+    def flat(self, fields: tuple[FieldSpec, ...], prefix_len: int) -> list[tuple[int, str]]:
+        """Fast-path lines setting `x` to the whole value (or None) with ONE `struct.pack`.
+
+        Applies to records whose untagged fields are fixed-width, non-null int arrays or at most
+        one non-null string: the lengths of the variable parts pick a cached Struct laid out for
+        exactly those lengths (compact lengths < 127 only, so each is one byte), the frame prefix
+        first and an empty tagged section last. Anything else (a tagged field set, unknown or
+        out-of-version keys, long arrays) leaves `x` None and takes the general code.
+        """
+        version = self.version
+        present = [fs for fs in fields if version in fs.versions and version not in fs.tagged]
+        tagged = [fs for fs in fields if version in fs.versions and version in fs.tagged]
+        items: list[tuple[str, str]] = []
+        strings = 0
+        for fs in present:
+            nullable = version in fs.nullable
+            if fs.type in _FIXED_FORMAT:
+                items.append(("fixed", _FIXED_FORMAT[fs.type]))
+            elif fs.is_array and fs.element_type in ("int8", "int16", "int32", "int64") and (
+                not nullable
+            ):
+                items.append(("array", _FIXED_FORMAT[fs.element_type]))
+            elif fs.type == "string" and not nullable and strings == 0:
+                items.append(("string", "s"))
+                strings += 1
+            else:
+                return []
+        lines: list[tuple[int, str]] = []
+        keys = frozenset(fs.json_name for fs in present + tagged)
+        cond = f"{self.const(keys, '_K')}.issuperset(d)"
+        for fs in tagged:
+            cond += f" and not ({self.nondefault(fs, 'v', first=self.get_expr(fs, walrus=True))})"
+        lines.append((1, "x = None"))
+        lines.append((1, f"if {cond}:"))
+        var_names: list[str] = []
+        args: list[str] = ["_PREFIX"]
+        for fs, (kind, _code) in zip(present, items, strict=True):
+            if kind == "fixed":
+                args.append(self.value_expr(fs, fixed=True))
+                continue
+            name = f"a{len(var_names)}"
+            if kind == "array":
+                lines.append((2, f"{name} = {self.value_expr(fs, fixed=False)}"))
+                args += [f"k[{len(var_names)}] + 1", f"*{name}"]
+            else:
+                lines.append((2, f"{name} = {self.value_expr(fs, fixed=False)}.encode()"))
+                args += [f"k[{len(var_names)}] + 1", name]
+            var_names.append(name)
+        args.append("0")
+        cache: dict[tuple[int, ...], struct.Struct | bool] = {}
+        layout = tuple(items)
+
+        def make(k: tuple[int, ...]) -> struct.Struct | bool:
+            if len(cache) >= 4096:
+                cache.clear()
+            if any(n >= 127 for n in k):
+                cache[k] = False
+                return False
+            lengths = iter(k)
+            fmt = [f">{prefix_len}s"]
+            for kind, code in layout:
+                fmt.append(code if kind == "fixed" else f"B{next(lengths)}{code}")
+            fmt.append("B")
+            st = cache[k] = struct.Struct("".join(fmt))
+            return st
+
+        c = self.const(cache, "_FC")
+        m = self.const(make, "_FM")
+        key = "(" + "".join(f"len({n}), " for n in var_names) + ")"
+        lines.append((2, f"k = {key}"))
+        lines.append((2, f"st = {c}.get(k)"))
+        lines.append((2, "if st is None:"))
+        lines.append((3, f"st = {m}(k)"))
+        lines.append((2, "if st:"))
+        lines.append((3, f"x = st.pack({', '.join(args)})"))
+        return lines
+
+    def get_expr(self, fs: FieldSpec, *, walrus: bool) -> str:
+        """`d.get(key, default)` for an optional field, optionally binding it to `v`."""
+        expr = f"d.get({fs.json_name!r}, {self.default_const(fs)})"
+        return f"(v := {expr})" if walrus else expr
 
     def default_const(self, fs: FieldSpec) -> str:
         """Name of a constant holding the field's default (an empty tuple for empty arrays, so
@@ -350,18 +455,23 @@ class _Gen:
             return f"_ub({expr})"
         return expr
 
-    def nondefault(self, fs: FieldSpec, v: str, *, out_of_version: bool = False) -> str:
-        """A Python condition true when `v` differs from the field's default."""
+    def nondefault(
+        self, fs: FieldSpec, v: str, *, out_of_version: bool = False, first: str | None = None
+    ) -> str:
+        """A Python condition true when `v` differs from the field's default; `first`, if
+        given, replaces the first (leftmost, so first evaluated) mention of `v`."""
         default = fs.default_value()
         if default is None:
-            return f"{v} is not None"
-        if fs.is_array:
-            return f"{v} is None or len({v}) != 0"
-        if out_of_version and fs.is_struct:
-            return f"{v} != {self.const(default)}"
-        if isinstance(default, bool):
-            return f"{v} is not {default!r}"
-        return f"{v} != {default!r}"
+            template = "{V} is not None"
+        elif fs.is_array:
+            template = "{V} is None or len(%s) != 0" % v
+        elif out_of_version and fs.is_struct:
+            template = "{V} != " + self.const(default)
+        elif isinstance(default, bool):
+            template = "{V} is not " + repr(default)
+        else:
+            template = "{V} != " + repr(default)
+        return template.replace("{V}", first if first is not None else v, 1)
 
     def encode_value(
         self,
@@ -393,12 +503,12 @@ class _Gen:
         elif fs.is_array:
             el = fs.element_type
             add(ind, f"n = len({v})")
-            if el == "int32":  # the hot case (replica lists): empty lists skip the packer
-                add(ind, "if n:")
-                add(ind + 1, f"{o} += _UV[n + 1] if n < 16383 else _uvs(n + 1)")
-                add(ind + 1, f"{o} += (_I32[n] if n < 256 else _i32s(n)).pack(*{v})")
+            if el == "int32":  # the hot case (replica lists): count byte + elements, one pack
+                add(ind, "if n < 127:")
+                add(ind + 1, f"{o} += _I32C[n].pack(n + 1, *{v})")
                 add(ind, "else:")
-                add(ind + 1, f"{o}.append(1)")
+                add(ind + 1, f"{o} += _uvs(n + 1)")
+                add(ind + 1, f"{o} += _i32s(n).pack(*{v})")
                 return
             add(ind, f"{o} += _UV[n + 1] if n < 16383 else _uvs(n + 1)")
             if el == "uuid":
@@ -594,6 +704,7 @@ class _Gen:
 _Encoder = Callable[[Mapping[str, FieldValue]], bytes]
 _Decoder = Callable[[bytes, int, int], tuple[dict[str, FieldValue], int]]
 _compiled: dict[tuple[str, int], tuple[_Encoder, _Decoder, str]] = {}
+_many: dict[tuple[str, int], Callable[[list[Mapping[str, FieldValue]]], list[bytes]]] = {}
 
 
 def _compile(spec: RecordSpec, version: int) -> tuple[_Encoder, _Decoder, str]:
@@ -602,20 +713,45 @@ def _compile(spec: RecordSpec, version: int) -> tuple[_Encoder, _Decoder, str]:
     if hit is not None:
         return hit
     gen = _Gen(spec, version)
-    gen.encoder(spec.fields, "_enc_body", gen.label)
+    body = gen.encoder(spec.fields, "_enc_body", gen.label)
     gen.decoder(spec.fields, "_dec_body", gen.label)
     if spec.kind == "metadata":
         prefix = uvarint(_FRAME_VERSION) + uvarint(spec.api_key) + uvarint(version)
     else:
         prefix = b""
     gen.ns["_PREFIX"] = prefix
+    flat = gen.flat(spec.fields, len(prefix))
+    # the top-level body inlined twice: one record, and a loop over many (no call per record)
     gen.emit(0, "def encode(d):")
+    for indent, line in flat:
+        gen.emit(indent, line)
+    if flat:
+        gen.emit(1, "if x is not None:")
+        gen.emit(2, "return x")
     gen.emit(1, "o = bytearray(_PREFIX)")
-    gen.emit(1, "_enc_body(d, o)")
+    for indent, line in body:
+        gen.emit(indent, line)
     gen.emit(1, "return bytes(o)")
+    gen.emit(0, "")
+    gen.emit(0, "def encode_many(ds):")
+    gen.emit(1, "out = []")
+    gen.emit(1, "ap = out.append")
+    gen.emit(1, "for d in ds:")
+    for indent, line in flat:
+        gen.emit(indent + 1, line)
+    if flat:
+        gen.emit(2, "if x is not None:")
+        gen.emit(3, "ap(x)")
+        gen.emit(3, "continue")
+    gen.emit(2, "o = bytearray(_PREFIX)")
+    for indent, line in body:
+        gen.emit(indent + 1, line)
+    gen.emit(2, "ap(bytes(o))")
+    gen.emit(1, "return out")
     source = "\n".join(gen.lines) + "\n"
     code = compile(source, f"<zk2kraft codec {gen.label}>", "exec")
     exec(code, gen.ns)  # noqa: S102 - source generated above from the schema table only
+    _many[key] = gen.ns["encode_many"]
     result = (gen.ns["encode"], gen.ns["_dec_body"], source)
     _compiled[key] = result
     return result
@@ -769,6 +905,36 @@ def encode_record(record: MetadataRecord) -> bytes:
     except Exception as exc:  # the fast path failed: find the field at fault
         spec = _spec_checked(record.type, record.version)
         raise _diagnose(spec, record.version, record.data, exc) from exc
+
+
+def encode_records(records: Sequence[MetadataRecord]) -> list[bytes]:
+    """`[encode_record(r) for r in records]`, faster: each run of records of one type and
+    version goes through one generated loop, with no Python call per record.
+
+    Raises:
+        SchemaError: as `encode_record`, for the first record that does not fit.
+    """
+    out: list[bytes] = []
+    n = len(records)
+    i = 0
+    while i < n:
+        first = records[i]
+        t, v = first.type, first.version
+        j = i + 1
+        while j < n and records[j].type == t and records[j].version == v:
+            j += 1
+        many = _many.get((t, v))
+        if many is None:
+            encode_record(first)  # compiles it, or raises the precise error
+            many = _many[(t, v)]
+        try:
+            out += many([r.data for r in records[i:j]])
+        except Exception:
+            for r in records[i:j]:  # the fast loop failed: find and name the record at fault
+                encode_record(r)
+            raise
+        i = j
+    return out
 
 
 def record_size(record: MetadataRecord) -> int:
