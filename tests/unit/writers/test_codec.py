@@ -21,6 +21,7 @@ from writers import (
     decode_record,
     encode_control_record,
     encode_record,
+    encode_records,
     generated_source,
     record_size,
     record_to_json,
@@ -393,3 +394,59 @@ def test_generated_source_is_inspectable() -> None:
     assert "def _enc_body" in source and "def _dec_body" in source
     with pytest.raises(SchemaError):
         generated_source("PARTITION_RECORD", 9)
+
+
+# ----------------------------------------------------------------------------- encode_records and
+# the single-pack fast path (must give the same bytes as the general code at every boundary)
+
+
+def test_encode_records_equals_one_by_one_over_mixed_types() -> None:
+    rng = random.Random(7)
+    records = [MetadataRecord(t, v, _struct(f, v, rng, mode))
+               for mode in ("full", "empty", "null") for t, v, f in CASES for _ in range(2)]
+    rng.shuffle(records)
+    records += [records[0]] * 5  # a run of one type and version
+    assert encode_records(records) == [encode_record(r) for r in records]
+    assert encode_records([]) == []
+
+
+def test_encode_records_names_the_bad_record() -> None:
+    good = MetadataRecord("TOPIC_RECORD", 0, {"name": "a", "topicId": U1})
+    bad = MetadataRecord("TOPIC_RECORD", 0, {"name": "b", "topicId": "nope"})
+    with pytest.raises(SchemaError, match="TOPIC_RECORD v0: field 'topicId'"):
+        encode_records([good, good, bad, good])
+
+
+@pytest.mark.parametrize("n", [0, 1, 125, 126, 127, 128, 300])
+def test_int_array_length_boundaries(n: int) -> None:
+    record = _partition(replicas=list(range(n)), isr=[])
+    raw = encode_record(record)
+    prefix = bytes([n + 1]) if n + 1 < 128 else bytes([(n + 1) & 0x7F | 0x80, (n + 1) >> 7])
+    start = 3 + 4 + 16
+    assert raw[start:start + len(prefix)] == prefix
+    assert decode_record(raw).data["replicas"] == list(range(n))
+    assert encode_records([record]) == [raw]
+
+
+@pytest.mark.parametrize("n", [0, 1, 125, 126, 127, 128, 5000])
+def test_string_length_boundaries(n: int) -> None:
+    record = MetadataRecord("TOPIC_RECORD", 0, {"name": "é" * (n // 2) + "x" * (n % 2),
+                                                "topicId": U1})
+    raw = encode_record(record)
+    size = n + 1
+    prefix = bytes([size]) if size < 128 else bytes([size & 0x7F | 0x80, size >> 7])
+    assert raw[3:3 + len(prefix)] == prefix
+    assert len(raw) == 3 + len(prefix) + n + 16 + 1
+    assert decode_record(raw) == MetadataRecord("TOPIC_RECORD", 0, dict(record.data))
+
+
+def test_fast_path_falls_back_for_tags_unknown_and_out_of_version_fields() -> None:
+    plain = encode_record(_partition())
+    assert plain[-1] == 0
+    tagged = encode_record(_partition(leaderRecoveryState=1))
+    assert tagged == plain[:-1] + bytes([1, 0, 1, 1])
+    unknown = encode_record(_partition(_unknownTaggedFields=[{"tag": 3, "data": b"\x09"}]))
+    assert unknown[-4:] == bytes([1, 3, 1, 9])
+    assert encode_record(_partition(directories=[])) == plain
+    with pytest.raises(SchemaError, match="unknown field"):
+        encode_records([_partition(extra=1)])
