@@ -280,3 +280,31 @@ def test_migrate_cli_then_verify_cli_end_to_end(
         f"{topic}-{p}", 0, moved.stat.version)
     assert_no_secret(text + migrate_out.out + migrate_out.err
                      + (tmp_path / "m.json").read_text(), sample)
+
+
+def test_bad_flags_exit_2_before_anything_is_read(
+    voters: Voters, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    closed = "127.0.0.1:1"  # nothing listens: a flag error must come first
+    code = main(["verify", "--zookeeper", closed, "--voter", f"1={voters[0][1]}",
+                 "--json", str(tmp_path / "no-such-dir" / "v.json")])
+    assert code == 2 and "--json" in capsys.readouterr().err
+    code = main(["verify", "--zookeeper", closed, "--voter", f"1={voters[0][1]}",
+                 "--voter", f"2={voters[0][1]}"])
+    assert code == 2 and "directory given twice" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["verify", "--zookeeper", closed, "--voter", "x=/tmp"])
+    assert exit_info.value.code == 2 and "--voter" in capsys.readouterr().err
+
+
+def test_unreachable_zookeeper_exits_3(
+    sample_cluster: Callable[..., Any], voters: Voters, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    sample = sample_cluster(SampleSpec.clean(topics=1, partitions_per_topic=1))
+    write_voters(read(sample), voters)
+    argv = ["verify", "--zookeeper", "127.0.0.1:1", "--zk-timeout", "2"]
+    for node_id, d in voters:
+        argv += ["--voter", f"{node_id}={d}"]
+    assert main(argv) == 3
+    assert "127.0.0.1:1" in capsys.readouterr().err
