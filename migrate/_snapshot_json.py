@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from zkreader import AclResource, ClusterSnapshot, ConfigZnode, ZnodeStat
+from zkreader import AclResource, ClusterSnapshot, ConfigZnode, PartitionState, ZnodeStat
 
 __all__ = [
     "REDACTED",
@@ -68,7 +68,28 @@ def redact_config(config: Mapping[str, str]) -> dict[str, str]:
 
 
 def _stat(stat: ZnodeStat) -> dict[str, int]:
-    return {f.name: getattr(stat, f.name) for f in dataclasses.fields(stat)}
+    return {
+        "czxid": stat.czxid,
+        "mzxid": stat.mzxid,
+        "version": stat.version,
+        "ctime_ms": stat.ctime_ms,
+        "mtime_ms": stat.mtime_ms,
+        "ephemeral_owner": stat.ephemeral_owner,
+        "num_children": stat.num_children,
+    }
+
+
+def _state(state: PartitionState) -> dict[str, Any]:
+    """Fast path for the most numerous entity (one per partition)."""
+    return {
+        "topic": state.topic,
+        "partition": state.partition,
+        "leader": state.leader,
+        "leader_epoch": state.leader_epoch,
+        "controller_epoch": state.controller_epoch,
+        "isr": list(state.isr),
+        "leader_recovery_state": state.leader_recovery_state,
+    }
 
 
 def _plain(value: Any) -> Any:
@@ -135,7 +156,8 @@ def snapshot_entities(snapshot: ClusterSnapshot) -> Iterator[dict[str, Any]]:
     for (topic, partition) in sorted(s.partition_states):
         state = s.partition_states[(topic, partition)]
         path = f"/brokers/topics/{topic}/partitions/{partition}/state"
-        yield _entity("partition_state", path, state)
+        yield {"kind": "partition_state", "path": path, "data": _state(state),
+               "stat": _stat(state.stat)}
     for name in sorted(s.pending_deletions):
         yield {"kind": "pending_deletion", "path": f"/admin/delete_topics/{name}",
                "data": {"topic": name}, "stat": None}

@@ -53,3 +53,13 @@ def test_lines_redact_configs_and_tokens() -> None:
     assert objs[3]["data"]["entity_type"] == "users-clients"
     assert objs[4] == {"kind": "delegation_token", "path": "/delegation_token/tokens/tk",
                        "data": REDACTED, "stat": objs[4]["stat"]}
+
+
+def test_partition_state_fast_path_matches_the_model() -> None:
+    from migrate._snapshot_json import _plain, _stat, _state
+    from zkreader import PartitionState
+
+    st = PartitionState("t", 3, 2, 7, 9, (2, 1), 1, ZnodeStat(1, 2, 3, 4, 5, 6, 7))
+    assert _state(st) == _plain(st)  # a new model field must show up in the fast path too
+    assert _stat(st.stat) == {"czxid": 1, "mzxid": 2, "version": 3, "ctime_ms": 4,
+                              "mtime_ms": 5, "ephemeral_owner": 6, "num_children": 7}
