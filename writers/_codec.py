@@ -233,6 +233,7 @@ class _Gen:
             "_UV": _UVARINT,
             "_uvs": uvarint,
             "_ub": uuid_to_bytes,
+            "_UBC": _uuid_to_bytes_cache,
             "_ut": uuid_from_bytes,
             "_i32s": _i32s,
             "_I32C": _I32_COUNTED,
@@ -451,8 +452,8 @@ class _Gen:
             expr = f"d.get({key})"
         else:
             expr = f"d[{key}]"
-        if fixed and fs.type == "uuid":
-            return f"_ub({expr})"
+        if fixed and fs.type == "uuid":  # the cache hit inline, the parse only on a miss
+            return f"(_UBC.get(w := {expr}) or _ub(w))"
         return expr
 
     def nondefault(
@@ -704,7 +705,7 @@ class _Gen:
 _Encoder = Callable[[Mapping[str, FieldValue]], bytes]
 _Decoder = Callable[[bytes, int, int], tuple[dict[str, FieldValue], int]]
 _compiled: dict[tuple[str, int], tuple[_Encoder, _Decoder, str]] = {}
-_many: dict[tuple[str, int], Callable[[list[Mapping[str, FieldValue]]], list[bytes]]] = {}
+_many: dict[tuple[str, int], Callable[[Sequence[MetadataRecord], int, list[bytes]], int]] = {}
 
 
 def _compile(spec: RecordSpec, version: int) -> tuple[_Encoder, _Decoder, str]:
@@ -733,10 +734,18 @@ def _compile(spec: RecordSpec, version: int) -> tuple[_Encoder, _Decoder, str]:
         gen.emit(indent, line)
     gen.emit(1, "return bytes(o)")
     gen.emit(0, "")
-    gen.emit(0, "def encode_many(ds):")
-    gen.emit(1, "out = []")
+    # encode_many(records, i, out): encode records[i:] while they have this type and version,
+    # appending to `out`; returns the index of the first record it did not encode
+    gen.ns["_TYPE"], gen.ns["_VERSION"] = spec.type_name, version
+    gen.emit(0, "def encode_many(rs, i, out):")
     gen.emit(1, "ap = out.append")
-    gen.emit(1, "for d in ds:")
+    gen.emit(1, "n = len(rs)")
+    gen.emit(1, "while i < n:")
+    gen.emit(2, "r = rs[i]")
+    gen.emit(2, "if r.version != _VERSION or r.type != _TYPE:")
+    gen.emit(3, "return i")
+    gen.emit(2, "i += 1")
+    gen.emit(2, "d = r.data")
     for indent, line in flat:
         gen.emit(indent + 1, line)
     if flat:
@@ -747,7 +756,7 @@ def _compile(spec: RecordSpec, version: int) -> tuple[_Encoder, _Decoder, str]:
     for indent, line in body:
         gen.emit(indent + 1, line)
     gen.emit(2, "ap(bytes(o))")
-    gen.emit(1, "return out")
+    gen.emit(1, "return i")
     source = "\n".join(gen.lines) + "\n"
     code = compile(source, f"<zk2kraft codec {gen.label}>", "exec")
     exec(code, gen.ns)  # noqa: S102 - source generated above from the schema table only
@@ -919,21 +928,18 @@ def encode_records(records: Sequence[MetadataRecord]) -> list[bytes]:
     i = 0
     while i < n:
         first = records[i]
-        t, v = first.type, first.version
-        j = i + 1
-        while j < n and records[j].type == t and records[j].version == v:
-            j += 1
-        many = _many.get((t, v))
+        many = _many.get((first.type, first.version))
         if many is None:
-            encode_record(first)  # compiles it, or raises the precise error
-            many = _many[(t, v)]
+            out.append(encode_record(first))  # compiles it, or raises the precise error
+            i += 1
+            continue
+        done = len(out)
         try:
-            out += many([r.data for r in records[i:j]])
+            i = many(records, i, out)
         except Exception:
-            for r in records[i:j]:  # the fast loop failed: find and name the record at fault
+            for r in records[i + len(out) - done:]:  # the loop failed: name the record at fault
                 encode_record(r)
             raise
-        i = j
     return out
 
 
