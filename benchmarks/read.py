@@ -56,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--window", type=int, default=2048, help="zk2kraft reads in flight")
     p.add_argument("--batch", type=int, default=256, help="reads per multiRead")
     p.add_argument("--java-window", type=int, default=1000, help="Java reads in flight")
-    p.add_argument("--rounds", type=int, default=3, help="timed rounds of (b) and (c)")
+    p.add_argument("--rounds", type=int, default=5, help="timed rounds of (b) and (c)")
     p.add_argument("--sequential-sample", type=int, default=20_000,
                    help="paths read by the slow sequential baseline (a)")
     p.add_argument("--connect", help="use this ZooKeeper (host:port) instead of starting one")
@@ -85,14 +85,37 @@ def _compile_java(build: Path) -> str:
     return f"{classpath}:{build}"
 
 
-def _java(classpath: str, connect: str, paths_file: Path, window: int, rounds: int
-          ) -> list[dict[str, float]]:
-    out = subprocess.run(
-        ["java", "-Xmx512m", "-cp", classpath, "ReadBench", connect, str(paths_file),
-         str(window), str(rounds)],
-        check=True, capture_output=True, text=True, timeout=1800,
-    )
-    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+class _Java:
+    """The Java baseline as a child process that reads one round per line we send it."""
+
+    def __init__(self, classpath: str, connect: str, paths_file: Path, window: int,
+                 rounds: int) -> None:
+        self.proc = subprocess.Popen(
+            ["java", "-Xmx512m", "-cp", classpath, "ReadBench", connect, str(paths_file),
+             str(window), str(rounds), "--stdin"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+
+    def round(self) -> dict[str, float]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise SystemExit(f"the Java baseline exited ({self.proc.wait()})")
+            if line.startswith("{"):
+                result: dict[str, float] = json.loads(line)
+                return result
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,23 +144,31 @@ def main(argv: list[str] | None = None) -> int:
               f"{manifest.znodes} znodes, generated in {manifest.elapsed_s:.1f}s")
 
         session = session_for_client(gen)
-        # (b) the real read, warm-up once, then the timed rounds
-        read_cluster(session, window=args.window, batch=args.batch, watch=False)
-        b_rates = []
-        snap = None
-        for _ in range(args.rounds):
-            stats = ReadStats()
-            snap = read_cluster(session, window=args.window, batch=args.batch, watch=True,
-                                stats=stats)
-            session.changes.drain()
-            b_rates.append((_rate(stats.elapsed_s, stats.reads), stats.reads, stats.elapsed_s))
-        assert snap is not None
+        snap = read_cluster(session, window=args.window, batch=args.batch, watch=False)
         paths = ([_paths.topic(t) for t in snap.topics]
                  + [_paths.partition_state(t, p) for (t, p) in snap.partition_states]
                  + [_paths.broker(b) for b in snap.brokers])
-        full_paths = [chroot + p for p in paths]
         paths_file = work / "paths.txt"
-        paths_file.write_text("\n".join(full_paths) + "\n")
+        paths_file.write_text("\n".join(chroot + p for p in paths) + "\n")
+        java = _Java(_compile_java(work), connect, paths_file, args.java_window,
+                     args.rounds + 2)
+        try:
+            java_rounds = [java.round()]  # a warm-up round for the JVM
+            b_rates = []
+            # (b) and (c) alternate, so both see the same load on this shared machine
+            for _ in range(args.rounds):
+                stats = ReadStats()
+                read_cluster(session, window=args.window, batch=args.batch, watch=True,
+                             stats=stats)
+                session.changes.drain()
+                b_rates.append((_rate(stats.elapsed_s, stats.reads), stats.reads,
+                                stats.elapsed_s))
+                java_rounds.append(java.round())
+        finally:
+            java.close()
+        java_best = max(r["per_s"] for r in java_rounds)
+        if any(r["errors"] or r["missing"] for r in java_rounds):
+            print(f"warning: the Java client saw errors or missing znodes: {java_rounds}")
 
         # (b') raw pipeline on the same list as Java; (b'') kazoo get_async, same window
         def raw(multi: bool) -> int:
@@ -158,13 +189,6 @@ def main(argv: list[str] | None = None) -> int:
 
         seq_rate = _rate(*_timed(sequential))
 
-        # (c) Java
-        classpath = _compile_java(work)
-        java_rounds = _java(classpath, connect, paths_file, args.java_window, args.rounds + 1)
-        java_best = max(r["per_s"] for r in java_rounds)
-        if any(r["errors"] or r["missing"] for r in java_rounds):
-            print(f"warning: the Java client saw errors or missing znodes: {java_rounds}")
-
         b_best = max(r for r, _, _ in b_rates)
         print()
         print(f"{'reader':<58} {'znodes/s':>10}")
@@ -181,7 +205,10 @@ def main(argv: list[str] | None = None) -> int:
             label = f"(c)  Java client, window {args.java_window}, round {r['round']}"
             print(f"{label:<58} {r['per_s']:>10,.0f}")
         print()
+        b_median = sorted(r for r, _, _ in b_rates)[len(b_rates) // 2]
+        c_median = sorted(r["per_s"] for r in java_rounds[1:])[(len(java_rounds) - 1) // 2]
         print(f"b/c  = {b_best / java_best:.2f}   (best read_cluster / best Java round)")
+        print(f"b/c  = {b_median / c_median:.2f}   (median / median, warm-up round excluded)")
         print(f"b1/c = {max(raw_rates) / java_best:.2f}   (raw pipeline / best Java round)")
         print(f"b/a  = {b_best / seq_rate:.1f}x over sequential kazoo")
     finally:

@@ -294,7 +294,9 @@ def _kazoo_kwargs(options: ConnectOptions) -> dict[str, Any]:
             sasl["password"] = options.sasl_password
         kwargs["sasl_options"] = sasl
     if options.tls:
-        kwargs.update(use_ssl=True, verify_certs=options.tls_verify)
+        # Kafka verifies the server certificate always and the host name unless
+        # zookeeper.ssl.endpoint.identification.algorithm is empty (our --zk-tls-no-verify).
+        kwargs.update(use_ssl=True, verify_certs=True, check_hostname=options.tls_verify)
         for key, value in (("ca", options.tls_ca), ("certfile", options.tls_cert),
                            ("keyfile", options.tls_key)):
             if value is not None:

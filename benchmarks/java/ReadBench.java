@@ -3,11 +3,15 @@
  * pipelined asynchronous getData calls, at most WINDOW in flight (a semaphore), no watches.
  *
  * Usage: java -cp <zookeeper.jar:zookeeper-jute.jar:slf4j...>:<build dir> ReadBench \
- *            CONNECT PATHS_FILE WINDOW ROUNDS
+ *            CONNECT PATHS_FILE WINDOW ROUNDS [--stdin]
  * Prints one JSON line per round: {"round":r,"reads":n,"missing":m,"errors":e,"bytes":b,
  * "seconds":s,"per_s":x}. Each round reads every path once; later rounds show the JIT-warm rate.
+ * With --stdin it waits for a line on stdin before each round, so the caller can interleave its
+ * own rounds with these (both then see the same machine load; the JIT stays warm).
  */
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
@@ -34,6 +38,9 @@ public final class ReadBench {
         List<String> paths = Files.readAllLines(Paths.get(args[1]), StandardCharsets.UTF_8);
         int window = Integer.parseInt(args[2]);
         int rounds = Integer.parseInt(args[3]);
+        boolean paced = args.length > 4 && "--stdin".equals(args[4]);
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in,
+                StandardCharsets.UTF_8));
 
         CountDownLatch connected = new CountDownLatch(1);
         ZooKeeper zk = new ZooKeeper(connect, 30000, event -> {
@@ -47,6 +54,9 @@ public final class ReadBench {
         }
         try {
             for (int round = 1; round <= rounds; round++) {
+                if (paced && in.readLine() == null) {
+                    break;
+                }
                 readAll(zk, paths, window, round);
             }
         } finally {
