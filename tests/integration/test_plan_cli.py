@@ -494,3 +494,32 @@ def test_voter_diff_after_migrate_then_drift(
     assert "topic-00000" in html and "isr" in html
     # plan wrote nothing into the voter
     assert sorted(p.name for p in (voter / "__cluster_metadata-0").iterdir()) == before
+
+
+def test_digest_auth_reads_a_protected_tree_and_never_prints_the_password(
+    zk_server: Any, zk_chroot: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kazoo.security import make_digest_acl
+
+    password = "digest-pw-Kq42"
+    acl = [make_digest_acl("kafka", password, all=True)]
+    client = KazooClient(hosts=f"{zk_server.connect}{zk_chroot}",
+                         auth_data=[("digest", f"kafka:{password}")], default_acl=acl)
+    client.start(timeout=15)
+    try:
+        Tree(client).healthy()
+        client.set_acls("/", acl)
+        connect = f"{zk_server.connect}{zk_chroot}"
+        code = main(["plan", "--zookeeper", connect, "--zk-digest", f"kafka:{password}",
+                     "--json", "-"])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        assert json.loads(out)["partitions"] == 2
+        assert password not in out and password not in err
+        code = main(["plan", "--zookeeper", connect, "--zk-timeout", "5", "--quiet"])
+        out, err = capsys.readouterr()
+        assert code == 3 and "not authorized" in err, (code, err)
+        assert password not in err
+    finally:
+        client.stop()
+        client.close()
