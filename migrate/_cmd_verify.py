@@ -27,7 +27,7 @@ from rich.console import Console
 
 from migrate._cmd_snapshot import read_snapshot
 from migrate._private_file import check_output_path
-from migrate._progress import ProgressBars, progress_wanted
+from migrate._progress import ProgressBars, ProgressCallback, progress_wanted
 from migrate._zkargs import connect_options
 from migrate.errors import BadFlagError
 from verify import (
@@ -41,7 +41,7 @@ from verify import (
     render_parity,
     write_report_file,
 )
-from writers import LogSource, RecordBatch, VoterUnavailableError, open_log_source
+from writers import LogEntry, LogSource, RecordBatch, VoterUnavailableError, open_log_source
 from zkreader import ClusterSnapshot
 
 __all__ = ["VoterLogs", "check_verify_flags", "read_voters", "run"]
@@ -138,8 +138,27 @@ def _first_difference(ref: LogSource, other: LogSource) -> tuple[int, str, str] 
     return None
 
 
-def read_voters(voters: Sequence[tuple[int, Path]]) -> VoterLogs:
+def _with_progress(src: LogSource, progress: ProgressCallback | None) -> Iterator[LogEntry]:
+    """The source's entries, reporting bytes replayed so far (a bar for 1M-partition logs)."""
+    if progress is None:
+        yield from src.entries()
+        return
+    total = sum(p.stat().st_size for p in [*src.snapshots, *src.segments])
+    done = 0
+    for entry in src.entries():
+        yield entry
+        done += entry.size
+        progress(done, total)
+
+
+def read_voters(
+    voters: Sequence[tuple[int, Path]], *, progress: ProgressCallback | None = None
+) -> VoterLogs:
     """Read every voter's log, compare them, and replay the first one.
+
+    Args:
+        voters: (node id, directory) pairs; the first one's log is replayed.
+        progress: called as `progress(bytes_done, bytes_total)` while replaying.
 
     Raises:
         VoterUnavailableError: a voter directory or file cannot be read (exit 3).
@@ -160,7 +179,7 @@ def read_voters(voters: Sequence[tuple[int, Path]]) -> VoterLogs:
             differences.append(Difference("voter", str(node_id), f"offset {offset}",
                                           f"voter {ref_id}: {ref_side}",
                                           f"voter {node_id}: {other_side}"))
-    loaded = load_log(ref.entries())
+    loaded = load_log(_with_progress(ref, progress))
     return VoterLogs(ref_id, loaded, tuple(differences))
 
 
@@ -208,9 +227,9 @@ def run(args: argparse.Namespace) -> int:
     voters = check_verify_flags(args)
     options = connect_options(args)
     json_to_stdout = args.json == "-"
-    logs = read_voters(voters)
     wanted = progress_wanted(quiet=args.quiet, stdout_is_document=json_to_stdout)
     with ProgressBars(enabled=wanted) as bars:
+        logs = read_voters(voters, progress=bars.task("replaying the voter log (bytes)"))
         snapshot = read_snapshot(options, bars)
     report = _compare(args, logs, snapshot)
     document = orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n"
