@@ -62,9 +62,14 @@ def _findings(title: str, css: str, findings: Sequence[FindingLike]) -> str:
 def _summary(summary: Mapping[str, JsonValue]) -> str:
     if not summary:
         return ""
-    return "<h2>Summary</h2>" + _table(
-        ["", ""], [[k, format_value(v)] for k, v in summary.items()], numeric=1
+    rows = "".join(
+        f"<tr><th>{_e(k)}</th>"
+        + (f'<td class="num">{_e(v)}</td>' if isinstance(v, int | float) and not
+           isinstance(v, bool) else f"<td>{_e(format_value(v))}</td>")
+        + "</tr>"
+        for k, v in summary.items()
     )
+    return f"<h2>Summary</h2><table><tbody>{rows}</tbody></table>"
 
 
 def _parity(parity: ParityReport, policy: RedactionPolicy, max_rows: int) -> str:
