@@ -1,0 +1,248 @@
+"""`zk2kraft migrate --cutover none` end to end: real ZooKeeper trees, the real CLI, real dirs.
+
+Each test runs the installed console script in a subprocess, as an operator would. Most use
+`--spark-master in-process` (same functions, no JVM start); one runs on Spark local[2] and must
+write the very same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kazoo.client import KazooClient
+
+from migrate.translate import TranslationOptions, translate
+from writers import encode_record, open_log_source, read_meta_properties, read_quorum_state
+from zkreader import ConnectOptions, SampleSpec, open_session, read_cluster
+
+pytestmark = pytest.mark.slow
+
+ZK2KRAFT = [sys.executable, "-m", "migrate.cli"]
+VOTERS = (3, 1, 2)  # the first given is quorum-state's leader, whatever its id
+
+
+def migrate(connect: str, root: Path, *extra: str, voters: tuple[int, ...] = VOTERS,
+            spark: str = "in-process") -> subprocess.CompletedProcess[str]:
+    cmd = [*ZK2KRAFT, "migrate", "--zookeeper", connect,
+           *[f"--voter={v}={root / f'c{v}'}" for v in voters],
+           "--spark-master", spark, "--json", str(root / "migrate.json"), *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+def log_bytes(voter_dir: Path) -> bytes:
+    part = voter_dir / "__cluster_metadata-0"
+    return b"".join(p.read_bytes() for p in sorted(part.glob("*.log")))
+
+
+def tree_state(client: KazooClient, path: str = "/") -> dict[str, tuple[int, int, int, int]]:
+    """Every znode under the chroot with (mzxid, pzxid, version, cversion)."""
+    out: dict[str, tuple[int, int, int, int]] = {}
+    data, st = client.get(path)
+    out[path] = (st.mzxid, st.pzxid, st.version, st.cversion)
+    for child in client.get_children(path):
+        out.update(tree_state(client, path.rstrip("/") + "/" + child))
+    return out
+
+
+def expected_values(connect: str, mv: str = "3.9-IV0") -> list[bytes]:
+    with open_session(ConnectOptions(connect)) as session:
+        snapshot = read_cluster(session, watch=False)
+    return [encode_record(r) for r in translate(snapshot, TranslationOptions(mv)).records]
+
+
+def decoded_values(voter_dir: Path) -> list[bytes]:
+    source = open_log_source(voter_dir)
+    out = []
+    for entry in source.entries():
+        assert entry.batch.leader_epoch == 1
+        out += [encode_record(r) for r in entry.batch.records]  # type: ignore[arg-type]
+    return out
+
+
+SHAPES = {
+    "clean": (SampleSpec.clean(topics=25, partitions_per_topic=12), "3.9-IV0"),
+    "warnings-3.6": (
+        SampleSpec.clean(topics=10, partitions_per_topic=4, brokers=4, pending_deletion=True,
+                         in_flight_reassignment=True, missing_partition_state=True,
+                         recovering_partition=True, leader_not_in_isr=True),
+        "3.6-IV2",
+    ),
+    "one-broker-rf1": (SampleSpec.clean(topics=8, partitions_per_topic=2, brokers=1,
+                                        replication_factor=1, acls=False,
+                                        delegation_token=False), "3.5-IV2"),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_migrate_writes_identical_complete_logs_and_leaves_zookeeper_alone(
+    sample_cluster: Callable[..., Any], tmp_path: Path, shape: str
+) -> None:
+    spec, mv = SHAPES[shape]
+    cluster = sample_cluster(spec)
+    before = tree_state(cluster.client)
+    result = migrate(cluster.connect, tmp_path, "--metadata-version", mv)
+    assert result.returncode == 0, result.stderr
+    assert tree_state(cluster.client) == before  # nothing written to ZooKeeper
+
+    logs = {v: log_bytes(tmp_path / f"c{v}") for v in VOTERS}
+    assert len(set(logs.values())) == 1 and logs[VOTERS[0]]
+    assert decoded_values(tmp_path / f"c{VOTERS[0]}") == expected_values(cluster.connect, mv)
+    for v in VOTERS:
+        meta = read_meta_properties(tmp_path / f"c{v}")
+        assert meta is not None
+        assert (meta.node_id, meta.cluster_id) == (v, cluster.manifest.cluster_id)
+        qs = read_quorum_state(tmp_path / f"c{v}" / "__cluster_metadata-0")
+        assert qs is not None
+        assert (qs["leaderId"], qs["leaderEpoch"]) == (VOTERS[0], 1)
+        assert sorted(x["voterId"] for x in qs["currentVoters"]) == sorted(VOTERS)  # type: ignore
+        assert not list(tmp_path.glob(".c*"))  # no staging dir left behind
+
+    doc_path = tmp_path / "migrate.json"
+    assert stat.S_IMODE(doc_path.stat().st_mode) == 0o600
+    doc = json.loads(doc_path.read_text())
+    n = len(expected_values(cluster.connect, mv))
+    assert doc["last_offset"] == n - 1
+    assert doc["window_ms"] == {"tool": None, "total": None}
+    assert doc["delta_records"] == 0 and doc["blockers"] == [] and doc["no_op"] is False
+    assert sum(doc["records"].values()) == n
+    assert doc["partitions"] == cluster.manifest.partitions_to_migrate
+    for secret in cluster.manifest.secrets:
+        assert secret not in result.stdout + result.stderr + doc_path.read_text()
+
+
+def test_second_run_is_a_byte_identical_no_op(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=12, partitions_per_topic=5))
+    first = migrate(cluster.connect, tmp_path)
+    assert first.returncode == 0, first.stderr
+    snapshot = {p: p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file()
+                and p.name != "migrate.json"}
+    second = migrate(cluster.connect, tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert "no-op" in second.stdout and "already hold this exact migration" in second.stdout
+    assert json.loads((tmp_path / "migrate.json").read_text())["no_op"] is True
+    after = {p: p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file()
+             and p.name != "migrate.json"}
+    assert after == snapshot
+
+    # a fresh set of dirs from the same ZooKeeper state: the same bytes (I6)
+    (tmp_path / "again").mkdir()
+    again = migrate(cluster.connect, tmp_path / "again")
+    assert again.returncode == 0, again.stderr
+    for v in VOTERS:
+        assert log_bytes(tmp_path / "again" / f"c{v}") == log_bytes(tmp_path / f"c{v}")
+
+
+def test_voters_holding_something_else_are_refused_untouched(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=6, partitions_per_topic=3))
+    assert migrate(cluster.connect, tmp_path).returncode == 0
+    held = {v: log_bytes(tmp_path / f"c{v}") for v in VOTERS}
+
+    cluster.client.create("/brokers/topics/late-topic", json.dumps(
+        {"version": 3, "partitions": {"0": [1]}, "adding_replicas": {}, "removing_replicas": {},
+         "topic_id": "AAAAAAAAAAAAAAAAAAAAAw"}).encode())
+    changed = migrate(cluster.connect, tmp_path)
+    assert changed.returncode == 1
+    assert "already holds a different metadata log" in changed.stderr
+    assert {v: log_bytes(tmp_path / f"c{v}") for v in VOTERS} == held
+
+    other = sample_cluster(SampleSpec.clean(topics=2, partitions_per_topic=1, seed=7))
+    assert other.manifest.cluster_id != cluster.manifest.cluster_id
+    foreign = migrate(other.connect, tmp_path)
+    assert foreign.returncode == 1
+    assert "belongs to cluster" in foreign.stderr
+    assert {v: log_bytes(tmp_path / f"c{v}") for v in VOTERS} == held
+
+
+def test_a_new_empty_voter_is_filled_next_to_ones_already_holding_the_log(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=5, partitions_per_topic=2))
+    assert migrate(cluster.connect, tmp_path, voters=(1, 2)).returncode == 0
+    result = migrate(cluster.connect, tmp_path, voters=(1, 2, 3))
+    assert result.returncode == 0, result.stderr
+    assert "already held it (unchanged)" in result.stdout
+    assert log_bytes(tmp_path / "c3") == log_bytes(tmp_path / "c1")
+
+
+def test_blockers_refuse_with_exit_1_and_write_nothing(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=4, partitions_per_topic=2,
+                                              log_dir_event=True, topic_without_id=True))
+    before = tree_state(cluster.client)
+    result = migrate(cluster.connect, tmp_path)
+    assert result.returncode == 1
+    assert "LOG_DIR_EVENT_PENDING" in result.stdout and "TOPIC_WITHOUT_ID" in result.stdout
+    assert not any((tmp_path / f"c{v}").exists() for v in VOTERS)
+    assert not list(tmp_path.glob(".c*"))
+    doc = json.loads((tmp_path / "migrate.json").read_text())
+    assert {b["code"] for b in doc["blockers"]} >= {"LOG_DIR_EVENT_PENDING", "TOPIC_WITHOUT_ID"}
+    # the log-dir override does not lift the other blocker
+    again = migrate(cluster.connect, tmp_path, "--allow-pending-log-dir-events")
+    assert again.returncode == 1
+    assert not any((tmp_path / f"c{v}").exists() for v in VOTERS)
+    assert tree_state(cluster.client) == before
+
+
+def test_the_blockers_own_override_lets_it_through(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2,
+                                              log_dir_event=True))
+    assert migrate(cluster.connect, tmp_path).returncode == 1
+    result = migrate(cluster.connect, tmp_path, "--allow-pending-log-dir-events")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads((tmp_path / "migrate.json").read_text())
+    assert any(w["code"] == "LOG_DIR_EVENT_PENDING" for w in doc["warnings"])
+    assert log_bytes(tmp_path / "c1")
+
+
+def test_spark_engine_writes_the_same_bytes(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=30, partitions_per_topic=20))
+    (tmp_path / "spark").mkdir()
+    (tmp_path / "local").mkdir()
+    on_spark = migrate(cluster.connect, tmp_path / "spark", spark="local[2]")
+    assert on_spark.returncode == 0, on_spark.stderr
+    assert "engine spark" in on_spark.stdout
+    assert "WARN" not in on_spark.stderr and "log4j" not in on_spark.stderr.lower()
+    local = migrate(cluster.connect, tmp_path / "local")
+    assert local.returncode == 0, local.stderr
+    for v in VOTERS:
+        assert log_bytes(tmp_path / "spark" / f"c{v}") == log_bytes(tmp_path / "local" / f"c{v}")
+
+
+def test_flag_errors_before_anything_connects(tmp_path: Path) -> None:
+    nowhere = "127.0.0.1:1"  # nothing listens: a flag error must come first
+    now = migrate(nowhere, tmp_path, "--cutover", "now")
+    assert now.returncode == 2 and "cutover comes in a later release" in now.stderr
+    dup = migrate(nowhere, tmp_path, voters=(1, 1))
+    assert dup.returncode == 2 and "given twice" in dup.stderr
+    mv = migrate(nowhere, tmp_path, "--metadata-version", "3.3-IV3")
+    assert mv.returncode == 2 and "--metadata-version" in mv.stderr
+    (tmp_path / "afile").write_text("x")
+    cmd = [*ZK2KRAFT, "migrate", "--zookeeper", nowhere, "--voter",
+           f"1={tmp_path / 'afile' / 'c1'}", "--spark-master", "in-process"]
+    unusable = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert unusable.returncode == 3 and "afile" in unusable.stderr
+    assert not list(tmp_path.glob("c*"))
+
+
+def test_unreachable_zookeeper_is_exit_3_and_writes_nothing(tmp_path: Path) -> None:
+    result = migrate("127.0.0.1:1", tmp_path, "--zk-timeout", "2")
+    assert result.returncode == 3
+    assert not any((tmp_path / f"c{v}").exists() for v in VOTERS)
