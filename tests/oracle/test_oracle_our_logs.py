@@ -27,6 +27,7 @@ from tests.support.kafka import (
     dump_log,
     dump_log_batches,
     dump_log_payloads,
+    free_port,
     metadata_shell,
 )
 from writers import (
@@ -306,3 +307,54 @@ def test_kafka_controller_starts_on_our_voter_dir_and_serves_our_topics(
     assert metadata_shell(segments[0], "ls", "/image/topics/byName").split() == [
         "events", "orders"]
     assert last.stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_three_kafka_controllers_start_on_our_three_voter_dirs_and_agree(tmp_path: Path) -> None:
+    """The same log in every voter dir (design: a batch is durable on a majority; Kafka's advice:
+    identical logs on all voters): a 3-voter 3.9.1 quorum elects a leader on it, every voter
+    replays it, and afterwards all three logs hold our records followed by the same records."""
+    records = corpus("3.9-IV0")
+    dirs = {n: tmp_path / f"voter{n}" for n in (1, 2, 3)}
+    voters = [VoterDir(d, node_id=n, cluster_id=CLUSTER) for n, d in dirs.items()]
+    with QuorumWriter(voters) as q:
+        for batch, _ in batch_records(records, base_offset=0, leader_epoch=1, timestamp_ms=TS,
+                                      max_records=7):
+            q.append_batch(batch)
+        q.write_quorum_state(leader_epoch=1)
+    quorum = {n: free_port() for n in dirs}
+    nodes = [KafkaController(tmp_path / f"node{n}", d, node_id=n, quorum=quorum, heap="320m",
+                             extra={"delegation.token.secret.key": "oracle-token-secret"})
+             for n, d in dirs.items()]
+    try:
+        for node in nodes:
+            node.launch()
+        for node in nodes:
+            node.wait_started()
+        for node in nodes:
+            node.wait_for_log(r"migration state from MIGRATION to POST_MIGRATION")
+        leaders = [n.node_id for n in nodes if "Completed transition to Leader" in n.log_text()]
+        assert len(leaders) >= 1
+        for node in nodes:
+            node.wait_for_log(r"Replayed RegisterControllerRecord contaning ControllerRegistration"
+                              r"\(id=3")
+    finally:
+        for node in nodes:
+            node.stop()
+    for node in nodes:
+        log = node.log_text()
+        for bad in ("publishing fault", "Tried to apply", "MetadataParseException", "truncat"):
+            assert bad not in log, log[-4000:]
+    dumps = []
+    for d in dirs.values():
+        segs = sorted((d / "__cluster_metadata-0").glob("*.log"))
+        text = dump_log(",".join(map(str, segs)))
+        assert_kafka_accepts(text)
+        dumps.append(dump_log_payloads("", text=text))
+    ours = inspect_json(dirs[1], "--unredacted")
+    for payloads in dumps:
+        assert payloads[: len(records)] == [o for o in ours if o["type"] not in CONTROL_TYPES][
+            : len(records)]
+    shortest = min(len(p) for p in dumps)
+    assert dumps[0][:shortest] == dumps[1][:shortest] == dumps[2][:shortest]
+    assert shortest > len(records)  # the quorum appended (and replicated) its own records

@@ -267,11 +267,13 @@ class KafkaController:
     Args:
         workdir: private directory for config and logs (kept afterwards for post-mortems).
         metadata_log_dir: the voter directory (`metadata.log.dir`).
-        node_id: this node's id; it is the single voter of the quorum.
+        node_id: this node's id; the single voter of the quorum unless `quorum` is given.
         broker: also run a broker (`process.roles=broker,controller`) with a PLAINTEXT listener.
         extra: more server properties (override the generated ones).
         heap: JVM -Xmx.
         start_timeout: seconds to wait for start-up.
+        quorum: node id -> controller port of every voter (a multi-voter static quorum; ports
+            from `free_port()`), this node's included.
     """
 
     def __init__(
@@ -284,6 +286,7 @@ class KafkaController:
         extra: Mapping[str, str] | None = None,
         heap: str = "512m",
         start_timeout: float = 120.0,
+        quorum: Mapping[int, int] | None = None,
     ) -> None:
         self.workdir = Path(workdir)
         self.metadata_log_dir = Path(metadata_log_dir)
@@ -291,7 +294,8 @@ class KafkaController:
         self.broker = broker
         self.heap = heap
         self.start_timeout = start_timeout
-        self.controller_port = free_port()
+        self.quorum = dict(quorum) if quorum else None
+        self.controller_port = self.quorum[node_id] if self.quorum else free_port()
         self.broker_port = free_port() if broker else None
         self.logs_dir = self.workdir / "logs"
         self.logs_dir.mkdir(parents=True, exist_ok=True)
@@ -307,7 +311,9 @@ class KafkaController:
         props = {
             "process.roles": "broker,controller" if self.broker else "controller",
             "node.id": str(self.node_id),
-            "controller.quorum.voters": f"{self.node_id}@127.0.0.1:{p}",
+            "controller.quorum.voters": ",".join(
+                f"{n}@127.0.0.1:{port}" for n, port in sorted((self.quorum or {
+                    self.node_id: p}).items())),
             "controller.listener.names": "CONTROLLER",
             "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
             "metadata.log.dir": str(self.metadata_log_dir),
@@ -360,6 +366,11 @@ class KafkaController:
         Raises:
             AssertionError: it exited or did not come up within `start_timeout` (with its log).
         """
+        self.launch()
+        self.wait_started()
+
+    def launch(self) -> None:
+        """Start the JVM without waiting (start every voter of a quorum, then wait for each)."""
         cmd = [
             _java(),
             f"-Xmx{self.heap}",
@@ -376,6 +387,14 @@ class KafkaController:
             self._proc = subprocess.Popen(
                 cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
             )
+
+    def wait_started(self) -> None:
+        """Wait until the launched node logs that it started and its ports answer.
+
+        Raises:
+            AssertionError: it exited or did not come up within `start_timeout` (with its log).
+        """
+        assert self._proc is not None, "launch() first"
         deadline = time.monotonic() + self.start_timeout
         ports = [self.controller_port] + ([self.broker_port] if self.broker_port else [])
         while True:
