@@ -31,6 +31,7 @@ from kazoo.exceptions import (
     OperationTimeoutError,
     UnimplementedError,
 )
+from kazoo.handlers.threading import KazooTimeoutError
 
 from zkreader._model import ZnodeStat
 from zkreader._session import ZkSession, map_kazoo_error, to_stat
@@ -152,9 +153,9 @@ class ReadPipeline:
                 result = make()
             except UnimplementedError as exc:
                 raise _Unimplemented() from exc
+            except KazooTimeoutError as exc:
+                raise ZkUnreachableError(f"no reply from ZooKeeper reading {what}") from exc
             except Exception as exc:
-                if type(exc).__name__ == "KazooTimeoutError":
-                    raise ZkUnreachableError(f"no reply from ZooKeeper reading {what}") from exc
                 raise map_kazoo_error(exc, what) from exc
 
     def _read_multi(self, requests: Iterable[ReadRequest]) -> Iterator[ReadResult]:
