@@ -439,64 +439,114 @@ def decode_batch(buf: bytes, pos: int, *, file: str = "<buf>") -> tuple[RecordBa
         buf = bytes(buf)
     header = read_batch_header(buf, pos, file=file)
     end = header.next_position
-    control = header.is_control
+    count = header.records_count
     records: list[MetadataRecord | ControlRecord] = []
     p = pos + BATCH_OVERHEAD
-    base = header.base_offset
-    for i in range(header.records_count):
-        rec_pos = p
-        offset = base + i
-
-        def bad(problem: str, at: int = rec_pos, offset: int = offset) -> LogCorruptionError:
-            return LogCorruptionError(file, pos, offset, f"record at byte {at}: {problem}")
-
-        if p >= end:
-            raise bad(f"the batch ends after {i} of its {header.records_count} records")
-        try:
-            length, p = read_zigzag(buf, p)
-            rec_end = p + length
-            if length <= 0 or rec_end > end:
-                raise bad(f"record length {length} does not fit the batch (ends at byte {end})")
-            p += 1  # attributes: unused, ignored by Kafka's readers
-            ts_delta, p = read_zigzag(buf, p, max_bytes=10)
-            if ts_delta != 0:
-                raise bad(f"timestampDelta {ts_delta}; KRaft requires 0")
-            offset_delta, p = read_zigzag(buf, p)
-            if offset_delta != i:
-                raise bad(f"offsetDelta {offset_delta}, expected {i} (offsets not contiguous)")
-            key_len, p = read_zigzag(buf, p)
-            if control:
-                if key_len != 4:
-                    raise bad(f"control record key length {key_len}, expected 4")
-                key = buf[p:p + 4]
-                p += 4
-            elif key_len != -1:
-                raise bad(f"data record key length {key_len}; KRaft data records have a null key")
-            value_len, p = read_zigzag(buf, p)
-            if value_len <= 0 or p + value_len > rec_end:
-                raise bad(f"value length {value_len} is empty or runs past the record")
-            value_start = p
-            value_end = p = p + value_len
-            headers, p = read_zigzag(buf, p)
-            if headers != 0:
-                raise bad(f"{headers} header(s); KRaft records have none")
-            if p != rec_end:
-                raise bad(f"record length {length} but its fields end at byte {p}")
+    i = 0
+    if not header.is_control and count <= len(_DATA_MIDS):
+        # Fast path for the framing KRaft always writes: a one- or two-byte length, then exactly
+        # `_DATA_MIDS[i]` (attributes 0, timestampDelta 0, offsetDelta i, null key), a one- or
+        # two-byte value length and a zero header count. Anything else goes to `_record`, which
+        # parses field by field and names the problem.
+        mids = _DATA_MIDS
+        while i < count:
+            if p + 2 > end:
+                break
+            length = buf[p]
+            q = p + 1
+            if length >= 0x80:
+                length = (length & 0x7F) | (buf[q] << 7)
+                q += 1
+                if length >= 1 << 14:
+                    break
+            rec_end = q + (length >> 1)
+            mid = mids[i]
+            m = q + len(mid)
+            if length & 1 or rec_end > end or buf[q:m] != mid or m >= rec_end:
+                break
+            value_len = buf[m]
+            v0 = m + 1
+            if value_len >= 0x80:
+                if m + 2 >= rec_end:
+                    break
+                value_len = (value_len & 0x7F) | (buf[v0] << 7)
+                v0 += 1
+                if value_len >= 1 << 14:
+                    break
+            if value_len & 1 or v0 + (value_len >> 1) + 1 != rec_end or buf[rec_end - 1] != 0:
+                break
             try:
-                if control:
-                    control_type_of_key(key)
-                    records.append(decode_control_record(key, buf, value_start, value_end))
-                else:
-                    records.append(decode_record(buf, value_start, value_end))
-            except RecordDecodeError as exc:
-                raise bad(exc.problem, value_start + exc.position) from None
-        except VarintError as exc:
-            raise bad(f"{exc.problem} at byte {exc.pos}") from None
+                records.append(decode_record(buf, v0, rec_end - 1))
+            except RecordDecodeError:
+                break  # `_record` reports it with the record's offset and position
+            p = rec_end
+            i += 1
+    while i < count:
+        record, p = _record(buf, p, end, i, header, file)
+        records.append(record)
+        i += 1
     if p != end:
-        raise LogCorruptionError(file, pos, base,
+        raise LogCorruptionError(file, pos, header.base_offset,
                                  f"{end - p} byte(s) after the last record of the batch")
-    batch = RecordBatch(base, header.leader_epoch, header.timestamp_ms, tuple(records))
+    batch = RecordBatch(header.base_offset, header.leader_epoch, header.timestamp_ms,
+                        tuple(records))
     return batch, end
+
+
+def _record(
+    buf: bytes, p: int, end: int, i: int, header: BatchHeader, file: str
+) -> tuple[MetadataRecord | ControlRecord, int]:
+    """Parse record `i` of a batch field by field, enforcing KRaft's rules; returns the record
+    and the position after it, or raises naming what is wrong and where."""
+    rec_pos = p
+    control = header.is_control
+
+    def bad(problem: str, at: int = rec_pos) -> LogCorruptionError:
+        return LogCorruptionError(file, header.position, header.base_offset + i,
+                                  f"record at byte {at}: {problem}")
+
+    if p >= end:
+        raise bad(f"the batch ends after {i} of its {header.records_count} records")
+    try:
+        length, p = read_zigzag(buf, p)
+        rec_end = p + length
+        if length <= 0 or rec_end > end:
+            raise bad(f"record length {length} does not fit the batch (ends at byte {end})")
+        p += 1  # attributes: unused, ignored by Kafka's readers
+        ts_delta, p = read_zigzag(buf, p, max_bytes=10)
+        if ts_delta != 0:
+            raise bad(f"timestampDelta {ts_delta}; KRaft requires 0")
+        offset_delta, p = read_zigzag(buf, p)
+        if offset_delta != i:
+            raise bad(f"offsetDelta {offset_delta}, expected {i} (offsets not contiguous)")
+        key_len, p = read_zigzag(buf, p)
+        key = b""
+        if control:
+            if key_len != 4:
+                raise bad(f"control record key length {key_len}, expected 4")
+            key = buf[p:p + 4]
+            p += 4
+        elif key_len != -1:
+            raise bad(f"data record key length {key_len}; KRaft data records have a null key")
+        value_len, p = read_zigzag(buf, p)
+        if value_len <= 0 or p + value_len > rec_end:
+            raise bad(f"value length {value_len} is empty or runs past the record")
+        value_start = p
+        value_end = p = p + value_len
+        headers, p = read_zigzag(buf, p)
+        if headers != 0:
+            raise bad(f"{headers} header(s); KRaft records have none")
+        if p != rec_end:
+            raise bad(f"record length {length} but its fields end at byte {p}")
+        try:
+            if control:
+                control_type_of_key(key)
+                return decode_control_record(key, buf, value_start, value_end), p
+            return decode_record(buf, value_start, value_end), p
+        except RecordDecodeError as exc:
+            raise bad(exc.problem, value_start + exc.position) from None
+    except VarintError as exc:
+        raise bad(f"{exc.problem} at byte {exc.pos}") from None
 
 
 def iter_batches(buf: bytes, *, file: str = "<buf>", start: int = 0) -> Iterator[
