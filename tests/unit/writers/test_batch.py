@@ -312,3 +312,21 @@ def test_record_error_names_the_record_offset_and_byte() -> None:
     # key length, value length, then the value's frame byte and, at +7, its apiKey
     assert f"record at byte {61 + len(good) + 7}: unknown metadata record apiKey 99" in str(
         info.value)
+
+
+def test_nonzero_record_attributes_are_accepted_like_kafka_does() -> None:
+    # attributes are unused and ignored by Kafka's readers: the strict fast path hands this
+    # record to the field-by-field parser, which accepts it
+    first = rec(b"\x00\x00\x00\x01\x08" + NOOP + b"\x00")
+    second = rec(b"\x05\x00\x02\x01\x08" + NOOP + b"\x00")
+    batch, end = decode_batch(build(first + second, 2), 0)
+    assert [r.type for r in batch.records] == ["NO_OP_RECORD", "NO_OP_RECORD"]
+
+
+@pytest.mark.parametrize("value_len", [63, 64, 8191, 8192, 20000])
+def test_value_length_varint_widths(value_len: int) -> None:
+    # a TopicRecord value is 3 frame bytes, compact name, 16-byte id, tags: about value_len bytes,
+    # so its zigzag length takes 1, 2 or 3 bytes
+    record = MetadataRecord("TOPIC_RECORD", 0, {"name": "x" * (value_len - 21), "topicId": U1})
+    raw = encode_batch(RecordBatch(0, 0, 0, (record, record)))
+    assert decode_batch(raw, 0)[0].records == (record, record)
