@@ -19,7 +19,7 @@ from migrate._spark import SparkRuntime, SparkStarter
 from migrate.errors import SparkError, TranslationError
 from migrate.translate import TranslationOptions, translate
 from verify import compare, expected_image, load_records
-from writers import encode_record
+from writers import SchemaError, encode_record
 from zkreader import (
     ClusterSnapshot,
     ConfigZnode,
@@ -127,17 +127,15 @@ def test_spark_uses_several_tasks_and_keeps_topic_order(
 
 
 def test_worker_errors_come_back_as_our_errors(spark: SparkRuntime) -> None:
-    from migrate._pipeline import TopicChunk, TopicWork, encode_topic_chunk
-    from writers import parse_metadata_version
+    from migrate._pipeline import TopicChunk, TopicWork, _to_row, encode_topic_chunk
     from zkreader import Topic, ZnodeStat
 
     stat = ZnodeStat(1, 1, 0, 1, 1)
     bad_config = ConfigZnode("topics/t", {"cleanup.policy": 7}, stat)  # type: ignore[dict-item]
     topic = Topic("t", 3, "AAAAAAAAAAAAAAAAAAAAAQ", {0: (1,)}, {}, {}, stat)
     state = PartitionState("t", 0, 1, 0, 0, (1,), 0, stat)
-    chunk = TopicChunk(parse_metadata_version("3.9-IV0"), (TopicWork(topic, {0: state},
-                                                                      bad_config),))
-    with pytest.raises(Exception) as in_process:
+    chunk = TopicChunk("3.9-IV0", (_to_row(TopicWork(topic, {0: state}, bad_config)),))
+    with pytest.raises(SchemaError) as in_process:  # an error of ours, with an exit code
         encode_topic_chunk(chunk)
     with pytest.raises(type(in_process.value)) as on_spark:
         spark.map_chunks([chunk], encode_topic_chunk)
