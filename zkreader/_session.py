@@ -337,12 +337,15 @@ def open_session(options: ConnectOptions) -> ZkSession:
             ) from None
         raise map_kazoo_error(exc) from exc
     session = ZkSession(client, chroot=parsed.chroot, owned=True, retry_s=timeout)
+    # One round trip before returning: kazoo reports "connected" before SASL has finished, and
+    # its first request waits for it, so a rejected SASL login surfaces here (exit 3) rather
+    # than halfway through a read. It also checks that the chroot exists.
+    try:
+        exists = session.retrying(lambda: client.exists("/"), parsed.chroot or "/")
+    except ZkReaderError:
+        session.close()
+        raise
     if parsed.chroot:
-        try:
-            exists = session.retrying(lambda: client.exists("/"), parsed.chroot)
-        except ZkReaderError:
-            session.close()
-            raise
         if exists is None:
             session.close()
             raise BadConnectStringError(
