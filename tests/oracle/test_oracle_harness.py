@@ -17,6 +17,7 @@ def test_missing_jars_fail_with_the_fix(tmp_path: Path, monkeypatch: pytest.Monk
         kafka.dump_log(tmp_path / "00000000000000000000.log")
 
 
+@pytest.mark.oracle
 def test_cache_is_complete_and_kafka_runs() -> None:
     assert kafka.classpath().endswith("*")
     cluster_id = kafka.random_cluster_id()
