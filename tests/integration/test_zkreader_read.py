@@ -103,11 +103,15 @@ def test_ten_thousand_partitions_with_a_bounded_window(
     assert sample.manifest.state_znodes == 10_000
     for multi_read, window, batch in ((True, 64, 16), (False, 64, 1)):
         stats = ReadStats()
+        seen: list[tuple[int, int]] = []
         snap = read_cluster(session, window=window, batch=batch, multi_read=multi_read,
-                            watch=False, stats=stats)
+                            watch=False, stats=stats,
+                            progress=lambda d, t, s=seen: s.append((d, t)))
         check_matches_manifest(snap, sample.manifest)
         assert 0 < stats.max_in_flight <= window
         assert stats.reads > 10_000
+        assert len(seen) > 10 and seen[-1] == (stats.reads, stats.reads)
+        assert all(d <= t for d, t in seen) and [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 
 def test_chroots_are_isolated_and_missing_chroot_is_bad_input(
