@@ -3,6 +3,9 @@
 Public API only; implementation modules are `_`-prefixed.
 """
 
+from migrate._bulk import BulkOptions, BulkOutcome, VoterTarget, check_voters, run_bulk
+from migrate._pipeline import EncodedLog, compare_spark, encode_log, plan_batches
+from migrate._spark import SparkRuntime, SparkStarter
 from migrate.errors import (
     BadFlagError,
     BlockersFoundError,
@@ -15,10 +18,21 @@ from migrate.translate import TranslationOptions, TranslationResult, translate
 __all__ = [
     "BadFlagError",
     "BlockersFoundError",
+    "BulkOptions",
+    "BulkOutcome",
+    "EncodedLog",
     "MigrateError",
     "SparkError",
+    "SparkRuntime",
+    "SparkStarter",
     "TranslationError",
     "TranslationOptions",
     "TranslationResult",
+    "VoterTarget",
+    "check_voters",
+    "compare_spark",
+    "encode_log",
+    "plan_batches",
+    "run_bulk",
     "translate",
 ]
