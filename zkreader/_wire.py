@@ -19,6 +19,8 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from kazoo.exceptions import UnimplementedError
+
 from zkreader._model import ZnodeStat
 
 __all__ = ["GET_CHILDREN", "GET_DATA", "MultiRead", "OpError", "SetWatches"]
@@ -86,6 +88,10 @@ class MultiRead:
     def deserialize(self, buf: Any, offset: int) -> list[MultiReadResult]:
         # Runs on kazoo's I/O thread right after it stored the header's zxid.
         self.zxid = self.client.last_zxid
+        if offset >= len(buf):
+            # ZooKeeper < 3.6 does not know opcode 22 and answers with an empty body; the
+            # pipeline then falls back to get_async.
+            raise UnimplementedError()
         results: list[MultiReadResult] = []
         unpack_header = _MULTI_HEADER.unpack_from
         unpack_int = _INT.unpack_from

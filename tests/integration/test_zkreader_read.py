@@ -21,6 +21,8 @@ from zkreader import (
     ChangeEvent,
     ClusterSnapshot,
     ConnectOptions,
+    ReadPipeline,
+    ReadRequest,
     ReadStats,
     SampleCase,
     SampleSpec,
@@ -232,3 +234,23 @@ def test_watches_survive_a_dropped_connection(
     assert next_event(session) == ChangeEvent(early, "CHANGED")
     sample.client.set(late, sample.client.get(late)[0])
     assert next_event(session) == ChangeEvent(late, "CHANGED")
+
+
+@pytest.mark.parametrize("multi_read", [True, False])
+def test_pipeline_keeps_request_order_with_a_tiny_window(
+        multi_read: bool, zk_chroot: str, session_at: Callable[..., ZkSession]) -> None:
+    session = session_at(zk_chroot)
+    client = session.kazoo
+    for i in range(0, 40, 2):  # every other znode exists; every 5th request lists children
+        client.create(f"/n{i}/c{i}", str(i).encode(), makepath=True)
+    requests = [ReadRequest(f"/n{i}", children=i % 5 == 0) for i in range(40)]
+    pipeline = ReadPipeline(session, window=3, batch=2, multi_read=multi_read)
+    results = list(pipeline.read(requests))
+    assert [r.path for r in results] == [q.path for q in requests]
+    for i, r in enumerate(results):
+        assert r.exists == (i % 2 == 0)
+        if r.exists and i % 5 == 0:
+            assert r.children == (f"c{i}",)
+        elif r.exists:
+            assert r.data == b"" and r.stat is not None
+    assert pipeline.max_in_flight <= 3

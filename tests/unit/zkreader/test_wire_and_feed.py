@@ -8,6 +8,8 @@ import struct
 import threading
 from types import SimpleNamespace
 
+import pytest
+from kazoo.exceptions import UnimplementedError
 from kazoo.protocol.states import EventType, KazooState, WatchedEvent
 
 from zkreader import ChangeEvent, ChangeFeed
@@ -91,3 +93,10 @@ def test_feed_ignores_kazoos_connection_drop_signal_and_keeps_its_record() -> No
     feed.mark_armed("/a", DATA)
     feed.watcher(WatchedEvent(EventType.NONE, KazooState.SUSPENDED, None))
     assert feed.drain() == [] and feed.is_armed("/a")
+
+
+def test_multiread_empty_reply_means_an_old_server() -> None:
+    """ZooKeeper < 3.6 answers an unknown opcode with a bare header: the pipeline's cue to fall
+    back to get_async."""
+    with pytest.raises(UnimplementedError):
+        MultiRead(SimpleNamespace(last_zxid=1), [(GET_DATA, "/a")]).deserialize(b"hdr", 3)
