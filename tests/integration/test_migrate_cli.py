@@ -246,3 +246,25 @@ def test_unreachable_zookeeper_is_exit_3_and_writes_nothing(tmp_path: Path) -> N
     result = migrate("127.0.0.1:1", tmp_path, "--zk-timeout", "2")
     assert result.returncode == 3
     assert not any((tmp_path / f"c{v}").exists() for v in VOTERS)
+
+
+def test_empty_and_formatted_voter_dirs_are_filled_keeping_the_operators_files(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=4, partitions_per_topic=2))
+    (tmp_path / "c3").mkdir()  # an empty directory made by the operator
+    formatted = tmp_path / "c1"  # as `kafka-storage format` leaves it (no log yet)
+    (formatted / "__cluster_metadata-0").mkdir(parents=True)
+    meta = (f"#\n#Tue Nov 18 10:00:00 UTC 2025\nnode.id=1\ndirectory.id=J8aAPcfLQt2bqs1JT_rMgQ\n"
+            f"version=1\ncluster.id={cluster.manifest.cluster_id}\n")
+    (formatted / "meta.properties").write_text(meta)
+    (formatted / "bootstrap.checkpoint").write_bytes(b"operator's file")
+    result = migrate(cluster.connect, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (formatted / "meta.properties").read_text() == meta
+    assert (formatted / "bootstrap.checkpoint").read_bytes() == b"operator's file"
+    assert log_bytes(formatted) == log_bytes(tmp_path / "c3") == log_bytes(tmp_path / "c2")
+    assert log_bytes(formatted)
+    assert not list(tmp_path.glob(".c*"))
+    again = migrate(cluster.connect, tmp_path)
+    assert again.returncode == 0 and "no-op" in again.stdout
