@@ -15,6 +15,7 @@ from kazoo.client import KazooClient
 from kazoo.protocol.connection import _CONNECTION_DROP
 from kazoo.security import make_digest_acl
 
+from migrate.cli import main as cli_main
 from tests.support.zk import free_ports
 from zkreader import (
     BadConnectStringError,
@@ -184,7 +185,7 @@ def write_malformed(client: KazooClient, entry: dict[str, str]) -> None:
 @pytest.mark.parametrize("entry", CORPUS, ids=[e["name"] for e in CORPUS])
 def test_malformed_znode_aborts_the_read_naming_the_path(
         entry: dict[str, str], zk_server: Any, zk_chroot: str,
-        session_at: Callable[..., ZkSession]) -> None:
+        session_at: Callable[..., ZkSession], capsys: pytest.CaptureFixture[str]) -> None:
     client = KazooClient(f"{zk_server.connect}{zk_chroot}")
     client.start(timeout=10)
     try:
@@ -197,6 +198,11 @@ def test_malformed_znode_aborts_the_read_naming_the_path(
         read_cluster(session_at(zk_chroot))
     assert info.value.path == entry["path"]
     assert entry["problem"] in info.value.problem
+    # and the command line turns it into exit 2 with the path on stderr, nothing on stdout
+    code = cli_main(["snapshot", "--zookeeper", f"{zk_server.connect}{zk_chroot}", "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert entry["path"] in err and out == ""
 
 
 def test_changes_after_the_read_reach_the_change_feed(
