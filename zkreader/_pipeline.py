@@ -216,6 +216,7 @@ class ReadPipeline:
                 data.append(full)
                 armed.append((r.path, DATA))
         request = SetWatches(zxid, data, exist, child)
+        epoch = feed.epoch
 
         def submit() -> Any:
             # Kazoo dispatches a watch event to the callables in these tables; it clears them on
@@ -227,27 +228,37 @@ class ReadPipeline:
                 client._child_watchers[full].add(feed.watcher)
             return self._submit(request)
 
-        return _Arming(armed, submit, submit())
+        return _Arming(armed, submit, submit(), epoch)
 
     def _armed(self, arming: _Arming) -> None:
-        """Wait for a SetWatches reply (resending it after a connection loss), then count it."""
-        self._wait(arming.submit, arming.result, "SetWatches")
-        assert self.feed is not None
-        for path, kind in arming.armed:
-            self.feed.mark_armed(path, kind)
+        """Wait for a SetWatches reply, then count its watches as armed.
+
+        Resent after a connection loss, or when a reconnect happened after it was sent (the
+        server then dropped the watches it had just set). Its zxid is the read's, so a resend
+        still fires for every change made since the read.
+        """
+        feed = self.feed
+        assert feed is not None
+        result = arming.result
+        epoch = arming.epoch
+        while True:
+            self._wait(arming.submit, result, "SetWatches")
+            if feed.mark_armed_all(arming.armed, epoch):
+                return
+            epoch = feed.epoch
+            result = arming.submit()
 
     # -- get_async engine -----------------------------------------------------------------
-    def _read_async(self, requests: Iterable[ReadRequest]) -> Iterator[ReadResult]:
+    def _issue(self, req: ReadRequest) -> Any:
         client = self.session.kazoo
+        watch = self.feed.watcher if self.feed is not None else None
+        if req.children:
+            return client.get_children_async(req.path, watch=watch)
+        return client.get_async(req.path, watch=watch)
+
+    def _read_async(self, requests: Iterable[ReadRequest]) -> Iterator[ReadResult]:
         feed = self.feed
-        watch = feed.watcher if feed is not None else None
-        in_flight: collections.deque[tuple[ReadRequest, Any]] = collections.deque()
-
-        def issue(req: ReadRequest) -> Any:
-            if req.children:
-                return client.get_children_async(req.path, watch=watch)
-            return client.get_async(req.path, watch=watch)
-
+        in_flight: collections.deque[tuple[ReadRequest, Any, int]] = collections.deque()
         it = iter(requests)
         exhausted = False
         while True:
@@ -256,34 +267,47 @@ class ReadPipeline:
                 if req is None:
                     exhausted = True
                     break
-                in_flight.append((req, issue(req)))
+                epoch = feed.epoch if feed is not None else 0
+                in_flight.append((req, self._issue(req), epoch))
                 self.max_in_flight = max(self.max_in_flight, len(in_flight))
             if not in_flight:
                 break
-            req, result = in_flight.popleft()
-            value = self._wait(lambda req=req: issue(req), result, req.path,  # type: ignore[misc]
-                               nonode_ok=True)
-            out = self._async_result(req, value)
+            req, result, epoch = in_flight.popleft()
+            while True:
+                value = self._wait(lambda req=req: self._issue(req),  # type: ignore[misc]
+                                   result, req.path, nonode_ok=True)
+                out = self._async_result(req, value, epoch)
+                if out is not None:
+                    break
+                # a reconnect dropped the watch this read set: read (and arm) it again
+                epoch = feed.epoch if feed is not None else 0
+                result = self._issue(req)
             self.reads += 1
             yield out
 
-    def _async_result(self, req: ReadRequest, value: Any) -> ReadResult:
+    def _async_result(self, req: ReadRequest, value: Any, epoch: int) -> ReadResult | None:
+        """The result of one get_async read, or None when its watch must be set again."""
         feed = self.feed
         if value is None:
             if feed is not None:
-                stat = self.session.retrying(
-                    lambda: self.session.kazoo.exists(req.path, watch=feed.watcher), req.path)
+                while True:
+                    exists_epoch = feed.epoch
+                    stat = self.session.retrying(
+                        lambda: self.session.kazoo.exists(req.path, watch=feed.watcher),
+                        req.path)
+                    kind = EXIST if stat is None else DATA
+                    if feed.mark_armed_all([(req.path, kind)], exists_epoch):
+                        break
                 if stat is not None:  # created between the read and the exists: report it
                     feed.notify(req.path, "CREATED")
-                feed.mark_armed(req.path, EXIST if stat is None else DATA)
             return ReadResult(path=req.path, exists=False)
         if req.children:
-            if feed is not None:
-                feed.mark_armed(req.path, CHILD)
+            if feed is not None and not feed.mark_armed_all([(req.path, CHILD)], epoch):
+                return None
             return ReadResult(path=req.path, exists=True, children=tuple(value))
         data, stat = value
-        if feed is not None:
-            feed.mark_armed(req.path, DATA)
+        if feed is not None and not feed.mark_armed_all([(req.path, DATA)], epoch):
+            return None
         return ReadResult(path=req.path, exists=True, data=data, stat=to_stat(stat))
 
 
@@ -294,6 +318,7 @@ class _Arming:
     armed: list[tuple[str, str]]
     submit: Callable[[], Any]
     result: Any
+    epoch: int
 
 
 class _Unimplemented(Exception):

@@ -53,6 +53,7 @@ class ChangeFeed:
         self._armed: dict[str, str] = {}  # relative path -> DATA | EXIST (data-side watches)
         self._armed_children: set[str] = set()
         self._client: Any = None
+        self._epoch = 0  # bumped (under _lock) each time the armed set is re-sent on reconnect
         self._suspended = False
         self._rearmed = threading.Condition()
         self.rearms = 0
@@ -89,6 +90,32 @@ class ChangeFeed:
             else:
                 self._armed[path] = kind
 
+    @property
+    def epoch(self) -> int:
+        """Connection epoch: how many times the armed watches were re-sent after a reconnect.
+
+        Read it before sending a request that sets watches, and pass it to `mark_armed_all`.
+        """
+        with self._lock:
+            return self._epoch
+
+    def mark_armed_all(self, entries: list[tuple[str, str]], epoch: int) -> bool:
+        """Record watches set by a request sent in `epoch`, unless a reconnect intervened.
+
+        A reconnect after the request was sent but before this call loses those watches on the
+        server, and the re-arm did not know them yet. Then nothing is recorded and False is
+        returned: the caller must set them again (re-sending is always safe).
+        """
+        with self._lock:
+            if epoch != self._epoch:
+                return False
+            for path, kind in entries:
+                if kind == CHILD:
+                    self._armed_children.add(path)
+                else:
+                    self._armed[path] = kind
+            return True
+
     def attach(self, client: Any) -> None:
         """Re-arm this feed's watches whenever `client` reconnects within the same session."""
         self._client = client
@@ -114,10 +141,14 @@ class ChangeFeed:
             return
         chroot = client.chroot or ""
         with self._lock:
+            self._epoch += 1
             data = [chroot + p for p, k in self._armed.items() if k == DATA]
             exist = [chroot + p for p, k in self._armed.items() if k == EXIST]
             child = [chroot + p for p in self._armed_children]
         if not (data or exist or child):
+            with self._rearmed:
+                self.rearms += 1
+                self._rearmed.notify_all()
             return
         for full in data + exist:
             client._data_watchers[full].add(self.watcher)

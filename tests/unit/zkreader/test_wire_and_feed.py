@@ -9,6 +9,7 @@ import threading
 from types import SimpleNamespace
 
 import pytest
+from kazoo.client import KazooClient
 from kazoo.exceptions import UnimplementedError
 from kazoo.protocol.states import EventType, KazooState, WatchedEvent
 
@@ -100,3 +101,22 @@ def test_multiread_empty_reply_means_an_old_server() -> None:
     back to get_async."""
     with pytest.raises(UnimplementedError):
         MultiRead(SimpleNamespace(last_zxid=1), [(GET_DATA, "/a")]).deserialize(b"hdr", 3)
+
+
+def test_a_reconnect_invalidates_watches_marked_with_an_older_epoch() -> None:
+    """A request that set watches before a reconnect, but whose reply was counted after the
+    re-arm, must set them again: mark_armed_all refuses the stale epoch."""
+    client = KazooClient(hosts="127.0.0.1:1")  # never started: only its watcher tables are used
+    feed = ChangeFeed()
+    feed.attach(client)
+    feed.mark_armed("/known", DATA)
+    before = feed.epoch
+    feed._on_state(KazooState.SUSPENDED)
+    feed._on_state(KazooState.CONNECTED)
+    assert feed.epoch == before + 1 and feed.rearms == 1
+    assert feed.watcher in client._data_watchers["/known"]  # re-registered for the re-arm
+    assert not feed.mark_armed_all([("/late", DATA)], before)
+    assert not feed.is_armed("/late")
+    assert feed.mark_armed_all([("/late", DATA)], feed.epoch)
+    assert feed.is_armed("/late")
+    feed.detach()
