@@ -28,6 +28,7 @@ from zkreader._reader import ProgressCallback, ReadStats, read_cluster
 from zkreader._sample import SampleCase, SampleManifest, SampleSpec, generate_sample_cluster
 from zkreader._session import ZkSession, open_session, parse_connect, session_for_client
 from zkreader._watch import ChangeEvent, ChangeFeed
+from zkreader._znodes import kind_for_path
 from zkreader.errors import (
     BadConnectStringError,
     ZkReaderError,
@@ -70,6 +71,7 @@ __all__ = [
     "ZnodeFormatError",
     "ZnodeStat",
     "generate_sample_cluster",
+    "kind_for_path",
     "open_session",
     "parse_connect",
     "read_cluster",
