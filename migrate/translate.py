@@ -164,7 +164,8 @@ def _gc_paused() -> Iterator[None]:
 
     Translation allocates one dict (and a few lists) per record and no reference cycles, so the
     collector's repeated full passes over the snapshot and the growing record list find nothing
-    and dominate the run: 1,000,000 partitions took 27 s with it on and 6 s with it paused.
+    and dominate the run: translating 1,000,000 partitions took 7.3 s of CPU with it on and
+    2.9 s with it paused (wall time on a loaded 2-core machine: 39 s vs 18 s).
     Reference counting still frees everything; the collector is re-enabled afterwards.
     """
     was_enabled = gc.isenabled()
