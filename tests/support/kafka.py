@@ -37,6 +37,8 @@ __all__ = [
     "DumpedBatch",
     "KafkaController",
     "KafkaJarsMissing",
+    "KafkaZkBroker",
+    "admin_tool",
     "classpath",
     "dump_log",
     "dump_log_batches",
@@ -437,6 +439,179 @@ class KafkaController:
 
     def __enter__(self) -> KafkaController:
         self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def admin_tool(main_class: str, *args: str, timeout: float = 120.0) -> str:
+    """Run one of Kafka's admin tools (ConfigCommand, AclCommand, ...) and return its stdout.
+
+    The tools print errors and still exit 0 in some versions, so a line starting with "Error"
+    fails the call too: a rehearsal must not go on with a tree the tool did not write.
+
+    Args:
+        main_class: e.g. `kafka.admin.ConfigCommand`.
+        *args: its arguments (typically starting with `--bootstrap-server HOST:PORT`).
+        timeout: seconds before the tool is killed.
+
+    Raises:
+        AssertionError: the tool exited non-zero or reported an error (with its output).
+    """
+    proc = run_kafka_class(main_class, *args, timeout=timeout)
+    bad = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.startswith("Error")]
+    if bad:
+        raise AssertionError(
+            f"{main_class} {' '.join(args)} reported an error\n"
+            f"--- stdout ---\n{proc.stdout[-4000:]}\n--- stderr ---\n{proc.stderr[-4000:]}"
+        )
+    return proc.stdout
+
+
+class KafkaZkBroker:
+    """A real Kafka 3.9.1 broker in ZooKeeper mode, as a context manager.
+
+    It registers itself in ZooKeeper (ephemeral `/brokers/ids/N`), becomes the ZK controller
+    of its chroot and writes every znode Kafka writes — the trees zk2kraft migrates, written by
+    the real thing rather than by the sample generator. Entering starts `kafka.Kafka` and
+    returns once the server logs "[KafkaServer id=N] started" and its port answers; leaving
+    stops it (SIGTERM, then SIGKILL). Its log is `WORKDIR/logs/server.log`; a failed start
+    raises with the log's tail.
+
+    Args:
+        workdir: private directory for config, data and logs (kept for post-mortems).
+        zookeeper_connect: Kafka's `zookeeper.connect`, chroot included ("127.0.0.1:P/t_x").
+        broker_id: `broker.id`.
+        extra: more server properties (override the generated ones).
+        heap: JVM -Xmx.
+        start_timeout: seconds to wait for start-up.
+    """
+
+    def __init__(
+        self,
+        workdir: Path,
+        zookeeper_connect: str,
+        *,
+        broker_id: int = 0,
+        extra: Mapping[str, str] | None = None,
+        heap: str = "512m",
+        start_timeout: float = 120.0,
+    ) -> None:
+        self.workdir = Path(workdir)
+        self.broker_id = broker_id
+        self.heap = heap
+        self.start_timeout = start_timeout
+        self.port = free_port()
+        self.logs_dir = self.workdir / "logs"
+        self.logs_dir.mkdir(parents=True, exist_ok=True)
+        self.config_path = self.workdir / "server.properties"
+        self.properties = {
+            "broker.id": str(broker_id),
+            "zookeeper.connect": zookeeper_connect,
+            "zookeeper.session.timeout.ms": "18000",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "log.dirs": str(self.workdir / "data"),
+            "num.partitions": "1",
+            "auto.create.topics.enable": "false",
+            "offsets.topic.replication.factor": "1",
+            "offsets.topic.num.partitions": "3",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "group.initial.rebalance.delay.ms": "0",
+            **(extra or {}),
+        }
+        self.config_path.write_text(
+            "".join(f"{k}={v}\n" for k, v in self.properties.items()), encoding="utf-8"
+        )
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """`host:port` of the PLAINTEXT listener."""
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def server_log(self) -> Path:
+        """The broker's log4j file."""
+        return self.logs_dir / "server.log"
+
+    def log_text(self) -> str:
+        """The server log so far ('' before the first line)."""
+        try:
+            return self.server_log.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def _failure(self, why: str) -> AssertionError:
+        stdout = self.logs_dir / "stdout"
+        out = stdout.read_text(errors="replace")[-3000:] if stdout.exists() else ""
+        return AssertionError(
+            f"Kafka 3.9.1 ZK-mode broker {self.broker_id} {why} (work dir {self.workdir} "
+            f"kept)\n--- server.log tail ---\n{self.log_text()[-6000:]}\n"
+            f"--- stdout/stderr ---\n{out}"
+        )
+
+    def start(self) -> None:
+        """Start the broker and wait until it serves.
+
+        Raises:
+            AssertionError: it exited or did not come up within `start_timeout` (with its log).
+        """
+        cmd = [
+            _java(),
+            f"-Xmx{self.heap}",
+            "-Xms64m",
+            "-XX:+UseSerialGC",
+            f"-Dlog4j.configuration=file:{_SERVER_LOG4J}",
+            f"-Dkafka.logs.dir={self.logs_dir}",
+            "-cp",
+            classpath(),
+            "kafka.Kafka",
+            str(self.config_path),
+        ]
+        with open(self.logs_dir / "stdout", "ab") as out:
+            self._proc = subprocess.Popen(
+                cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        started = re.compile(rf"\[KafkaServer id={self.broker_id}\] started")
+        deadline = time.monotonic() + self.start_timeout
+        while True:
+            if self._proc.poll() is not None:
+                raise self._failure(f"exited with code {self._proc.returncode} during start-up")
+            if started.search(self.log_text()) and _port_open(self.port):
+                return
+            if time.monotonic() > deadline:
+                self.stop()
+                raise self._failure(f"did not start within {self.start_timeout:.0f}s")
+            time.sleep(0.2)  # polling a child process's log; there is no event to wait on
+
+    def stop(self, timeout: float = 30.0) -> int | None:
+        """Stop the broker (SIGTERM, SIGKILL after `timeout`); returns its exit code."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+        return proc.returncode
+
+    def __enter__(self) -> KafkaZkBroker:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def __exit__(

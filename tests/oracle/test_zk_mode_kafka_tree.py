@@ -1,0 +1,356 @@
+"""A ZooKeeper tree written by real Kafka, not by our sample generator, migrates and verifies.
+
+A Kafka 3.9.1 broker in ZooKeeper mode runs against the test ZooKeeper (in a chroot) and stays
+up throughout, so its ephemeral `/brokers/ids/N` registration and its `/controller` are live
+while we read. Everything in the tree comes from Kafka's own code paths: topics through the Admin
+API (kafka-python; `TopicCommand` is not in the 3.9.1 core jar, it moved to kafka-tools), topic,
+broker and cluster-default configs, user / client / user+client / ip quotas and SCRAM-SHA-256/512
+users through `kafka.admin.ConfigCommand --bootstrap-server`, literal and prefixed ACLs through
+`kafka.admin.AclCommand --bootstrap-server` (AclAuthorizer), a deleted topic, the consumer
+offsets topic (a committed offset) and a producer-id block (an idempotent producer). Delegation
+tokens are not exercised: creating one needs a SASL-authenticated connection.
+
+The tree must then be clean: `read_cluster` takes all of it, `plan` finds no blocker and no
+warning, `migrate --cutover none` into three voters and `verify` both exit 0, and the records in
+the log say exactly what the admin tools were asked to do (SCRAM keys are recomputed from the
+password, so the credentials would really authenticate).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kazoo.client import KazooClient
+
+from tests.support.kafka import KafkaZkBroker, admin_tool
+from writers import MetadataRecord, open_log_source
+from zkreader import ClusterSnapshot, ConnectOptions, open_session, read_cluster
+
+with warnings.catch_warnings():
+    # kafka-python 3.0 loads its schemas with importlib.resources.read_text (deprecated)
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+    from kafka.admin import KafkaAdminClient, NewTopic
+    from kafka.structs import OffsetAndMetadata
+
+pytestmark = [
+    pytest.mark.oracle,
+    pytest.mark.slow,
+    # kafka-python is only the test's client; its own deprecations are not ours to fail on
+    pytest.mark.filterwarnings("ignore::DeprecationWarning:kafka"),
+]
+
+ZK2KRAFT = [sys.executable, "-m", "migrate.cli"]
+BROKER = 0  # KRaft voter ids 1..3 below must differ from the ZK broker ids
+PASSWORD = "rehearsal-scram-password"  # noqa: S105 - a test credential, asserted never printed
+SVC_USER = "svc@example.com"  # '@' is sanitized to %40 in /config/users
+SVC_CLIENT = "app one"  # ' ' is sanitized to %20 in /config/users/<u>/clients
+GROUP = "rehearsal-group"
+
+TOPICS = {  # name -> partitions
+    "orders": 6,
+    "payments": 3,
+    "pay-ledger": 2,
+    "with.dots_and-dashes": 1,
+}
+DELETED = "doomed"
+
+# Kafka's codes (AclOperation, AclPermissionType, ResourceType, PatternType, ConfigResource.Type)
+READ, WRITE, ALL, DESCRIBE, IDEMPOTENT_WRITE = 3, 4, 2, 8, 12
+DENY, ALLOW = 2, 3
+TOPIC_RES, GROUP_RES, CLUSTER_RES, TXN_RES = 2, 3, 4, 5
+LITERAL, PREFIXED = 3, 4
+TOPIC_CFG, BROKER_CFG = 2, 4
+
+
+def _config(bootstrap: str, *args: str) -> None:
+    admin_tool("kafka.admin.ConfigCommand", "--bootstrap-server", bootstrap, "--alter", *args)
+
+
+def _acl(bootstrap: str, *args: str) -> None:
+    admin_tool("kafka.admin.AclCommand", "--bootstrap-server", bootstrap, "--add", "--force",
+               *args)
+
+
+def _wait_until(check: Callable[[], bool], what: str, broker: KafkaZkBroker,
+                timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not seen in ZooKeeper within {timeout:.0f}s\n"
+                                 f"--- broker log tail ---\n{broker.log_text()[-4000:]}")
+        time.sleep(0.2)  # waiting on another process's ZooKeeper writes
+
+
+def _populate(broker: KafkaZkBroker, zk: KazooClient) -> None:
+    """Write the tree through Kafka's own admin paths; return once ZooKeeper holds it all."""
+    bootstrap = broker.bootstrap_servers
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000)
+    try:
+        admin.create_topics([
+            NewTopic("orders", TOPICS["orders"], 1,
+                     topic_configs={"cleanup.policy": "compact", "retention.ms": "86400000"}),
+            NewTopic("payments", TOPICS["payments"], 1),
+            NewTopic("pay-ledger", TOPICS["pay-ledger"], 1),
+            NewTopic("with.dots_and-dashes", TOPICS["with.dots_and-dashes"], 1),
+            NewTopic(DELETED, 2, 1),
+        ], timeout_ms=60_000)
+        admin.delete_topics([DELETED], timeout_ms=60_000)
+    finally:
+        admin.close()
+    _wait_until(lambda: not zk.exists(f"/brokers/topics/{DELETED}")
+                and not zk.exists(f"/admin/delete_topics/{DELETED}"),
+                f"deletion of topic {DELETED!r}", broker)
+
+    # configs: topic, one broker, the cluster-wide broker default
+    _config(bootstrap, "--entity-type", "topics", "--entity-name", "payments",
+            "--add-config", "max.message.bytes=2097152")
+    _config(bootstrap, "--entity-type", "brokers", "--entity-name", str(BROKER),
+            "--add-config", "log.cleaner.threads=2")
+    _config(bootstrap, "--entity-type", "brokers", "--entity-default",
+            "--add-config", "message.max.bytes=2000000")
+    # quotas: user, user default, client, client default, user+client, defaults pair, ip
+    _config(bootstrap, "--entity-type", "users", "--entity-name", "alice",
+            "--add-config", "producer_byte_rate=1048576,consumer_byte_rate=2097152")
+    _config(bootstrap, "--entity-type", "users", "--entity-default",
+            "--add-config", "producer_byte_rate=524288")
+    _config(bootstrap, "--entity-type", "clients", "--entity-name", "app-1",
+            "--add-config", "producer_byte_rate=4096")
+    _config(bootstrap, "--entity-type", "clients", "--entity-default",
+            "--add-config", "request_percentage=50")
+    _config(bootstrap, "--entity-type", "users", "--entity-name", SVC_USER,
+            "--entity-type", "clients", "--entity-name", SVC_CLIENT,
+            "--add-config", "request_percentage=25")
+    _config(bootstrap, "--entity-type", "users", "--entity-default",
+            "--entity-type", "clients", "--entity-default",
+            "--add-config", "consumer_byte_rate=65536")
+    _config(bootstrap, "--entity-type", "ips", "--entity-name", "127.0.0.1",
+            "--add-config", "connection_creation_rate=10")
+    _config(bootstrap, "--entity-type", "ips", "--entity-default",
+            "--add-config", "connection_creation_rate=100")
+    # SCRAM users (alice also has quotas: both live in /config/users/alice)
+    _config(bootstrap, "--entity-type", "users", "--entity-name", "alice", "--add-config",
+            f"SCRAM-SHA-256=[iterations=8192,password={PASSWORD}],"
+            f"SCRAM-SHA-512=[password={PASSWORD}]")
+    _config(bootstrap, "--entity-type", "users", "--entity-name", SVC_USER,
+            "--add-config", f"SCRAM-SHA-512=[password={PASSWORD}]")
+
+    # ACLs, literal and prefixed, on every resource kind a ZK cluster commonly has
+    _acl(bootstrap, "--allow-principal", "User:alice", "--operation", "Read",
+         "--operation", "Describe", "--topic", "orders")
+    _acl(bootstrap, "--deny-principal", "User:mallory", "--deny-host", "10.0.0.66",
+         "--operation", "All", "--topic", "orders")
+    _acl(bootstrap, "--allow-principal", "User:bob", "--operation", "Write",
+         "--topic", "pay-", "--resource-pattern-type", "prefixed")
+    _acl(bootstrap, "--allow-principal", "User:alice", "--operation", "Read",
+         "--group", "rehearsal-", "--resource-pattern-type", "prefixed")
+    _acl(bootstrap, "--allow-principal", "User:alice", "--operation", "IdempotentWrite",
+         "--cluster")
+    _acl(bootstrap, "--allow-principal", "User:bob", "--operation", "Write",
+         "--transactional-id", "tx-1")
+
+    # an idempotent producer makes the broker take a producer-id block
+    producer = KafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=True, acks="all",
+                             request_timeout_ms=30_000)
+    try:
+        producer.send("orders", key=b"k", value=b"v", partition=0).get(timeout=60)
+    finally:
+        producer.close(timeout=10)
+    # a committed offset makes the broker create __consumer_offsets
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=GROUP,
+                             enable_auto_commit=False, request_timeout_ms=60_000)
+    try:
+        tp = TopicPartition("orders", 0)
+        consumer.assign([tp])
+        consumer.commit({tp: OffsetAndMetadata(1, "", -1)})
+    finally:
+        consumer.close()
+    _wait_until(lambda: zk.exists("/latest_producer_id_block") is not None,
+                "/latest_producer_id_block", broker)
+    _wait_until(lambda: all(
+        zk.exists(f"/brokers/topics/__consumer_offsets/partitions/{p}/state") is not None
+        for p in range(3)), "__consumer_offsets partition states", broker)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*ZK2KRAFT, *args], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+def _ok(proc: subprocess.CompletedProcess[str], what: str) -> None:
+    assert proc.returncode == 0, (
+        f"{what} exited {proc.returncode}\n--- stdout ---\n{proc.stdout[-6000:]}\n"
+        f"--- stderr ---\n{proc.stderr[-6000:]}"
+    )
+
+
+def _scram_keys(password: str, salt: bytes, iterations: int, mechanism: int
+                ) -> tuple[bytes, bytes]:
+    """RFC 5802 StoredKey and ServerKey, as Kafka's ScramFormatter computes them."""
+    digest = "sha256" if mechanism == 1 else "sha512"
+    salted = hashlib.pbkdf2_hmac(digest, password.encode(), salt, iterations)
+    client_key = hmac.new(salted, b"Client Key", digest).digest()
+    stored = hashlib.new(digest, client_key).digest()
+    server = hmac.new(salted, b"Server Key", digest).digest()
+    return stored, server
+
+
+def _secrets_in_tree(snapshot: ClusterSnapshot) -> list[str]:
+    """The password and every base64 salt/key Kafka stored: none may appear in any output."""
+    out = [PASSWORD]
+    for znode in snapshot.user_configs.values():
+        for key, text in znode.config.items():
+            if key.startswith("SCRAM-"):
+                out += [v for k, _, v in (p.partition("=") for p in text.split(","))
+                        if k in ("salt", "stored_key", "server_key")]
+    return out
+
+
+def _records(voter: Path) -> list[MetadataRecord]:
+    return [r for entry in open_log_source(voter).entries() for r in entry.batch.records
+            if isinstance(r, MetadataRecord)]
+
+
+def _of(records: list[MetadataRecord], kind: str) -> list[dict[str, Any]]:
+    return [dict(r.data) for r in records if r.type == kind]
+
+
+def test_kafka_written_zk_tree_migrates_and_verifies(
+    zk_server: Any, zk_chroot: str, zk_chroot_client: KazooClient, tmp_path: Path
+) -> None:
+    connect = f"{zk_server.connect}{zk_chroot}"
+    broker = KafkaZkBroker(tmp_path / "broker", connect, broker_id=BROKER, extra={
+        "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+        "super.users": "User:ANONYMOUS",
+    })
+    with broker:
+        _populate(broker, zk_chroot_client)
+
+        # 1. our reader takes the whole tree Kafka wrote
+        with open_session(ConnectOptions(connect, timeout_s=15)) as session:
+            snapshot = read_cluster(session, watch=False)
+        assert set(snapshot.brokers) == {BROKER}
+        assert snapshot.brokers[BROKER].stat.ephemeral_owner != 0  # live registration
+        assert snapshot.controller is not None and snapshot.controller.broker_id == BROKER
+        assert not snapshot.controller.is_kraft
+        assert snapshot.cluster_id is not None
+        assert set(snapshot.topics) == {*TOPICS, "__consumer_offsets"}
+        assert not snapshot.pending_deletions
+        assert snapshot.producer_id_block is not None
+        assert len(snapshot.partition_states) == sum(TOPICS.values()) + 3
+        secrets = _secrets_in_tree(snapshot)
+        assert len(secrets) == 1 + 3 * 3  # password + salt/stored/server of 3 credentials
+
+        # 2. plan: a tree real Kafka wrote has no blocker and no warning
+        root = tmp_path / "zk2kraft"
+        root.mkdir()
+        plan = _cli("plan", "--zookeeper", connect, "--json", str(root / "plan.json"))
+        _ok(plan, "zk2kraft plan")
+        doc = json.loads((root / "plan.json").read_text())
+        assert doc["blockers"] == [] and doc["warnings"] == [], doc
+        assert (doc["brokers"], doc["topics"]) == (1, len(TOPICS) + 1)
+
+        # 3. migrate --cutover none into three voters, then verify: both exit 0
+        voters = [f"--voter={n}={root / f'voter{n}'}" for n in (1, 2, 3)]
+        migrate = _cli("migrate", "--zookeeper", connect, *voters, "--cutover", "none",
+                       "--spark-master", "in-process", "--json", str(root / "migrate.json"))
+        _ok(migrate, "zk2kraft migrate --cutover none")
+        verify = _cli("verify", "--zookeeper", connect, *voters,
+                      "--json", str(root / "verify.json"))
+        _ok(verify, "zk2kraft verify")
+        report = json.loads((root / "verify.json").read_text())
+        assert report["parity"] is True and report["differences"] == [], report
+
+        outputs = [p.stdout + p.stderr for p in (plan, migrate, verify)]
+        outputs += [(root / f).read_text() for f in ("plan.json", "migrate.json", "verify.json")]
+        for text in outputs:
+            for secret in secrets:
+                assert secret not in text
+
+    # 4. the log says what the admin tools were told (broker stopped: nothing reads ZK now)
+    logs = [b"".join(p.read_bytes() for p in sorted(
+        (root / f"voter{n}" / "__cluster_metadata-0").glob("*.log"))) for n in (1, 2, 3)]
+    assert logs[0] and logs[0] == logs[1] == logs[2]
+    records = _records(root / "voter1")
+    assert records[0].type == "FEATURE_LEVEL_RECORD"
+    assert records[0].data["name"] == "metadata.version"
+
+    [reg] = _of(records, "REGISTER_BROKER_RECORD")
+    assert reg["brokerId"] == BROKER and reg["isMigratingZkBroker"] is True
+    assert [(e["host"], e["port"]) for e in reg["endPoints"]] == [("127.0.0.1", broker.port)]
+
+    topics = {t["name"]: t["topicId"] for t in _of(records, "TOPIC_RECORD")}
+    assert topics == {n: snapshot.topics[n].topic_id for n in (*TOPICS, "__consumer_offsets")}
+    parts = _of(records, "PARTITION_RECORD")
+    assert len(parts) == sum(TOPICS.values()) + 3
+    assert all(p["replicas"] == [BROKER] and p["isr"] == [BROKER] and p["leader"] == BROKER
+               for p in parts)
+
+    configs = {(c["resourceType"], c["resourceName"], c["name"], c["value"])
+               for c in _of(records, "CONFIG_RECORD")}
+    assert configs == {
+        (TOPIC_CFG, "orders", "cleanup.policy", "compact"),
+        (TOPIC_CFG, "orders", "retention.ms", "86400000"),
+        (TOPIC_CFG, "payments", "max.message.bytes", "2097152"),
+        (TOPIC_CFG, "__consumer_offsets", "cleanup.policy", "compact"),
+        (TOPIC_CFG, "__consumer_offsets", "compression.type", "producer"),
+        (TOPIC_CFG, "__consumer_offsets", "segment.bytes", "104857600"),
+        (BROKER_CFG, str(BROKER), "log.cleaner.threads", "2"),
+        (BROKER_CFG, "", "message.max.bytes", "2000000"),
+    }
+
+    def entity(*pairs: tuple[str, str | None]) -> tuple[tuple[str, str | None], ...]:
+        return pairs
+
+    quotas = {(tuple((e["entityType"], e["entityName"]) for e in q["entity"]),
+               q["key"], q["value"]) for q in _of(records, "CLIENT_QUOTA_RECORD")}
+    assert quotas == {
+        (entity(("user", "alice")), "consumer_byte_rate", 2097152.0),
+        (entity(("user", "alice")), "producer_byte_rate", 1048576.0),
+        (entity(("user", None)), "producer_byte_rate", 524288.0),
+        (entity(("client-id", "app-1")), "producer_byte_rate", 4096.0),
+        (entity(("client-id", None)), "request_percentage", 50.0),
+        (entity(("user", SVC_USER), ("client-id", SVC_CLIENT)), "request_percentage", 25.0),
+        (entity(("user", None), ("client-id", None)), "consumer_byte_rate", 65536.0),
+        (entity(("ip", "127.0.0.1")), "connection_creation_rate", 10.0),
+        (entity(("ip", None)), "connection_creation_rate", 100.0),
+    }
+
+    scram = _of(records, "USER_SCRAM_CREDENTIAL_RECORD")
+    assert {(s["name"], s["mechanism"], s["iterations"]) for s in scram} == {
+        ("alice", 1, 8192), ("alice", 2, 4096), (SVC_USER, 2, 4096)}
+    for s in scram:  # the migrated keys would authenticate the password Kafka was given
+        stored, server = _scram_keys(PASSWORD, s["salt"], s["iterations"], s["mechanism"])
+        assert (s["storedKey"], s["serverKey"]) == (stored, server), s["name"]
+        assert base64.b64encode(s["salt"]).decode() in secrets
+
+    acls = {(a["resourceType"], a["resourceName"], a["patternType"], a["principal"], a["host"],
+             a["operation"], a["permissionType"])
+            for a in _of(records, "ACCESS_CONTROL_ENTRY_RECORD")}
+    assert acls == {
+        (TOPIC_RES, "orders", LITERAL, "User:alice", "*", READ, ALLOW),
+        (TOPIC_RES, "orders", LITERAL, "User:alice", "*", DESCRIBE, ALLOW),
+        (TOPIC_RES, "orders", LITERAL, "User:mallory", "10.0.0.66", ALL, DENY),
+        (TOPIC_RES, "pay-", PREFIXED, "User:bob", "*", WRITE, ALLOW),
+        (GROUP_RES, "rehearsal-", PREFIXED, "User:alice", "*", READ, ALLOW),
+        (CLUSTER_RES, "kafka-cluster", LITERAL, "User:alice", "*", IDEMPOTENT_WRITE, ALLOW),
+        (TXN_RES, "tx-1", LITERAL, "User:bob", "*", WRITE, ALLOW),
+    }
+
+    [pid] = _of(records, "PRODUCER_IDS_RECORD")
+    block = snapshot.producer_id_block
+    assert block is not None
+    assert pid["brokerId"] == block.broker_id == BROKER
+    assert pid["nextProducerId"] == block.block_end + 1
