@@ -137,6 +137,7 @@ class ReadPipeline:
               nonode_ok: bool = False) -> Any:
         """Wait for `result`; on connection loss resubmit `make()` until retry time runs out."""
         deadline = time.monotonic() + self.session.retry_s
+        attempts = 0
         while True:
             try:
                 return result.get(timeout=self.session.retry_s)
@@ -148,8 +149,12 @@ class ReadPipeline:
                 self.session.check_alive()
                 if time.monotonic() > deadline:
                     raise map_kazoo_error(exc, what) from exc
-                log.info("connection lost reading %s; retrying", what)
-                time.sleep(0.05)
+                log.debug("connection lost reading %s; retrying", what)
+                # Kazoo queues a request made while it reconnects and sends it once connected,
+                # so the first resend needs no pause; back off only if it fails again.
+                if attempts:
+                    time.sleep(min(0.05 * attempts, 1.0))
+                attempts += 1
                 result = make()
             except UnimplementedError as exc:
                 raise _Unimplemented() from exc
