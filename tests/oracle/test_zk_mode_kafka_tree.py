@@ -13,7 +13,8 @@ tokens are not exercised: creating one needs a SASL-authenticated connection.
 The tree must then be clean: `read_cluster` takes all of it, `plan` finds no blocker and no
 warning, `migrate --cutover none` into three voters and `verify` both exit 0, and the records in
 the log say exactly what the admin tools were asked to do (SCRAM keys are recomputed from the
-password, so the credentials would really authenticate).
+password, so the credentials would really authenticate). Finally a 3-voter Kafka 3.9.1 KRaft
+quorum (migration disabled) starts on the three voter dirs and finalizes the migration.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from tests.support.kafka import KafkaZkBroker, admin_tool
+from tests.support.kafka import KafkaController, KafkaZkBroker, admin_tool, free_port
 from writers import MetadataRecord, open_log_source
 from zkreader import ClusterSnapshot, ConnectOptions, open_session, read_cluster
 
@@ -227,6 +228,29 @@ def _of(records: list[MetadataRecord], kind: str) -> list[dict[str, Any]]:
     return [dict(r.data) for r in records if r.type == kind]
 
 
+def _kraft_quorum_takes_over(voters: dict[int, Path], workdir: Path) -> None:
+    """Three 3.9.1 KRaft controllers (migration disabled) start on the voter dirs `migrate`
+    wrote, replay the whole migrated log and finalize the migration (POST_MIGRATION)."""
+    quorum = {n: free_port() for n in voters}
+    nodes = [KafkaController(workdir / f"kraft{n}", d, node_id=n, quorum=quorum, heap="320m",
+                             extra={"zookeeper.metadata.migration.enable": "false"})
+             for n, d in voters.items()]
+    try:
+        for node in nodes:
+            node.launch()
+        for node in nodes:
+            node.wait_started()
+        for node in nodes:
+            node.wait_for_log(r"migration state from MIGRATION to POST_MIGRATION", timeout=90)
+    finally:
+        for node in nodes:
+            node.stop()
+    for node in nodes:
+        log = node.log_text()
+        for bad in ("publishing fault", "Tried to apply", "MetadataParseException", "truncat"):
+            assert bad not in log, f"node {node.node_id}: {bad!r}\n{log[-4000:]}"
+
+
 def test_kafka_written_zk_tree_migrates_and_verifies(
     zk_server: Any, zk_chroot: str, zk_chroot_client: KazooClient, tmp_path: Path
 ) -> None:
@@ -354,3 +378,6 @@ def test_kafka_written_zk_tree_migrates_and_verifies(
     assert block is not None
     assert pid["brokerId"] == block.broker_id == BROKER
     assert pid["nextProducerId"] == block.block_end + 1
+
+    # 5. and a KRaft quorum takes the migrated metadata over
+    _kraft_quorum_takes_over({n: root / f"voter{n}" for n in (1, 2, 3)}, tmp_path)
