@@ -61,7 +61,11 @@ def _parse_metadata_version(value: str) -> None:
 
 
 def plan_result(
-    snapshot: ClusterSnapshot, *, metadata_version: str, password_encoder_secret: str | None
+    snapshot: ClusterSnapshot,
+    *,
+    metadata_version: str,
+    password_encoder_secret: str | None,
+    voter_ids: Sequence[int] = (),
 ) -> tuple[TranslationResult, PlanSummary]:
     """Translate the snapshot as `migrate` would, and judge it: the records and the plan's data.
 
@@ -82,6 +86,7 @@ def plan_result(
         records=result.counts,
         extra_blockers=result.blockers,
         extra_warnings=result.warnings,
+        voter_ids=voter_ids,
     )
 
 
@@ -98,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         snapshot,
         metadata_version=args.metadata_version,
         password_encoder_secret=args.password_encoder_secret,
+        voter_ids=[node_id for node_id, _ in args.voters or ()],
     )
     samples = None
     diffs: list[VoterDiff] = []

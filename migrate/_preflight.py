@@ -101,11 +101,12 @@ class PlanSummary:
         }
 
 
-def preflight(snapshot: ClusterSnapshot) -> PreflightReport:
+def preflight(snapshot: ClusterSnapshot, *, voter_ids: Iterable[int] = ()) -> PreflightReport:
     """Judge a snapshot: every blocker and warning, each naming its znode.
 
     Args:
         snapshot: the tree as read by `zkreader.read_cluster`.
+        voter_ids: node ids of the KRaft controllers (`--voter`), when known.
 
     Returns:
         The report; `report.ok` is False when the migration must not start.
@@ -117,6 +118,7 @@ def preflight(snapshot: ClusterSnapshot) -> PreflightReport:
         *_topics_without_id(snapshot),
         *_unregistered_brokers(snapshot),
         *_log_dir_events(snapshot),
+        *_voter_ids_taken(snapshot, voter_ids),
     ]
     warnings = [
         *_pending_deletions(snapshot),
@@ -132,6 +134,7 @@ def summarize(
     records: Mapping[str, int],
     extra_blockers: Iterable[Finding] = (),
     extra_warnings: Iterable[Finding] = (),
+    voter_ids: Iterable[int] = (),
 ) -> PlanSummary:
     """Judge a snapshot and count what will be migrated: the `plan --json` document's data.
 
@@ -140,8 +143,13 @@ def summarize(
         records: records the translator would write, by type name (`TranslationResult.counts`).
         extra_blockers: blockers found elsewhere (the translator's), appended after ours.
         extra_warnings: warnings found elsewhere (the translator's), appended after ours.
+        voter_ids: node ids of the KRaft controllers (`--voter`), when known.
     """
-    report = preflight(snapshot).with_blockers(extra_blockers).with_warnings(extra_warnings)
+    report = (
+        preflight(snapshot, voter_ids=voter_ids)
+        .with_blockers(extra_blockers)
+        .with_warnings(extra_warnings)
+    )
     return PlanSummary(
         report=report,
         records=dict(records),
@@ -253,6 +261,22 @@ def _unregistered_brokers(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 "register with KRaft. Start them, or reassign their replicas away.",
                 _topic_path(topic.name),
             )
+
+
+def _voter_ids_taken(snapshot: ClusterSnapshot, voter_ids: Iterable[int]) -> Iterator[Finding]:
+    # Kafka requires controller node ids distinct from every broker id: a controller whose id is
+    # a ZK broker's takes that broker's dynamic configs and registration as its own.
+    named: set[int] = set(snapshot.brokers)
+    for topic in _migrated_topics(snapshot):
+        for replicas in topic.assignment.values():
+            named.update(replicas)
+    for node_id in sorted(set(voter_ids) & named):
+        yield Finding(
+            "VOTER_ID_IS_BROKER_ID",
+            f"--voter node id {node_id} is also a ZooKeeper broker id: KRaft controller node ids "
+            "must differ from every broker id. Choose another node.id for that controller.",
+            f"/brokers/ids/{node_id}",
+        )
 
 
 def _log_dir_events(snapshot: ClusterSnapshot) -> Iterator[Finding]:

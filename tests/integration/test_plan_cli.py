@@ -450,7 +450,7 @@ def test_voter_without_a_log_shows_samples_and_nothing_to_diff(
     cluster = sample_cluster(SampleSpec.clean())
     empty, missing = tmp_path / "v1", tmp_path / "v2"
     empty.mkdir()
-    code, out, err = run_plan("--voter", f"1={empty}", "--voter", f"2={missing}",
+    code, out, err = run_plan("--voter", f"3000={empty}", "--voter", f"3001={missing}",
                               zookeeper=cluster.connect)
     assert code == 0, err
     assert "sample records" in out and "TOPIC_RECORD" in out
@@ -469,13 +469,13 @@ def test_voter_diff_after_migrate_then_drift(
 
     cluster = sample_cluster(SampleSpec.clean(topics=3))
     voter = tmp_path / "voter1"
-    code = main(["migrate", "--zookeeper", cluster.connect, "--voter", f"1={voter}",
+    code = main(["migrate", "--zookeeper", cluster.connect, "--voter", f"3000={voter}",
                  "--cutover", "none", "--quiet"])
     assert code == 0, capsys.readouterr().err
     capsys.readouterr()
     before = sorted(p.name for p in (voter / "__cluster_metadata-0").iterdir())
 
-    code, out, err = run_plan("--voter", f"1={voter}", zookeeper=cluster.connect)
+    code, out, err = run_plan("--voter", f"3000={voter}", zookeeper=cluster.connect)
     assert code == 0, err
     assert "matches ZooKeeper" in out or "parity: the voters' log matches ZooKeeper" in out
 
@@ -484,7 +484,7 @@ def test_voter_diff_after_migrate_then_drift(
     data["isr"] = data["isr"][:1]
     cluster.client.set(state, _j(data))
     page = tmp_path / "plan.html"
-    code, out, err = run_plan("--voter", f"1={voter}", "--html", str(page),
+    code, out, err = run_plan("--voter", f"3000={voter}", "--html", str(page),
                               zookeeper=cluster.connect)
     assert code == 0, err  # differences are reported, but only blockers fail a plan
     # the ISR changed, and so did the state znode's version (the partition epoch)
@@ -523,3 +523,14 @@ def test_digest_auth_reads_a_protected_tree_and_never_prints_the_password(
     finally:
         client.stop()
         client.close()
+
+
+def test_voter_id_that_is_a_broker_id_blocks_the_plan(
+    sample_cluster: Any, run_plan: RunPlan, tmp_path: Path
+) -> None:
+    from zkreader.sample import SampleSpec
+
+    cluster = sample_cluster(SampleSpec.clean(topics=2))
+    code, out, err = run_plan("--voter", f"1={tmp_path / 'v'}", zookeeper=cluster.connect)
+    assert code == 1, out + err
+    assert "VOTER_ID_IS_BROKER_ID" in out and "/brokers/ids/1" in out

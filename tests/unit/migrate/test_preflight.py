@@ -235,3 +235,19 @@ def test_summarize_counts_exclude_pending_deletions() -> None:
         ("ENCRYPTED_PASSWORD_WITHOUT_SECRET", "/config/brokers/1")]
     assert codes(summary.report.warnings) == [
         ("TOPIC_PENDING_DELETION", "/admin/delete_topics/gone")]
+
+
+def test_voter_id_equal_to_a_broker_id_is_a_blocker() -> None:
+    report = preflight(clean(), voter_ids=[3, 3000, 3001])
+    assert codes(report.blockers) == [("VOTER_ID_IS_BROKER_ID", "/brokers/ids/3")]
+    assert "--voter node id 3" in report.blockers[0].message
+
+
+def test_voter_id_of_an_unregistered_assigned_broker_is_a_blocker_too() -> None:
+    snap = clean(brokers={i: broker(i) for i in (1, 2)})
+    report = preflight(snap, voter_ids=[3])
+    assert ("VOTER_ID_IS_BROKER_ID", "/brokers/ids/3") in codes(report.blockers)
+
+
+def test_distinct_voter_ids_pass() -> None:
+    assert preflight(clean(), voter_ids=[100, 101, 102]).ok
