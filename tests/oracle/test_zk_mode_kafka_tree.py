@@ -59,6 +59,9 @@ PASSWORD = "rehearsal-scram-password"  # noqa: S105 - a test credential, asserte
 SVC_USER = "svc@example.com"  # '@' is sanitized to %40 in /config/users
 SVC_CLIENT = "app one"  # ' ' is sanitized to %20 in /config/users/<u>/clients
 GROUP = "rehearsal-group"
+ENCODER_SECRET = "rehearsal-encoder-secret"  # noqa: S105 - the broker's password.encoder.secret
+KEY_PASSWORD = "rehearsal-key-password"  # noqa: S105 - stored encrypted by Kafka in ZooKeeper
+SENSITIVE = "listener.name.plaintext.ssl.key.password"
 
 TOPICS = {  # name -> partitions
     "orders": 6,
@@ -118,8 +121,10 @@ def _populate(broker: KafkaZkBroker, zk: KazooClient) -> None:
     # configs: topic, one broker, the cluster-wide broker default
     _config(bootstrap, "--entity-type", "topics", "--entity-name", "payments",
             "--add-config", "max.message.bytes=2097152")
+    # a sensitive one too: Kafka stores it encrypted with password.encoder.secret (and from then
+    # on wants every sensitive entry repeated in each --alter of that broker, so one call)
     _config(bootstrap, "--entity-type", "brokers", "--entity-name", str(BROKER),
-            "--add-config", "log.cleaner.threads=2")
+            "--add-config", f"log.cleaner.threads=2,{SENSITIVE}={KEY_PASSWORD}")
     _config(bootstrap, "--entity-type", "brokers", "--entity-default",
             "--add-config", "message.max.bytes=2000000")
     # quotas: user, user default, client, client default, user+client, defaults pair, ip
@@ -210,7 +215,10 @@ def _scram_keys(password: str, salt: bytes, iterations: int, mechanism: int
 
 def _secrets_in_tree(snapshot: ClusterSnapshot) -> list[str]:
     """The password and every base64 salt/key Kafka stored: none may appear in any output."""
-    out = [PASSWORD]
+    out = [PASSWORD, KEY_PASSWORD]
+    encrypted = snapshot.broker_configs[str(BROKER)].config[SENSITIVE]
+    out += [v for k, _, v in (p.partition(":") for p in encrypted.split(","))
+            if k in ("encryptedPassword", "salt", "initializationVector")]
     for znode in snapshot.user_configs.values():
         for key, text in znode.config.items():
             if key.startswith("SCRAM-"):
@@ -258,6 +266,7 @@ def test_kafka_written_zk_tree_migrates_and_verifies(
     broker = KafkaZkBroker(tmp_path / "broker", connect, broker_id=BROKER, extra={
         "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
         "super.users": "User:ANONYMOUS",
+        "password.encoder.secret": ENCODER_SECRET,
     })
     with broker:
         _populate(broker, zk_chroot_client)
@@ -275,12 +284,19 @@ def test_kafka_written_zk_tree_migrates_and_verifies(
         assert snapshot.producer_id_block is not None
         assert len(snapshot.partition_states) == sum(TOPICS.values()) + 3
         secrets = _secrets_in_tree(snapshot)
-        assert len(secrets) == 1 + 3 * 3  # password + salt/stored/server of 3 credentials
+        assert len(secrets) == 2 + 3 + 3 * 3  # passwords, the ciphertext, 3 SCRAM credentials
 
         # 2. plan: a tree real Kafka wrote has no blocker and no warning
         root = tmp_path / "zk2kraft"
         root.mkdir()
-        plan = _cli("plan", "--zookeeper", connect, "--json", str(root / "plan.json"))
+        # without the encoder secret the encrypted broker password is a blocker naming it
+        blocked = _cli("plan", "--zookeeper", connect, "--json", str(root / "blocked.json"))
+        assert blocked.returncode == 1, blocked.stdout + blocked.stderr
+        doc = json.loads((root / "blocked.json").read_text())
+        assert [b["path"] for b in doc["blockers"]] == [f"/config/brokers/{BROKER}"], doc
+        assert SENSITIVE in doc["blockers"][0]["message"]
+        secret = ("--password-encoder-secret", ENCODER_SECRET)
+        plan = _cli("plan", "--zookeeper", connect, *secret, "--json", str(root / "plan.json"))
         _ok(plan, "zk2kraft plan")
         doc = json.loads((root / "plan.json").read_text())
         assert doc["blockers"] == [] and doc["warnings"] == [], doc
@@ -288,7 +304,7 @@ def test_kafka_written_zk_tree_migrates_and_verifies(
 
         # 3. migrate --cutover none into three voters, then verify: both exit 0
         voters = [f"--voter={n}={root / f'voter{n}'}" for n in (1, 2, 3)]
-        migrate = _cli("migrate", "--zookeeper", connect, *voters, "--cutover", "none",
+        migrate = _cli("migrate", "--zookeeper", connect, *voters, "--cutover", "none", *secret,
                        "--spark-master", "in-process", "--json", str(root / "migrate.json"))
         _ok(migrate, "zk2kraft migrate --cutover none")
         verify = _cli("verify", "--zookeeper", connect, *voters,
@@ -297,8 +313,9 @@ def test_kafka_written_zk_tree_migrates_and_verifies(
         report = json.loads((root / "verify.json").read_text())
         assert report["parity"] is True and report["differences"] == [], report
 
-        outputs = [p.stdout + p.stderr for p in (plan, migrate, verify)]
-        outputs += [(root / f).read_text() for f in ("plan.json", "migrate.json", "verify.json")]
+        outputs = [p.stdout + p.stderr for p in (blocked, plan, migrate, verify)]
+        outputs += [(root / f).read_text()
+                    for f in ("blocked.json", "plan.json", "migrate.json", "verify.json")]
         for text in outputs:
             for secret in secrets:
                 assert secret not in text
@@ -332,6 +349,7 @@ def test_kafka_written_zk_tree_migrates_and_verifies(
         (TOPIC_CFG, "__consumer_offsets", "compression.type", "producer"),
         (TOPIC_CFG, "__consumer_offsets", "segment.bytes", "104857600"),
         (BROKER_CFG, str(BROKER), "log.cleaner.threads", "2"),
+        (BROKER_CFG, str(BROKER), SENSITIVE, KEY_PASSWORD),  # decrypted, as Kafka migrates it
         (BROKER_CFG, "", "message.max.bytes", "2000000"),
     }
 
