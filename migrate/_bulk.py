@@ -35,7 +35,13 @@ from pathlib import Path
 import orjson
 
 from migrate._findings import Finding
-from migrate._pipeline import EncodedLog, encode_log, plan_batches, snapshot_timestamp_ms
+from migrate._pipeline import (
+    EncodedLog,
+    encode_log,
+    plan_batches,
+    snapshot_timestamp_ms,
+    warm_worker,
+)
 from migrate._preflight import PlanSummary, summarize
 from migrate._progress import ProgressBars
 from migrate._spark import SparkRuntime, SparkStarter
@@ -411,7 +417,11 @@ def run_bulk(
     t0 = clock()
     parse_target_version(options.metadata_version)
     targets = list(options.voters)
-    starter = SparkStarter(options.spark_master) if options.spark_master != IN_PROCESS else None
+    starter = (
+        SparkStarter(options.spark_master, warmup=warm_worker)
+        if options.spark_master != IN_PROCESS
+        else None
+    )
     if starter is not None:
         starter.start()
     runtime: SparkRuntime | None = None

@@ -26,6 +26,7 @@ import contextlib
 import dataclasses
 import gc
 import logging
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -60,6 +61,7 @@ __all__ = [
     "encode_topic_chunk",
     "plan_batches",
     "snapshot_timestamp_ms",
+    "warm_worker",
 ]
 
 log = logging.getLogger(__name__)
@@ -193,7 +195,15 @@ def encode_topic_chunk(chunk: TopicChunk) -> EncodedChunk:
         TranslationError: a znode cannot be expressed (names the path).
         SchemaError: a record does not fit its schema.
     """
-    return _encode_works(parse_metadata_version(chunk.metadata_version), chunk.topics)
+    with _gc_paused():  # unpickled rows and rebuilt models are acyclic too
+        works = (_from_row(r) for r in chunk.rows)
+        return _encode_works(parse_metadata_version(chunk.metadata_version), works)
+
+
+def warm_worker(index: int) -> int:
+    """A no-op Spark task whose unpickling imports this module (and the translator, codec) in
+    a Python worker, so the first real job does not pay for it. Returns the worker's pid."""
+    return os.getpid() + 0 * index
 
 
 def _encode_works(mv: MetadataVersion, works: Iterable[TopicWork]) -> EncodedChunk:

@@ -390,6 +390,9 @@ class SparkStarter:
         master: Spark master URL (`local[*]`, `spark://host:7077`, ...).
         driver_memory: `spark.driver.memory` (modest by default: the records live in Python).
         temp_root: where the private work dir is created (default: the system temp dir).
+        warmup: a top-level function run once per task slot right after start-up (in the same
+            background thread), so Python workers are forked and have imported the pipeline
+            before the first real job.
     """
 
     def __init__(
@@ -398,8 +401,10 @@ class SparkStarter:
         *,
         driver_memory: str | None = None,
         temp_root: Path | None = None,
+        warmup: Callable[[int], object] | None = None,
     ) -> None:
         self.master = master
+        self._warmup = warmup
         self._driver_memory = driver_memory or os.environ.get(
             "ZK2KRAFT_SPARK_DRIVER_MEMORY", DEFAULT_DRIVER_MEMORY
         )
@@ -422,6 +427,10 @@ class SparkStarter:
         assert self._work_dir is not None
         try:
             self._runtime = _start_session(self.master, self._driver_memory, self._work_dir)
+            if self._warmup is not None:
+                # start the Python workers (and their imports) while the caller still works
+                slots = self._runtime.default_parallelism
+                self._runtime.map_chunks(list(range(slots)), self._warmup)
         except BaseException as exc:  # noqa: BLE001 - handed to get()
             self._error = exc
 
