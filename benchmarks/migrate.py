@@ -1,0 +1,218 @@
+"""Migrate benchmark: `zk2kraft migrate --cutover none` and `verify` on a generated cluster.
+Prints figures; it is not a test.
+
+    python benchmarks/migrate.py                          # 1,000 topics x 100 = 100,000 partitions
+    python benchmarks/migrate.py --topics 10000           # 1,000,000 partitions (ZooKeeper -Xmx3g)
+    python benchmarks/migrate.py --spark-master local[2]  # any master the CLI accepts
+
+Figures:
+  (1) `migrate --cutover none` into 3 voters, run as the real CLI in a subprocess: wall time, and
+      the CLI's own split (ZooKeeper read, waiting for Spark beyond the read, translate+encode,
+      write) and peak memory of the CLI process (ru_maxrss) and of the Spark driver JVM (VmHWM
+      from /proc, sampled by the CLI before it stops Spark) — via ZK2KRAFT_STATS_FILE;
+  (1b) the same command with `--spark-master in-process` (no JVM), and whether its logs are
+      byte-identical to the Spark run's;
+  (2) `verify` against the same voters: wall time and exit code (must be 0: parity);
+  (3) translate+encode records/s: the topic table through Spark mapPartitions on an already
+      running session vs the same pure functions in this one Python process (same snapshot,
+      same output, asserted equal), and their ratio.
+Targets (issue 4): 100,000 partitions migrated in < 60 s end to end, peak memory < 2 GiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from kazoo.client import KazooClient  # noqa: E402
+
+from migrate._pipeline import encode_log  # noqa: E402
+from migrate._spark import SparkStarter  # noqa: E402
+from migrate.translate import TranslationOptions  # noqa: E402
+from tests.support.zk import ZkServer  # noqa: E402
+from zkreader import (  # noqa: E402
+    ConnectOptions,
+    SampleSpec,
+    generate_sample_cluster,
+    open_session,
+    read_cluster,
+)
+
+MiB = 1024 * 1024
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--topics", type=int, default=1000)
+    p.add_argument("--partitions-per-topic", type=int, default=100)
+    p.add_argument("--brokers", type=int, default=6)
+    p.add_argument("--spark-master", default="local[*]")
+    p.add_argument("--zk-heap", default=None, help="ZooKeeper -Xmx (default: by tree size)")
+    p.add_argument("--connect", help="an already generated cluster (host:port/chroot)")
+    p.add_argument("--json", help="also write the figures as JSON here")
+    p.add_argument("--skip-ratio", action="store_true", help="skip figure (3)")
+    return p
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> tuple[float, subprocess.Popen[bytes],
+                                                                  bytes, bytes]:
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "migrate.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
+    out, err = proc.communicate()
+    return time.perf_counter() - started, proc, out, err
+
+
+def _ratio(connect: str, master: str) -> dict[str, float]:
+    with open_session(ConnectOptions(connect, timeout_s=60)) as session:
+        snapshot = read_cluster(session, watch=False)
+    options = TranslationOptions()
+    started = time.perf_counter()
+    local = encode_log(snapshot, options)
+    local_s = time.perf_counter() - started
+    starter = SparkStarter(master).start()
+    try:
+        runtime = starter.get(timeout=600)
+        encode_log(snapshot, options, spark=runtime)  # warm the Python workers
+        started = time.perf_counter()
+        on_spark = encode_log(snapshot, options, spark=runtime)
+        spark_s = time.perf_counter() - started
+        parallelism = runtime.default_parallelism
+    finally:
+        starter.stop()
+    assert on_spark.values == local.values, "Spark output differs from the in-process output"
+    n = len(local.values)
+    return {
+        "records": n,
+        "in_process_s": local_s,
+        "spark_s": spark_s,
+        "in_process_records_per_s": n / local_s,
+        "spark_records_per_s": n / spark_s,
+        "spark_over_in_process": local_s / spark_s,
+        "spark_parallelism": parallelism,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    partitions = args.topics * args.partitions_per_topic
+    figures: dict[str, object] = {"partitions": partitions, "topics": args.topics,
+                                  "spark_master": args.spark_master, "cores": os.cpu_count()}
+    server = None
+    client = None
+    work = Path(tempfile.mkdtemp(prefix="zk2kraft-bench-migrate-"))
+    try:
+        if args.connect:
+            connect = args.connect
+        else:
+            heap = args.zk_heap or ("3g" if partitions > 300_000 else "1g")
+            server = ZkServer(heap=heap).start()
+            admin = KazooClient(hosts=server.connect, timeout=60)
+            admin.start(timeout=60)
+            admin.ensure_path("/bench")
+            admin.stop()
+            admin.close()
+            connect = f"{server.connect}/bench"
+            client = KazooClient(hosts=connect, timeout=60)
+            client.start(timeout=60)
+            spec = SampleSpec.clean(topics=args.topics,
+                                    partitions_per_topic=args.partitions_per_topic,
+                                    brokers=args.brokers, window=256, batch_ops=500)
+            manifest = generate_sample_cluster(client, spec)
+            figures["generate_s"] = round(manifest.elapsed_s, 2)
+            figures["znodes"] = manifest.znodes
+            print(f"generated {manifest.partitions_to_migrate} partitions "
+                  f"({manifest.znodes} znodes) in {manifest.elapsed_s:.1f}s", flush=True)
+
+        stats = work / "stats.json"
+        voters = [f"--voter={i}={work / f'c{i}'}" for i in (1, 2, 3)]
+        wall, proc, out, err = _cli(
+            "migrate", "--zookeeper", connect, *voters, "--spark-master", args.spark_master,
+            "--quiet", "--zk-timeout", "60", env={"ZK2KRAFT_STATS_FILE": str(stats)},
+        )
+        if proc.returncode != 0:
+            sys.stderr.write(err.decode(errors="replace")[-4000:])
+            raise SystemExit(f"migrate failed with exit {proc.returncode}")
+        s = json.loads(stats.read_text())
+        log_bytes = sum(p.stat().st_size for p in (work / "c1" / "__cluster_metadata-0")
+                        .glob("*.log"))
+        figures["migrate"] = {
+            "wall_s": round(wall, 2),
+            "stages_s": {k: round(v, 2) for k, v in s["times_s"].items()},
+            "peak_rss_mib": {k: (round(v / MiB) if v else None)
+                             for k, v in s["peak_rss_bytes"].items()},
+            "records": s["last_offset"] + 1,
+            "batches": s["batches"],
+            "log_mib": round(log_bytes / MiB, 1),
+            "engine": s["engine"],
+        }
+        print("migrate:", json.dumps(figures["migrate"]), flush=True)
+
+        # (1b) the same CLI with the in-process engine (no JVM), into fresh voter dirs
+        stats_b = work / "stats-in-process.json"
+        voters_b = [f"--voter={i}={work / f'p{i}'}" for i in (1, 2, 3)]
+        wall_b, proc_b, _, err_b = _cli(
+            "migrate", "--zookeeper", connect, *voters_b, "--spark-master", "in-process",
+            "--quiet", "--zk-timeout", "60", env={"ZK2KRAFT_STATS_FILE": str(stats_b)},
+        )
+        if proc_b.returncode != 0:
+            sys.stderr.write(err_b.decode(errors="replace")[-4000:])
+            raise SystemExit(f"migrate (in-process) failed with exit {proc_b.returncode}")
+        sb = json.loads(stats_b.read_text())
+        same = all(
+            (work / f"p{i}" / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes()
+            == (work / f"c{i}" / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes()
+            for i in (1, 2, 3)
+        )
+        figures["migrate_in_process"] = {
+            "wall_s": round(wall_b, 2),
+            "stages_s": {k: round(v, 2) for k, v in sb["times_s"].items()},
+            "peak_rss_mib": round(sb["peak_rss_bytes"]["cli"] / MiB),
+            "same_bytes_as_spark": same,
+        }
+        print("migrate --spark-master in-process:", json.dumps(figures["migrate_in_process"]),
+              flush=True)
+
+        wall, proc, out, err = _cli("verify", "--zookeeper", connect, *voters, "--quiet",
+                                    "--zk-timeout", "60")
+        figures["verify"] = {"wall_s": round(wall, 2), "exit": proc.returncode}
+        if proc.returncode != 0:
+            sys.stderr.write(err.decode(errors="replace")[-2000:])
+        print("verify:", json.dumps(figures["verify"]), flush=True)
+
+        if not args.skip_ratio:
+            ratio = _ratio(connect, args.spark_master)
+            figures["translate_encode"] = {k: round(v, 3) if isinstance(v, float) else v
+                                           for k, v in ratio.items()}
+            print("translate+encode:", json.dumps(figures["translate_encode"]), flush=True)
+    finally:
+        if client is not None:
+            client.stop()
+            client.close()
+        if server is not None:
+            server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+    m = figures["migrate"]
+    assert isinstance(m, dict)
+    peak = max(v for v in m["peak_rss_mib"].values() if v is not None)
+    print(f"\n{partitions} partitions: migrate {m['wall_s']} s end to end "
+          f"(target < 60 s: {'met' if m['wall_s'] < 60 else 'MISSED'}), peak memory "
+          f"{peak} MiB per process (target < 2048 MiB: {'met' if peak < 2048 else 'MISSED'})")
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
