@@ -215,7 +215,7 @@ def _scram_keys(password: str, salt: bytes, iterations: int, mechanism: int
 
 def _secrets_in_tree(snapshot: ClusterSnapshot) -> list[str]:
     """The password and every base64 salt/key Kafka stored: none may appear in any output."""
-    out = [PASSWORD, KEY_PASSWORD]
+    out = [PASSWORD, KEY_PASSWORD, ENCODER_SECRET]
     encrypted = snapshot.broker_configs[str(BROKER)].config[SENSITIVE]
     out += [v for k, _, v in (p.partition(":") for p in encrypted.split(","))
             if k in ("encryptedPassword", "salt", "initializationVector")]
@@ -284,7 +284,7 @@ def test_kafka_written_zk_tree_migrates_and_verifies(
         assert snapshot.producer_id_block is not None
         assert len(snapshot.partition_states) == sum(TOPICS.values()) + 3
         secrets = _secrets_in_tree(snapshot)
-        assert len(secrets) == 2 + 3 + 3 * 3  # passwords, the ciphertext, 3 SCRAM credentials
+        assert len(secrets) == 3 + 3 + 3 * 3  # passwords, the ciphertext, 3 SCRAM credentials
 
         # 2. plan: a tree real Kafka wrote has no blocker and no warning
         root = tmp_path / "zk2kraft"
@@ -295,8 +295,8 @@ def test_kafka_written_zk_tree_migrates_and_verifies(
         doc = json.loads((root / "blocked.json").read_text())
         assert [b["path"] for b in doc["blockers"]] == [f"/config/brokers/{BROKER}"], doc
         assert SENSITIVE in doc["blockers"][0]["message"]
-        secret = ("--password-encoder-secret", ENCODER_SECRET)
-        plan = _cli("plan", "--zookeeper", connect, *secret, "--json", str(root / "plan.json"))
+        encoder = ("--password-encoder-secret", ENCODER_SECRET)
+        plan = _cli("plan", "--zookeeper", connect, *encoder, "--json", str(root / "plan.json"))
         _ok(plan, "zk2kraft plan")
         doc = json.loads((root / "plan.json").read_text())
         assert doc["blockers"] == [] and doc["warnings"] == [], doc
@@ -304,14 +304,21 @@ def test_kafka_written_zk_tree_migrates_and_verifies(
 
         # 3. migrate --cutover none into three voters, then verify: both exit 0
         voters = [f"--voter={n}={root / f'voter{n}'}" for n in (1, 2, 3)]
-        migrate = _cli("migrate", "--zookeeper", connect, *voters, "--cutover", "none", *secret,
-                       "--spark-master", "in-process", "--json", str(root / "migrate.json"))
+        # the operator's command as documented: the default Spark pipeline (local[*])
+        migrate = _cli("migrate", "--zookeeper", connect, *voters, "--cutover", "none", *encoder,
+                       "--json", str(root / "migrate.json"))
         _ok(migrate, "zk2kraft migrate --cutover none")
         verify = _cli("verify", "--zookeeper", connect, *voters,
                       "--json", str(root / "verify.json"))
         _ok(verify, "zk2kraft verify")
         report = json.loads((root / "verify.json").read_text())
         assert report["parity"] is True and report["differences"] == [], report
+        checked = {k: v for k, v in report["checked"].items() if v}
+        assert checked == {  # parity was checked on everything Kafka wrote, not vacuously
+            "broker": 1, "topic": len(TOPICS) + 1, "partition": sum(TOPICS.values()) + 3,
+            "topic_config": 3, "broker_config": 2, "client_quota": 8, "scram": 3, "acl": 7,
+            "producer_ids": 1,
+        }, report["checked"]
 
         outputs = [p.stdout + p.stderr for p in (blocked, plan, migrate, verify)]
         outputs += [(root / f).read_text()
