@@ -62,6 +62,8 @@ GROUP = "rehearsal-group"
 ENCODER_SECRET = "rehearsal-encoder-secret"  # noqa: S105 - the broker's password.encoder.secret
 KEY_PASSWORD = "rehearsal-key-password"  # noqa: S105 - stored encrypted by Kafka in ZooKeeper
 SENSITIVE = "listener.name.plaintext.ssl.key.password"
+RACK = "rack-a"
+SCRAM_LOGIN = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
 
 TOPICS = {  # name -> partitions
     "orders": 6,
@@ -263,7 +265,14 @@ def test_kafka_written_zk_tree_migrates_and_verifies(
     zk_server: Any, zk_chroot: str, zk_chroot_client: KazooClient, tmp_path: Path
 ) -> None:
     connect = f"{zk_server.connect}{zk_chroot}"
-    broker = KafkaZkBroker(tmp_path / "broker", connect, broker_id=BROKER, extra={
+    # a second, SASL_PLAINTEXT (SCRAM) listener under a custom name, and a rack: the broker
+    # registration then carries a non-trivial listener_security_protocol_map
+    broker = KafkaZkBroker(tmp_path / "broker", connect, broker_id=BROKER,
+                           listeners={"EXTERNAL": "SASL_PLAINTEXT"}, extra={
+        "broker.rack": RACK,
+        "sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512",
+        "listener.name.external.scram-sha-256.sasl.jaas.config": SCRAM_LOGIN,
+        "listener.name.external.scram-sha-512.sasl.jaas.config": SCRAM_LOGIN,
         "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
         "super.users": "User:ANONYMOUS",
         "password.encoder.secret": ENCODER_SECRET,
@@ -337,7 +346,11 @@ def test_kafka_written_zk_tree_migrates_and_verifies(
 
     [reg] = _of(records, "REGISTER_BROKER_RECORD")
     assert reg["brokerId"] == BROKER and reg["isMigratingZkBroker"] is True
-    assert [(e["host"], e["port"]) for e in reg["endPoints"]] == [("127.0.0.1", broker.port)]
+    assert reg["rack"] == RACK
+    assert {(e["name"], e["host"], e["port"], e["securityProtocol"]) for e in reg["endPoints"]} == {
+        ("PLAINTEXT", "127.0.0.1", broker.port, 0),
+        ("EXTERNAL", "127.0.0.1", broker.listener_ports["EXTERNAL"], 2),  # SASL_PLAINTEXT
+    }
 
     topics = {t["name"]: t["topicId"] for t in _of(records, "TOPIC_RECORD")}
     assert topics == {n: snapshot.topics[n].topic_id for n in (*TOPICS, "__consumer_offsets")}

@@ -488,6 +488,9 @@ class KafkaZkBroker:
         workdir: private directory for config, data and logs (kept for post-mortems).
         zookeeper_connect: Kafka's `zookeeper.connect`, chroot included ("127.0.0.1:P/t_x").
         broker_id: `broker.id`.
+        listeners: more listeners beside the inter-broker PLAINTEXT one: name -> security
+            protocol (e.g. {"EXTERNAL": "SASL_PLAINTEXT"}), each on a free port
+            (`listener_ports`); configure their SASL mechanisms through `extra`.
         extra: more server properties (override the generated ones).
         heap: JVM -Xmx.
         start_timeout: seconds to wait for start-up.
@@ -499,6 +502,7 @@ class KafkaZkBroker:
         zookeeper_connect: str,
         *,
         broker_id: int = 0,
+        listeners: Mapping[str, str] | None = None,
         extra: Mapping[str, str] | None = None,
         heap: str = "512m",
         start_timeout: float = 120.0,
@@ -508,6 +512,10 @@ class KafkaZkBroker:
         self.heap = heap
         self.start_timeout = start_timeout
         self.port = free_port()
+        self.listener_ports = {"PLAINTEXT": self.port}
+        self.listener_ports.update({name: free_port() for name in listeners or {}})
+        protocols = {"PLAINTEXT": "PLAINTEXT", **(listeners or {})}
+        urls = ",".join(f"{n}://127.0.0.1:{p}" for n, p in self.listener_ports.items())
         self.logs_dir = self.workdir / "logs"
         self.logs_dir.mkdir(parents=True, exist_ok=True)
         self.config_path = self.workdir / "server.properties"
@@ -515,8 +523,10 @@ class KafkaZkBroker:
             "broker.id": str(broker_id),
             "zookeeper.connect": zookeeper_connect,
             "zookeeper.session.timeout.ms": "18000",
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "listeners": urls,
+            "advertised.listeners": urls,
+            "listener.security.protocol.map": ",".join(f"{n}:{p}" for n, p in protocols.items()),
+            "inter.broker.listener.name": "PLAINTEXT",
             "log.dirs": str(self.workdir / "data"),
             "num.partitions": "1",
             "auto.create.topics.enable": "false",
