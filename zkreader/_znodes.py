@@ -637,8 +637,18 @@ class ProducerIdBlockZnode:
     def path(self) -> str:
         return _paths.PRODUCER_ID_BLOCK
 
-    def decode(self, data: bytes | None, stat: ZnodeStat) -> ProducerIdBlock:
-        """Raises: ZnodeFormatError on malformed data, unknown version or an inverted block."""
+    def decode(self, data: bytes | None, stat: ZnodeStat) -> ProducerIdBlock | None:
+        """Decode the block; None when the znode is empty.
+
+        Kafka pre-creates this path with no data (`KafkaZkClient.createTopLevelPaths`) and fills
+        it only when a broker first asks for a block; its producer-id manager and its migration
+        (`ZkMigrationClient.migrateProducerId`) both read "no data" as "no block handed out yet".
+        A fresh ZK-mode cluster has exactly that, so it is not malformed.
+
+        Raises: ZnodeFormatError on malformed data, unknown version or an inverted block.
+        """
+        if not data:
+            return None
         o = _json(self.path, data)
         version = o.version(self.VERSIONS)
         start = o.long_text("block_start", minimum=0)
