@@ -419,3 +419,29 @@ def test_kafka_written_zk_tree_migrates_and_verifies(
 
     # 5. and a KRaft quorum takes the migrated metadata over
     _kraft_quorum_takes_over({n: root / f"voter{n}" for n in (1, 2, 3)}, tmp_path)
+
+
+def test_fresh_kafka_cluster_migrates_and_verifies(
+    zk_server: Any, zk_chroot: str, tmp_path: Path
+) -> None:
+    """A ZK-mode cluster nobody has used yet: Kafka's pre-created, still empty
+    `/latest_producer_id_block` means "no block" (it was once rejected as malformed, exit 2)."""
+    connect = f"{zk_server.connect}{zk_chroot}"
+    root = tmp_path / "zk2kraft"
+    root.mkdir()
+    voters = [f"--voter={n}={root / f'voter{n}'}" for n in (1, 2, 3)]
+    with KafkaZkBroker(tmp_path / "broker", connect, broker_id=BROKER):
+        with open_session(ConnectOptions(connect, timeout_s=15)) as session:
+            snapshot = read_cluster(session, watch=False)
+        assert snapshot.producer_id_block is None and not snapshot.topics
+        assert set(snapshot.brokers) == {BROKER}
+        plan = _cli("plan", "--zookeeper", connect, "--json", str(root / "plan.json"))
+        _ok(plan, "zk2kraft plan")
+        doc = json.loads((root / "plan.json").read_text())
+        assert doc["blockers"] == [] and doc["warnings"] == [], doc
+        _ok(_cli("migrate", "--zookeeper", connect, *voters, "--cutover", "none",
+                 "--spark-master", "in-process"), "zk2kraft migrate --cutover none")
+        _ok(_cli("verify", "--zookeeper", connect, *voters), "zk2kraft verify")
+    types = [r.type for r in _records(root / "voter1")]
+    assert types == ["FEATURE_LEVEL_RECORD", "BEGIN_TRANSACTION_RECORD", "REGISTER_BROKER_RECORD",
+                     "ZK_MIGRATION_STATE_RECORD", "END_TRANSACTION_RECORD"]
