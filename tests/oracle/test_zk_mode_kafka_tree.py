@@ -74,9 +74,9 @@ TOPICS = {  # name -> partitions
 DELETED = "doomed"
 
 # Kafka's codes (AclOperation, AclPermissionType, ResourceType, PatternType, ConfigResource.Type)
-READ, WRITE, ALL, DESCRIBE, IDEMPOTENT_WRITE = 3, 4, 2, 8, 12
+READ, WRITE, ALL, DESCRIBE, IDEMPOTENT_WRITE, CREATE_TOKENS = 3, 4, 2, 8, 12, 13
 DENY, ALLOW = 2, 3
-TOPIC_RES, GROUP_RES, CLUSTER_RES, TXN_RES = 2, 3, 4, 5
+TOPIC_RES, GROUP_RES, CLUSTER_RES, TXN_RES, TOKEN_RES, USER_RES = 2, 3, 4, 5, 6, 7
 LITERAL, PREFIXED = 3, 4
 TOPIC_CFG, BROKER_CFG = 2, 4
 
@@ -168,6 +168,11 @@ def _populate(broker: KafkaZkBroker, zk: KazooClient) -> None:
          "--cluster")
     _acl(bootstrap, "--allow-principal", "User:bob", "--operation", "Write",
          "--transactional-id", "tx-1")
+    # a User resource: its znode name holds a colon (/kafka-acl/User/User:alice)
+    _acl(bootstrap, "--allow-principal", "User:bob", "--operation", "CreateTokens",
+         "--user-principal", "User:alice")
+    _acl(bootstrap, "--allow-principal", "User:bob", "--operation", "Describe",
+         "--delegation-token", "token-1")
 
     # an idempotent producer makes the broker take a producer-id block
     producer = KafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=True, acks="all",
@@ -325,7 +330,7 @@ def test_kafka_written_zk_tree_migrates_and_verifies(
         checked = {k: v for k, v in report["checked"].items() if v}
         assert checked == {  # parity was checked on everything Kafka wrote, not vacuously
             "broker": 1, "topic": len(TOPICS) + 1, "partition": sum(TOPICS.values()) + 3,
-            "topic_config": 3, "broker_config": 2, "client_quota": 8, "scram": 3, "acl": 7,
+            "topic_config": 3, "broker_config": 2, "client_quota": 8, "scram": 3, "acl": 9,
             "producer_ids": 1,
         }, report["checked"]
 
@@ -409,6 +414,8 @@ def test_kafka_written_zk_tree_migrates_and_verifies(
         (GROUP_RES, "rehearsal-", PREFIXED, "User:alice", "*", READ, ALLOW),
         (CLUSTER_RES, "kafka-cluster", LITERAL, "User:alice", "*", IDEMPOTENT_WRITE, ALLOW),
         (TXN_RES, "tx-1", LITERAL, "User:bob", "*", WRITE, ALLOW),
+        (USER_RES, "User:alice", LITERAL, "User:bob", "*", CREATE_TOKENS, ALLOW),
+        (TOKEN_RES, "token-1", LITERAL, "User:bob", "*", DESCRIBE, ALLOW),
     }
 
     [pid] = _of(records, "PRODUCER_IDS_RECORD")
