@@ -452,3 +452,45 @@ def test_fresh_kafka_cluster_migrates_and_verifies(
     types = [r.type for r in _records(root / "voter1")]
     assert types == ["FEATURE_LEVEL_RECORD", "BEGIN_TRANSACTION_RECORD", "REGISTER_BROKER_RECORD",
                      "ZK_MIGRATION_STATE_RECORD", "END_TRANSACTION_RECORD"]
+
+
+def test_pre_2_8_topic_blocks_until_a_kafka_controller_assigns_its_id(
+    zk_server: Any, zk_chroot: str, zk_chroot_client: KazooClient, tmp_path: Path
+) -> None:
+    """Our TOPIC_WITHOUT_ID blocker and its advice, checked against real Kafka: a topic created
+    at inter.broker.protocol.version 2.7 has no id, so `plan` blocks (exit 1) naming it; after a
+    controller failover at the current IBP (the broker restarted without the pin) Kafka has
+    given it an id, `plan` is clean and `migrate` + `verify` pass."""
+    connect = f"{zk_server.connect}{zk_chroot}"
+    root = tmp_path / "zk2kraft"
+    root.mkdir()
+    with KafkaZkBroker(tmp_path / "old", connect, broker_id=BROKER,
+                       extra={"inter.broker.protocol.version": "2.7"}) as broker:
+        admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers,
+                                 request_timeout_ms=60_000)
+        try:
+            admin.create_topics([NewTopic("legacy", 2, 1)], timeout_ms=60_000)
+        finally:
+            admin.close()
+        data, _ = zk_chroot_client.get("/brokers/topics/legacy")
+        assert "topic_id" not in json.loads(data), data
+        blocked = _cli("plan", "--zookeeper", connect, "--json", str(root / "blocked.json"))
+        assert blocked.returncode == 1, blocked.stdout + blocked.stderr
+        doc = json.loads((root / "blocked.json").read_text())
+        assert [(b["code"], b["path"]) for b in doc["blockers"]] == [
+            ("TOPIC_WITHOUT_ID", "/brokers/topics/legacy")], doc
+
+    voters = [f"--voter={n}={root / f'voter{n}'}" for n in (1, 2, 3)]
+    with KafkaZkBroker(tmp_path / "new", connect, broker_id=BROKER) as broker:
+        _wait_until(lambda: "topic_id" in json.loads(
+            zk_chroot_client.get("/brokers/topics/legacy")[0]), "legacy's topic id", broker)
+        plan = _cli("plan", "--zookeeper", connect, "--json", str(root / "plan.json"))
+        _ok(plan, "zk2kraft plan")
+        doc = json.loads((root / "plan.json").read_text())
+        assert doc["blockers"] == [] and doc["warnings"] == [], doc
+        _ok(_cli("migrate", "--zookeeper", connect, *voters, "--cutover", "none",
+                 "--spark-master", "in-process"), "zk2kraft migrate --cutover none")
+        _ok(_cli("verify", "--zookeeper", connect, *voters), "zk2kraft verify")
+        topic_id = json.loads(zk_chroot_client.get("/brokers/topics/legacy")[0])["topic_id"]
+    assert {t["name"]: t["topicId"] for t in _of(_records(root / "voter1"), "TOPIC_RECORD")} == {
+        "legacy": topic_id}
