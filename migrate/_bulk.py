@@ -451,6 +451,7 @@ def run_bulk(
             records=encoded.counts,
             extra_blockers=encoded.blockers,
             extra_warnings=encoded.warnings,
+            voter_ids=[target.node_id for target in options.voters],
         ),
         options.overrides,
     )

@@ -26,7 +26,9 @@ from zkreader import ConnectOptions, SampleSpec, open_session, read_cluster
 pytestmark = pytest.mark.slow
 
 ZK2KRAFT = [sys.executable, "-m", "migrate.cli"]
-VOTERS = (3, 1, 2)  # the first given is quorum-state's leader, whatever its id
+# controller ids differ from the sample's broker ids (1..n), as Kafka requires; the first given
+# is quorum-state's leader, whatever its id
+VOTERS = (3002, 3000, 3001)
 
 
 def migrate(connect: str, root: Path, *extra: str, voters: tuple[int, ...] = VOTERS,
@@ -170,11 +172,11 @@ def test_a_new_empty_voter_is_filled_next_to_ones_already_holding_the_log(
     sample_cluster: Callable[..., Any], tmp_path: Path
 ) -> None:
     cluster = sample_cluster(SampleSpec.clean(topics=5, partitions_per_topic=2))
-    assert migrate(cluster.connect, tmp_path, voters=(1, 2)).returncode == 0
-    result = migrate(cluster.connect, tmp_path, voters=(1, 2, 3))
+    assert migrate(cluster.connect, tmp_path, voters=(3000, 3001)).returncode == 0
+    result = migrate(cluster.connect, tmp_path, voters=(3000, 3001, 3002))
     assert result.returncode == 0, result.stderr
     assert "already held it (unchanged)" in result.stdout
-    assert log_bytes(tmp_path / "c3") == log_bytes(tmp_path / "c1")
+    assert log_bytes(tmp_path / "c3002") == log_bytes(tmp_path / "c3000")
 
 
 def test_blockers_refuse_with_exit_1_and_write_nothing(
@@ -207,7 +209,7 @@ def test_the_blockers_own_override_lets_it_through(
     assert result.returncode == 0, result.stderr
     doc = json.loads((tmp_path / "migrate.json").read_text())
     assert any(w["code"] == "LOG_DIR_EVENT_PENDING" for w in doc["warnings"])
-    assert log_bytes(tmp_path / "c1")
+    assert log_bytes(tmp_path / "c3000")
 
 
 def test_spark_engine_writes_the_same_bytes(
@@ -230,7 +232,7 @@ def test_flag_errors_before_anything_connects(tmp_path: Path) -> None:
     nowhere = "127.0.0.1:1"  # nothing listens: a flag error must come first
     now = migrate(nowhere, tmp_path, "--cutover", "now")
     assert now.returncode == 2 and "cutover comes in a later release" in now.stderr
-    dup = migrate(nowhere, tmp_path, voters=(1, 1))
+    dup = migrate(nowhere, tmp_path, voters=(3000, 3000))
     assert dup.returncode == 2 and "given twice" in dup.stderr
     mv = migrate(nowhere, tmp_path, "--metadata-version", "3.3-IV3")
     assert mv.returncode == 2 and "--metadata-version" in mv.stderr
@@ -252,10 +254,10 @@ def test_empty_and_formatted_voter_dirs_are_filled_keeping_the_operators_files(
     sample_cluster: Callable[..., Any], tmp_path: Path
 ) -> None:
     cluster = sample_cluster(SampleSpec.clean(topics=4, partitions_per_topic=2))
-    (tmp_path / "c3").mkdir()  # an empty directory made by the operator
-    formatted = tmp_path / "c1"  # as `kafka-storage format` leaves it (no log yet)
+    (tmp_path / "c3002").mkdir()  # an empty directory made by the operator
+    formatted = tmp_path / "c3000"  # as `kafka-storage format` leaves it (no log yet)
     (formatted / "__cluster_metadata-0").mkdir(parents=True)
-    meta = (f"#\n#Tue Nov 18 10:00:00 UTC 2025\nnode.id=1\ndirectory.id=J8aAPcfLQt2bqs1JT_rMgQ\n"
+    meta = (f"#\n#Tue Nov 18 10:00:00 UTC 2025\nnode.id=3000\ndirectory.id=J8aAPcfLQt2bqs1JT_rMgQ\n"
             f"version=1\ncluster.id={cluster.manifest.cluster_id}\n")
     (formatted / "meta.properties").write_text(meta)
     (formatted / "bootstrap.checkpoint").write_bytes(b"operator's file")
@@ -263,7 +265,7 @@ def test_empty_and_formatted_voter_dirs_are_filled_keeping_the_operators_files(
     assert result.returncode == 0, result.stderr
     assert (formatted / "meta.properties").read_text() == meta
     assert (formatted / "bootstrap.checkpoint").read_bytes() == b"operator's file"
-    assert log_bytes(formatted) == log_bytes(tmp_path / "c3") == log_bytes(tmp_path / "c2")
+    assert log_bytes(formatted) == log_bytes(tmp_path / "c3002") == log_bytes(tmp_path / "c3001")
     assert log_bytes(formatted)
     assert not list(tmp_path.glob(".c*"))
     again = migrate(cluster.connect, tmp_path)

@@ -67,7 +67,7 @@ def assert_no_secret(text: str, sample: Any) -> None:
 
 @pytest.fixture
 def voters(tmp_path: Path) -> Voters:
-    return [(i, tmp_path / f"voter-{i}") for i in (1, 2, 3)]
+    return [(i, tmp_path / f"voter-{i}") for i in (3000, 3001, 3002)]
 
 
 def test_parity_then_every_kind_of_drift(
@@ -176,12 +176,12 @@ def test_voter_disagreement_and_open_transaction(
     records = translate(snapshot, TranslationOptions()).records
     assert records[-1].type == "END_TRANSACTION_RECORD"
     write_voters(snapshot, voters[:2], records)
-    write_voters(snapshot, voters[2:], records[:-2])  # voter 3 lacks the trailer
+    write_voters(snapshot, voters[2:], records[:-2])  # voter 3002 lacks the trailer
     code, doc, text = verify(sample, voters, tmp_path, capsys)
     assert code == 1
     [voter] = [d for d in doc["differences"] if d["kind"] == "voter"]
-    assert voter["key"] == "3" and voter["field"].startswith("offset ")
-    # replaying voter 3 first: its transaction is still open, so nothing is committed
+    assert voter["key"] == "3002" and voter["field"].startswith("offset ")
+    # replaying voter 3002 first: its transaction is still open, so nothing is committed
     code, doc, text = verify(sample, list(reversed(voters)), tmp_path, capsys)
     kinds = [d["kind"] for d in doc["differences"]]
     assert kinds[0] == "voter" and "transaction" in kinds
@@ -197,7 +197,7 @@ def test_unreadable_and_corrupt_voters(
     sample = sample_cluster(SampleSpec.clean(topics=1, partitions_per_topic=1))
     snapshot = read(sample)
     write_voters(snapshot, voters)
-    missing = voters[:2] + [(3, tmp_path / "nowhere")]
+    missing = voters[:2] + [(3002, tmp_path / "nowhere")]
     code, _, text = verify(sample, missing, tmp_path, capsys)
     assert code == 3 and "nowhere" in text
     seg = sorted((voters[0][1] / "__cluster_metadata-0").glob("*.log"))[0]
