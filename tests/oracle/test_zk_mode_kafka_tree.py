@@ -494,3 +494,68 @@ def test_pre_2_8_topic_blocks_until_a_kafka_controller_assigns_its_id(
         topic_id = json.loads(zk_chroot_client.get("/brokers/topics/legacy")[0])["topic_id"]
     assert {t["name"]: t["topicId"] for t in _of(_records(root / "voter1"), "TOPIC_RECORD")} == {
         "legacy": topic_id}
+
+
+def test_in_flight_reassignment_from_real_kafka_warns_and_migrates(
+    zk_server: Any, zk_chroot: str, zk_chroot_client: KazooClient, tmp_path: Path
+) -> None:
+    """Two ZK-mode brokers; a partition moved from broker 0 to broker 1 through the Admin API
+    (KIP-455) is held in flight by a 1 B/s replication throttle. Kafka's tree then carries
+    adding/removing replicas: `plan` warns REASSIGNMENT_IN_FLIGHT for that topic and nothing
+    else, and `migrate` + `verify` pass with the move carried over."""
+    connect = f"{zk_server.connect}{zk_chroot}"
+    root = tmp_path / "zk2kraft"
+    root.mkdir()
+    voters = [f"--voter={n}={root / f'voter{n}'}" for n in (1, 2, 3)]
+    b0 = KafkaZkBroker(tmp_path / "b0", connect, broker_id=0, heap="384m")
+    b1 = KafkaZkBroker(tmp_path / "b1", connect, broker_id=10, heap="384m",
+                       extra={"replica.fetch.max.bytes": "1"})  # one batch per fetch
+    with b0, b1:
+        bootstrap = b0.bootstrap_servers
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000)
+        try:
+            admin.create_topics([NewTopic("moving", replica_assignments={0: [0]})],
+                                timeout_ms=60_000)
+            _config(bootstrap, "--entity-type", "topics", "--entity-name", "moving",
+                    "--add-config", "leader.replication.throttled.replicas=*,"
+                    "follower.replication.throttled.replicas=*")
+            _config(bootstrap, "--entity-type", "brokers", "--entity-name", "0",
+                    "--add-config", "leader.replication.throttled.rate=1")
+            _config(bootstrap, "--entity-type", "brokers", "--entity-name", "10",
+                    "--add-config", "follower.replication.throttled.rate=1")
+            producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=0,
+                                     max_request_size=2_000_000)
+            try:
+                for _ in range(20):
+                    producer.send("moving", value=os.urandom(100_000), partition=0)
+                producer.flush(timeout=60)
+            finally:
+                producer.close(timeout=10)
+            result = admin.alter_partition_reassignments({TopicPartition("moving", 0): [10]},
+                                                          timeout_ms=60_000)
+            assert all(err is None for err in result.values()), result
+        finally:
+            admin.close()
+
+        def topic_znode() -> dict[str, Any]:
+            doc: dict[str, Any] = json.loads(zk_chroot_client.get("/brokers/topics/moving")[0])
+            return doc
+
+        _wait_until(lambda: topic_znode().get("adding_replicas", {}).get("0") == [10],
+                    "the reassignment in /brokers/topics/moving", b0)
+        plan = _cli("plan", "--zookeeper", connect, "--json", str(root / "plan.json"))
+        _ok(plan, "zk2kraft plan")
+        doc = json.loads((root / "plan.json").read_text())
+        assert doc["blockers"] == [], doc
+        assert [(w["code"], w["path"]) for w in doc["warnings"]] == [
+            ("REASSIGNMENT_IN_FLIGHT", "/brokers/topics/moving")], doc
+        _ok(_cli("migrate", "--zookeeper", connect, *voters, "--cutover", "none",
+                 "--spark-master", "in-process"), "zk2kraft migrate --cutover none")
+        _ok(_cli("verify", "--zookeeper", connect, *voters), "zk2kraft verify")
+        znode = topic_znode()
+        assert znode["adding_replicas"] == {"0": [10]}  # still in flight after verify
+    [part] = _of(_records(root / "voter1"), "PARTITION_RECORD")
+    assert part["replicas"] == znode["partitions"]["0"]
+    assert (part["addingReplicas"], part["removingReplicas"]) == ([10], [0])
+    assert sorted(r["brokerId"] for r in _of(_records(root / "voter1"),
+                                             "REGISTER_BROKER_RECORD")) == [0, 10]
