@@ -20,6 +20,7 @@ quorum (migration disabled) starts on the three voter dirs and finalizes the mig
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import json
@@ -44,6 +45,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition
     from kafka.admin import KafkaAdminClient, NewTopic
+    from kafka.errors import KafkaError
     from kafka.structs import OffsetAndMetadata
 
 pytestmark = [
@@ -559,3 +561,47 @@ def test_in_flight_reassignment_from_real_kafka_warns_and_migrates(
     assert (part["addingReplicas"], part["removingReplicas"]) == ([10], [0])
     assert sorted(r["brokerId"] for r in _of(_records(root / "voter1"),
                                              "REGISTER_BROKER_RECORD")) == [0, 10]
+
+
+def test_deletion_stuck_on_a_dead_broker_warns_and_is_not_migrated(
+    zk_server: Any, zk_chroot: str, zk_chroot_client: KazooClient, tmp_path: Path
+) -> None:
+    """A topic whose only replica's broker is down cannot finish deleting: Kafka leaves it in
+    /admin/delete_topics with its znodes. `plan` warns TOPIC_PENDING_DELETION for it and
+    nothing else (its dead broker is no blocker, as the topic is not migrated), and `migrate` +
+    `verify` pass without it."""
+    connect = f"{zk_server.connect}{zk_chroot}"
+    root = tmp_path / "zk2kraft"
+    root.mkdir()
+    voters = [f"--voter={n}={root / f'voter{n}'}" for n in (1, 2, 3)]
+    b0 = KafkaZkBroker(tmp_path / "b0", connect, broker_id=0, heap="384m")
+    b1 = KafkaZkBroker(tmp_path / "b1", connect, broker_id=10, heap="384m")
+    with b0, b1:
+        admin = KafkaAdminClient(bootstrap_servers=b0.bootstrap_servers,
+                                 request_timeout_ms=60_000)
+        try:
+            admin.create_topics([NewTopic("kept", replica_assignments={0: [0]}),
+                                 NewTopic("stuck", replica_assignments={0: [10], 1: [10]})],
+                                timeout_ms=60_000)
+            b1.stop()
+            _wait_until(lambda: zk_chroot_client.exists("/brokers/ids/10") is None,
+                        "broker 10 leaving /brokers/ids", b0)
+            with contextlib.suppress(KafkaError):  # times out: the deletion cannot complete
+                admin.delete_topics(["stuck"], timeout_ms=2_000)
+        finally:
+            admin.close()
+        assert zk_chroot_client.exists("/admin/delete_topics/stuck") is not None
+        assert zk_chroot_client.exists("/brokers/topics/stuck") is not None
+        plan = _cli("plan", "--zookeeper", connect, "--json", str(root / "plan.json"))
+        _ok(plan, "zk2kraft plan")
+        doc = json.loads((root / "plan.json").read_text())
+        assert doc["blockers"] == [], doc
+        assert [(w["code"], w["path"]) for w in doc["warnings"]] == [
+            ("TOPIC_PENDING_DELETION", "/admin/delete_topics/stuck")], doc
+        _ok(_cli("migrate", "--zookeeper", connect, *voters, "--cutover", "none",
+                 "--spark-master", "in-process"), "zk2kraft migrate --cutover none")
+        _ok(_cli("verify", "--zookeeper", connect, *voters), "zk2kraft verify")
+        assert zk_chroot_client.exists("/admin/delete_topics/stuck") is not None  # still stuck
+    records = _records(root / "voter1")
+    assert [t["name"] for t in _of(records, "TOPIC_RECORD")] == ["kept"]
+    assert [r["brokerId"] for r in _of(records, "REGISTER_BROKER_RECORD")] == [0]
