@@ -12,8 +12,10 @@ from verify._loader import (
     Provenance,
     load_log,
     load_records,
+    paused_gc,
 )
 from verify._parity import KINDS, compare, diff_rows, image_rows, natural_key, parity_report
+from verify._private_file import open_private, write_private
 from verify._render import render_parity
 from verify._render_inspect import (
     InspectSummary,
@@ -50,6 +52,8 @@ __all__ = [
     "LoadedLog",
     "MetadataLoader",
     "OpenTransaction",
+    "open_private",
+    "paused_gc",
     "ParityReport",
     "Provenance",
     "RedactionPolicy",
@@ -75,5 +79,6 @@ __all__ = [
     "render_parity",
     "render_inspect",
     "render_plan",
+    "write_private",
     "write_report_file",
 ]

@@ -8,12 +8,11 @@ first byte, atomically: a temporary file in the same directory, fsync, rename.
 
 from __future__ import annotations
 
-import contextlib
 import html
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
+from verify._private_file import write_private
 from verify._report import (
     FindingLike,
     JsonValue,
@@ -144,16 +143,4 @@ def write_report_file(path: str | os.PathLike[str], text: str) -> None:
     Raises:
         OSError: the directory is missing or not writable.
     """
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(text.encode("utf-8"))
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    write_private(path, [text.encode("utf-8")])
