@@ -25,6 +25,13 @@ EXIT_UNREACHABLE = 3
 EXIT_INTERNAL = 70  # a bug in zk2kraft (sysexits' EX_SOFTWARE), never confused with findings
 
 _EPILOG = """\
+a typical migration (controller node ids must differ from every broker id):
+  zk2kraft plan    --zookeeper zk1:2181/kafka --voter 3000=/var/lib/kraft/meta --html plan.html
+  zk2kraft migrate --zookeeper zk1:2181/kafka --cutover none \\
+                   --voter 3000=/mnt/c0/meta --voter 3001=/mnt/c1/meta --voter 3002=/mnt/c2/meta
+  zk2kraft verify  --zookeeper zk1:2181/kafka --voter 3000=/mnt/c0/meta ... --json parity.json
+  zk2kraft inspect /mnt/c0/meta --json | head
+
 exit codes:
   0  success
   1  blockers found (plan/migrate) or parity differences (verify)
@@ -245,7 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--password-encoder-secret",
         metavar="SECRET",
         default=os.environ.get("ZK2KRAFT_PASSWORD_ENCODER_SECRET"),
-        help="(or env ZK2KRAFT_PASSWORD_ENCODER_SECRET)",
+        help="brokers' password.encoder.secret, to decode encrypted dynamic broker passwords "
+        "(or env ZK2KRAFT_PASSWORD_ENCODER_SECRET); without it they block the migration",
     )
     p.add_argument("--allow-pending-log-dir-events", action="store_true",
                    help="override the blocker for unprocessed /log_dir_event_notification events")
