@@ -195,7 +195,7 @@ def dump_log_batches(path: Path | str, *, text: str | None = None) -> list[Dumpe
     return batches
 
 
-def metadata_shell(path: Path | str, *command: str, attempts: int = 3) -> str:
+def metadata_shell(path: Path | str, *command: str, attempts: int = 5) -> str:
     """Run MetadataShell non-interactively on a copy of a `.log`/`.checkpoint` file.
 
     The shell locks `D/.lock` two directories above the file when it exists (a running server
@@ -221,7 +221,7 @@ def metadata_shell(path: Path | str, *command: str, attempts: int = 3) -> str:
             out = run_kafka_class(
                 "org.apache.kafka.shell.MetadataShell", "--snapshot", str(copy), *command
             ).stdout
-            if out.strip() and "no such file or directory" not in out:
+            if out.strip() and "no such file or directory" not in out.lower():
                 break
     return out
 
