@@ -48,6 +48,7 @@ from zkreader import (  # noqa: E402
     read_cluster,
 )
 
+VOTER_IDS = (3000, 3001, 3002)  # KRaft controller ids must differ from the brokers' ids
 MiB = 1024 * 1024
 
 
@@ -135,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"({manifest.znodes} znodes) in {manifest.elapsed_s:.1f}s", flush=True)
 
         stats = work / "stats.json"
-        voters = [f"--voter={i}={work / f'c{i}'}" for i in (1, 2, 3)]
+        voters = [f"--voter={i}={work / f'c{i}'}" for i in VOTER_IDS]
         wall, proc, out, err = _cli(
             "migrate", "--zookeeper", connect, *voters, "--spark-master", args.spark_master,
             "--quiet", "--zk-timeout", "60", env={"ZK2KRAFT_STATS_FILE": str(stats)},
@@ -160,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
 
         # (1b) the same CLI with the in-process engine (no JVM), into fresh voter dirs
         stats_b = work / "stats-in-process.json"
-        voters_b = [f"--voter={i}={work / f'p{i}'}" for i in (1, 2, 3)]
+        voters_b = [f"--voter={i}={work / f'p{i}'}" for i in VOTER_IDS]
         wall_b, proc_b, _, err_b = _cli(
             "migrate", "--zookeeper", connect, *voters_b, "--spark-master", "in-process",
             "--quiet", "--zk-timeout", "60", env={"ZK2KRAFT_STATS_FILE": str(stats_b)},
@@ -172,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         same = all(
             (work / f"p{i}" / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes()
             == (work / f"c{i}" / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes()
-            for i in (1, 2, 3)
+            for i in VOTER_IDS
         )
         figures["migrate_in_process"] = {
             "wall_s": round(wall_b, 2),
