@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.write(err.decode(errors="replace")[-4000:])
             raise SystemExit(f"migrate failed with exit {proc.returncode}")
         s = json.loads(stats.read_text())
-        log_bytes = sum(p.stat().st_size for p in (work / "c1" / "__cluster_metadata-0")
+        log_bytes = sum(p.stat().st_size for p in (work / f"c{VOTER_IDS[0]}" / "__cluster_metadata-0")
                         .glob("*.log"))
         figures["migrate"] = {
             "wall_s": round(wall, 2),

@@ -4,8 +4,9 @@
 #   2. write a healthy sample ZK-mode Kafka cluster into it (chroot /kafka) and keep the
 #      generator's session open in the background, so the ephemeral broker znodes stay alive;
 #   3. run `zk2kraft plan` on it (the pre-flight; exit 0 = nothing blocks a migration);
-#   4. (when those commands exist) `zk2kraft migrate --cutover none` into temporary voter
-#      directories, then `zk2kraft verify`.
+#   4. `zk2kraft migrate --cutover none` into three temporary voter directories (controller ids
+#      3000-3002), the same again (a no-op), `zk2kraft verify` (exit 0 = parity), and the first
+#      records of `zk2kraft inspect --json`. The demo exits with the first failing step's code.
 # Everything started here is stopped on exit (trap EXIT). Knobs (environment):
 #   DEMO_TOPICS (20), DEMO_PARTITIONS (6), DEMO_BROKERS (3), DEMO_PRESET (clean|everything),
 #   ZK2KRAFT_DEMO_KEEP=1 keeps the temporary directory (logs, plan.json, voter dirs).
@@ -116,27 +117,31 @@ status=$?
 set -e
 echo "plan exit code: $status (0 ok, 1 blockers, 2 bad input, 3 unreachable)"
 
-# -- 4. migrate + verify (later issues) ----------------------------------------------------------
-# Runs only once `zk2kraft migrate` / `verify` are implemented (their modules import).
-has_cmd() { python3 -c "import migrate._cmd_$1" >/dev/null 2>&1; }
+# -- 4. migrate, migrate again, verify, inspect ----------------------------------------------------
 voters=(--voter "3000=$work/voter-3000" --voter "3001=$work/voter-3001" --voter "3002=$work/voter-3002")
-if [ "$status" -eq 0 ] && has_cmd migrate; then
-  section "zk2kraft migrate --cutover none (3 voters in $work)"
+run_step() {  # run a zk2kraft step, print its exit code, stop the demo on failure
   set +e
-  zk2kraft migrate --zookeeper "$connect" "${voters[@]}" --cutover none --json "$work/migrate.json"
+  zk2kraft "$@"
   status=$?
   set -e
-  echo "migrate exit code: $status"
-  if [ "$status" -eq 0 ] && has_cmd verify; then
-    section "zk2kraft verify"
-    set +e
-    zk2kraft verify --zookeeper "$connect" "${voters[@]}" --json "$work/verify.json"
-    status=$?
-    set -e
-    echo "verify exit code: $status"
-  fi
-else
-  [ "$status" -eq 0 ] && echo "(migrate/verify not built yet: skipped)"
+  echo "$1 exit code: $status"
+}
+if [ "$status" -eq 0 ]; then
+  section "zk2kraft migrate --cutover none (3 voters in $work)"
+  run_step migrate --zookeeper "$connect" "${voters[@]}" --cutover none --json "$work/migrate.json"
+fi
+if [ "$status" -eq 0 ]; then
+  section "zk2kraft migrate again (same ZooKeeper state: a no-op, byte-identical)"
+  run_step migrate --zookeeper "$connect" "${voters[@]}" --cutover none \
+    --spark-master in-process --json "$work/migrate-again.json"
+fi
+if [ "$status" -eq 0 ]; then
+  section "zk2kraft verify"
+  run_step verify --zookeeper "$connect" "${voters[@]}" --json "$work/verify.json"
+fi
+if [ "$status" -eq 0 ]; then
+  section "zk2kraft inspect $work/voter-3000 --json (first 5 records)"
+  zk2kraft inspect "$work/voter-3000" --json | head -n 5 || true
 fi
 
 section "done; stopping the generator and ZooKeeper"
