@@ -145,8 +145,8 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.write(err.decode(errors="replace")[-4000:])
             raise SystemExit(f"migrate failed with exit {proc.returncode}")
         s = json.loads(stats.read_text())
-        log_bytes = sum(p.stat().st_size for p in (work / f"c{VOTER_IDS[0]}" / "__cluster_metadata-0")
-                        .glob("*.log"))
+        first_log = work / f"c{VOTER_IDS[0]}" / "__cluster_metadata-0"
+        log_bytes = sum(p.stat().st_size for p in first_log.glob("*.log"))
         figures["migrate"] = {
             "wall_s": round(wall, 2),
             "stages_s": {k: round(v, 2) for k, v in s["times_s"].items()},

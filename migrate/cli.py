@@ -22,6 +22,7 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_BAD_INPUT = 2
 EXIT_UNREACHABLE = 3
+EXIT_BROKEN_PIPE = 141  # stdout's reader went away (e.g. `| head`)
 EXIT_INTERNAL = 70  # a bug in zk2kraft (sysexits' EX_SOFTWARE), never confused with findings
 
 _EPILOG = """\
@@ -38,6 +39,7 @@ exit codes:
   2  bad flags, or malformed data in ZooKeeper or in a log (the message names the path/flag)
   3  ZooKeeper or a voter directory cannot be reached
   70 internal error (a bug: please report it with the traceback printed with -v)
+  141 stdout closed early by its reader (e.g. `| head`)
 
 secrets: pass digest/SASL passwords through the environment (ZK2KRAFT_ZK_DIGEST,
 ZK2KRAFT_ZK_SASL_PASSWORD, ZK2KRAFT_PASSWORD_ENCODER_SECRET) to keep them out of `ps`.
@@ -311,6 +313,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("zk2kraft: interrupted\n")
         return 130
+    except BrokenPipeError:
+        # The reader of stdout went away (`zk2kraft inspect --json | head`): not a bug. Point
+        # stdout at /dev/null so the interpreter's final flush stays quiet; 141 = 128 + SIGPIPE,
+        # what a shell reports for a command killed by a closed pipe.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except Exception as exc:  # every package error carries its exit code
         exit_code = getattr(exc, "exit_code", None)
         if not isinstance(exit_code, int):

@@ -133,3 +133,21 @@ def test_missing_path_exits_2_and_unreadable_exits_3(tmp_path: Path) -> None:
         locked.chmod(0o755)
     assert proc.returncode == 3, proc.stderr
     assert f"{locked}: cannot list: Permission denied" in proc.stderr
+
+
+def test_a_reader_that_stops_early_is_not_an_internal_error(
+    migrated: tuple[Path, list[Any]],
+) -> None:
+    # `zk2kraft inspect --json DIR | head -n 1`: the pipe closes after one line
+    voter, records = migrated
+    assert len(records) > 50  # enough output to outlast the pipe's first read
+    proc = subprocess.Popen([sys.executable, "-m", "migrate.cli", "inspect", "--json", str(voter)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    code = proc.wait(timeout=60)
+    assert json.loads(first)["offset"] == 0
+    assert code == 141, err
+    assert "internal error" not in err and "Traceback" not in err
