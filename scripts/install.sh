@@ -24,6 +24,7 @@ need_apt=()
 [ -f /usr/share/java/zookeeper.jar ] || need_apt+=(zookeeper)
 command -v java >/dev/null || need_apt+=(default-jdk-headless)
 command -v mvn >/dev/null || need_apt+=(maven)
+command -v chattr >/dev/null || need_apt+=(e2fsprogs)  # the voter fault tests freeze files
 command -v "$PY" >/dev/null || need_apt+=(python3)
 
 in_venv() { "$PY" -c 'import sys; sys.exit(0 if sys.prefix != sys.base_prefix else 1)'; }
