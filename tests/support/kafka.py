@@ -17,6 +17,7 @@ A missing jar cache is a test FAILURE naming the fix (`run tests/kafka/fetch.sh`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -26,11 +27,11 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 __all__ = [
     "KAFKA_DIR",
@@ -269,89 +270,32 @@ def _port_open(port: int) -> bool:
         return False
 
 
-class KafkaController:
-    """A real Kafka 3.9.1 KRaft node (controller, or broker+controller) as a context manager.
+class _KafkaProcess:
+    """One `kafka.Kafka` JVM: its config file, its log, start/wait/stop and context manager.
 
-    `__init__` writes `WORKDIR/server.properties` (so it can be formatted with `storage_format`
-    first); entering starts `kafka.Kafka` and returns once the server logs that it started and
-    its controller port accepts connections; leaving stops it (SIGTERM, then SIGKILL). Its log
-    is `WORKDIR/logs/server.log`; when start-up fails the error includes the log's tail.
-
-    Args:
-        workdir: private directory for config and logs (kept afterwards for post-mortems).
-        metadata_log_dir: the voter directory (`metadata.log.dir`).
-        node_id: this node's id; the single voter of the quorum unless `quorum` is given.
-        broker: also run a broker (`process.roles=broker,controller`) with a PLAINTEXT listener.
-        extra: more server properties (override the generated ones).
-        heap: JVM -Xmx.
-        start_timeout: seconds to wait for start-up.
-        quorum: node id -> controller port of every voter (a multi-voter static quorum; ports
-            from `free_port()`), this node's included.
+    Subclasses set `properties` (written by `_write_config`), say how their start-up shows in
+    `_ready()` and name themselves in `_label` for failure messages.
     """
 
-    def __init__(
-        self,
-        workdir: Path,
-        metadata_log_dir: Path,
-        *,
-        node_id: int = 1,
-        broker: bool = False,
-        extra: Mapping[str, str] | None = None,
-        heap: str = "512m",
-        start_timeout: float = 120.0,
-        quorum: Mapping[int, int] | None = None,
-    ) -> None:
+    _label: str
+    properties: dict[str, str]
+
+    def __init__(self, workdir: Path, *, heap: str, start_timeout: float) -> None:
         self.workdir = Path(workdir)
-        self.metadata_log_dir = Path(metadata_log_dir)
-        self.node_id = node_id
-        self.broker = broker
         self.heap = heap
         self.start_timeout = start_timeout
-        self.quorum = dict(quorum) if quorum else None
-        self.controller_port = self.quorum[node_id] if self.quorum else free_port()
-        self.broker_port = free_port() if broker else None
         self.logs_dir = self.workdir / "logs"
         self.logs_dir.mkdir(parents=True, exist_ok=True)
         self.config_path = self.workdir / "server.properties"
-        self.properties = self._properties(extra or {})
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def _write_config(self) -> None:
         self.config_path.write_text(
             "".join(f"{k}={v}\n" for k, v in self.properties.items()), encoding="utf-8"
         )
-        self._proc: subprocess.Popen[bytes] | None = None
 
-    def _properties(self, extra: Mapping[str, str]) -> dict[str, str]:
-        p = self.controller_port
-        props = {
-            "process.roles": "broker,controller" if self.broker else "controller",
-            "node.id": str(self.node_id),
-            "controller.quorum.voters": ",".join(
-                f"{n}@127.0.0.1:{port}" for n, port in sorted((self.quorum or {
-                    self.node_id: p}).items())),
-            "controller.listener.names": "CONTROLLER",
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
-            "metadata.log.dir": str(self.metadata_log_dir),
-            "log.dirs": str(self.metadata_log_dir),
-            "metadata.max.idle.interval.ms": "500",
-        }
-        if self.broker:
-            props["listeners"] = f"PLAINTEXT://127.0.0.1:{self.broker_port},CONTROLLER://127.0.0.1:{p}"
-            props["advertised.listeners"] = f"PLAINTEXT://127.0.0.1:{self.broker_port}"
-            props["inter.broker.listener.name"] = "PLAINTEXT"
-            props["offsets.topic.replication.factor"] = "1"
-            props["transaction.state.log.replication.factor"] = "1"
-            props["transaction.state.log.min.isr"] = "1"
-            props["group.initial.rebalance.delay.ms"] = "0"
-        else:
-            props["listeners"] = f"CONTROLLER://127.0.0.1:{p}"
-        props.update(extra)
-        return props
-
-    @property
-    def bootstrap_servers(self) -> str:
-        """`host:port` of the broker listener (only with `broker=True`)."""
-        if self.broker_port is None:
-            raise AssertionError("this node runs no broker")
-        return f"127.0.0.1:{self.broker_port}"
+    def _ready(self) -> bool:
+        raise NotImplementedError
 
     @property
     def server_log(self) -> Path:
@@ -369,7 +313,7 @@ class KafkaController:
         stdout = self.logs_dir / "stdout"
         out = stdout.read_text(errors="replace")[-3000:] if stdout.exists() else ""
         return AssertionError(
-            f"Kafka 3.9.1 node {self.node_id} {why} (work dir {self.workdir} kept)\n"
+            f"Kafka 3.9.1 {self._label} {why} (work dir {self.workdir} kept)\n"
             f"--- server.log tail ---\n{self.log_text()[-6000:]}\n--- stdout/stderr ---\n{out}"
         )
 
@@ -409,11 +353,10 @@ class KafkaController:
         """
         assert self._proc is not None, "launch() first"
         deadline = time.monotonic() + self.start_timeout
-        ports = [self.controller_port] + ([self.broker_port] if self.broker_port else [])
         while True:
             if self._proc.poll() is not None:
                 raise self._failure(f"exited with code {self._proc.returncode} during start-up")
-            if "Kafka Server started" in self.log_text() and all(_port_open(p) for p in ports):
+            if self._ready():
                 return
             if time.monotonic() > deadline:
                 self.stop()
@@ -448,8 +391,12 @@ class KafkaController:
                 proc.wait(10)
         return proc.returncode
 
-    def __enter__(self) -> KafkaController:
-        self.start()
+    def __enter__(self) -> Self:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def __exit__(
@@ -460,6 +407,129 @@ class KafkaController:
     ) -> None:
         self.stop()
 
+
+class KafkaController(_KafkaProcess):
+    """A real Kafka 3.9.1 KRaft node (controller, or broker+controller) as a context manager.
+
+    `__init__` writes `WORKDIR/server.properties` (so it can be formatted with `storage_format`
+    first); entering starts `kafka.Kafka` and returns once the server logs that it started and
+    its controller port accepts connections; leaving stops it (SIGTERM, then SIGKILL). Its log
+    is `WORKDIR/logs/server.log`; when start-up fails the error includes the log's tail.
+
+    Args:
+        workdir: private directory for config and logs (kept afterwards for post-mortems).
+        metadata_log_dir: the voter directory (`metadata.log.dir`).
+        node_id: this node's id; the single voter of the quorum unless `quorum` is given.
+        broker: also run a broker (`process.roles=broker,controller`) with a PLAINTEXT listener.
+        extra: more server properties (override the generated ones).
+        heap: JVM -Xmx.
+        start_timeout: seconds to wait for start-up.
+        quorum: node id -> controller port of every voter (a multi-voter static quorum; ports
+            from `free_port()`), this node's included.
+    """
+
+    def __init__(
+        self,
+        workdir: Path,
+        metadata_log_dir: Path,
+        *,
+        node_id: int = 1,
+        broker: bool = False,
+        extra: Mapping[str, str] | None = None,
+        heap: str = "512m",
+        start_timeout: float = 120.0,
+        quorum: Mapping[int, int] | None = None,
+    ) -> None:
+        super().__init__(workdir, heap=heap, start_timeout=start_timeout)
+        self.metadata_log_dir = Path(metadata_log_dir)
+        self.node_id = node_id
+        self._label = f"node {node_id}"
+        self.broker = broker
+        self.quorum = dict(quorum) if quorum else None
+        self.controller_port = self.quorum[node_id] if self.quorum else free_port()
+        self.broker_port = free_port() if broker else None
+        self.properties = self._properties(extra or {})
+        self._write_config()
+
+    def _properties(self, extra: Mapping[str, str]) -> dict[str, str]:
+        p = self.controller_port
+        props = {
+            "process.roles": "broker,controller" if self.broker else "controller",
+            "node.id": str(self.node_id),
+            "controller.quorum.voters": ",".join(
+                f"{n}@127.0.0.1:{port}" for n, port in sorted((self.quorum or {
+                    self.node_id: p}).items())),
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "metadata.log.dir": str(self.metadata_log_dir),
+            "log.dirs": str(self.metadata_log_dir),
+            "metadata.max.idle.interval.ms": "500",
+        }
+        if self.broker:
+            props["listeners"] = f"PLAINTEXT://127.0.0.1:{self.broker_port},CONTROLLER://127.0.0.1:{p}"
+            props["advertised.listeners"] = f"PLAINTEXT://127.0.0.1:{self.broker_port}"
+            props["inter.broker.listener.name"] = "PLAINTEXT"
+            props["offsets.topic.replication.factor"] = "1"
+            props["transaction.state.log.replication.factor"] = "1"
+            props["transaction.state.log.min.isr"] = "1"
+            props["group.initial.rebalance.delay.ms"] = "0"
+        else:
+            props["listeners"] = f"CONTROLLER://127.0.0.1:{p}"
+        props.update(extra)
+        return props
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """`host:port` of the broker listener (only with `broker=True`)."""
+        if self.broker_port is None:
+            raise AssertionError("this node runs no broker")
+        return f"127.0.0.1:{self.broker_port}"
+
+    def _ready(self) -> bool:
+        ports = [self.controller_port] + ([self.broker_port] if self.broker_port else [])
+        return "Kafka Server started" in self.log_text() and all(_port_open(p) for p in ports)
+
+
+
+REPLAY_FAILURES = (
+    "publishing fault", "Tried to apply", "MetadataParseException", "Unknown control record",
+    "truncat",
+)
+
+
+@contextlib.contextmanager
+def kafka_quorum(
+    workdir: Path,
+    dirs: Mapping[int, Path],
+    *,
+    heap: str = "320m",
+    extra: Mapping[str, str] | None = None,
+) -> Iterator[list[KafkaController]]:
+    """A static quorum of 3.9.1 controllers, one per voter dir (node id -> metadata.log.dir).
+
+    Every JVM is launched before any is waited for (a voter cannot start alone); all are
+    stopped on exit, whatever happened.
+    """
+    quorum = {n: free_port() for n in dirs}
+    nodes = [KafkaController(Path(workdir) / f"node{n}", d, node_id=n, quorum=quorum, heap=heap,
+                             extra=extra)
+             for n, d in dirs.items()]
+    try:
+        for node in nodes:
+            node.launch()
+        for node in nodes:
+            node.wait_started()
+        yield nodes
+    finally:
+        for node in nodes:
+            node.stop()
+
+
+def assert_replayed_cleanly(node: KafkaController) -> None:
+    """Fail if the node's log shows a record it could not replay or a truncated log."""
+    log = node.log_text()
+    for bad in REPLAY_FAILURES:
+        assert bad not in log, f"node {node.node_id}: {bad!r}\n{log[-4000:]}"
 
 def admin_tool(main_class: str, *args: str, timeout: float = 120.0) -> str:
     """Run one of Kafka's admin tools (ConfigCommand, AclCommand, ...) and return its stdout.
@@ -485,7 +555,7 @@ def admin_tool(main_class: str, *args: str, timeout: float = 120.0) -> str:
     return proc.stdout
 
 
-class KafkaZkBroker:
+class KafkaZkBroker(_KafkaProcess):
     """A real Kafka 3.9.1 broker in ZooKeeper mode, as a context manager.
 
     It registers itself in ZooKeeper (ephemeral `/brokers/ids/N`), becomes the ZK controller
@@ -518,18 +588,14 @@ class KafkaZkBroker:
         heap: str = "512m",
         start_timeout: float = 120.0,
     ) -> None:
-        self.workdir = Path(workdir)
+        super().__init__(workdir, heap=heap, start_timeout=start_timeout)
         self.broker_id = broker_id
-        self.heap = heap
-        self.start_timeout = start_timeout
+        self._label = f"ZK-mode broker {broker_id}"
         self.port = free_port()
         self.listener_ports = {"PLAINTEXT": self.port}
         self.listener_ports.update({name: free_port() for name in listeners or {}})
         protocols = {"PLAINTEXT": "PLAINTEXT", **(listeners or {})}
         urls = ",".join(f"{n}://127.0.0.1:{p}" for n, p in self.listener_ports.items())
-        self.logs_dir = self.workdir / "logs"
-        self.logs_dir.mkdir(parents=True, exist_ok=True)
-        self.config_path = self.workdir / "server.properties"
         self.properties = {
             "broker.id": str(broker_id),
             "zookeeper.connect": zookeeper_connect,
@@ -548,97 +614,13 @@ class KafkaZkBroker:
             "group.initial.rebalance.delay.ms": "0",
             **(extra or {}),
         }
-        self.config_path.write_text(
-            "".join(f"{k}={v}\n" for k, v in self.properties.items()), encoding="utf-8"
-        )
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._write_config()
 
     @property
     def bootstrap_servers(self) -> str:
         """`host:port` of the PLAINTEXT listener."""
         return f"127.0.0.1:{self.port}"
 
-    @property
-    def server_log(self) -> Path:
-        """The broker's log4j file."""
-        return self.logs_dir / "server.log"
-
-    def log_text(self) -> str:
-        """The server log so far ('' before the first line)."""
-        try:
-            return self.server_log.read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
-            return ""
-
-    def _failure(self, why: str) -> AssertionError:
-        stdout = self.logs_dir / "stdout"
-        out = stdout.read_text(errors="replace")[-3000:] if stdout.exists() else ""
-        return AssertionError(
-            f"Kafka 3.9.1 ZK-mode broker {self.broker_id} {why} (work dir {self.workdir} "
-            f"kept)\n--- server.log tail ---\n{self.log_text()[-6000:]}\n"
-            f"--- stdout/stderr ---\n{out}"
-        )
-
-    def start(self) -> None:
-        """Start the broker and wait until it serves.
-
-        Raises:
-            AssertionError: it exited or did not come up within `start_timeout` (with its log).
-        """
-        cmd = [
-            _java(),
-            f"-Xmx{self.heap}",
-            "-Xms64m",
-            "-XX:+UseSerialGC",
-            f"-Dlog4j.configuration=file:{_SERVER_LOG4J}",
-            f"-Dkafka.logs.dir={self.logs_dir}",
-            "-cp",
-            classpath(),
-            "kafka.Kafka",
-            str(self.config_path),
-        ]
-        with open(self.logs_dir / "stdout", "ab") as out:
-            self._proc = subprocess.Popen(
-                cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-            )
-        started = re.compile(rf"\[KafkaServer id={self.broker_id}\] started")
-        deadline = time.monotonic() + self.start_timeout
-        while True:
-            if self._proc.poll() is not None:
-                raise self._failure(f"exited with code {self._proc.returncode} during start-up")
-            if started.search(self.log_text()) and _port_open(self.port):
-                return
-            if time.monotonic() > deadline:
-                self.stop()
-                raise self._failure(f"did not start within {self.start_timeout:.0f}s")
-            time.sleep(0.2)  # polling a child process's log; there is no event to wait on
-
-    def stop(self, timeout: float = 30.0) -> int | None:
-        """Stop the broker (SIGTERM, SIGKILL after `timeout`); returns its exit code."""
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return None
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(10)
-        return proc.returncode
-
-    def __enter__(self) -> KafkaZkBroker:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+    def _ready(self) -> bool:
+        started = f"[KafkaServer id={self.broker_id}] started"
+        return started in self.log_text() and _port_open(self.port)
