@@ -36,7 +36,12 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from tests.support.kafka import KafkaController, KafkaZkBroker, admin_tool, free_port
+from tests.support.kafka import (
+    KafkaZkBroker,
+    admin_tool,
+    assert_replayed_cleanly,
+    kafka_quorum,
+)
 from writers import MetadataRecord, open_log_source
 from zkreader import ClusterSnapshot, ConnectOptions, open_session, read_cluster
 
@@ -248,24 +253,12 @@ def _of(records: list[MetadataRecord], kind: str) -> list[dict[str, Any]]:
 def _kraft_quorum_takes_over(voters: dict[int, Path], workdir: Path) -> None:
     """Three 3.9.1 KRaft controllers (migration disabled) start on the voter dirs `migrate`
     wrote, replay the whole migrated log and finalize the migration (POST_MIGRATION)."""
-    quorum = {n: free_port() for n in voters}
-    nodes = [KafkaController(workdir / f"kraft{n}", d, node_id=n, quorum=quorum, heap="320m",
-                             extra={"zookeeper.metadata.migration.enable": "false"})
-             for n, d in voters.items()]
-    try:
-        for node in nodes:
-            node.launch()
-        for node in nodes:
-            node.wait_started()
+    with kafka_quorum(workdir, voters,
+                      extra={"zookeeper.metadata.migration.enable": "false"}) as nodes:
         for node in nodes:
             node.wait_for_log(r"migration state from MIGRATION to POST_MIGRATION", timeout=90)
-    finally:
-        for node in nodes:
-            node.stop()
     for node in nodes:
-        log = node.log_text()
-        for bad in ("publishing fault", "Tried to apply", "MetadataParseException", "truncat"):
-            assert bad not in log, f"node {node.node_id}: {bad!r}\n{log[-4000:]}"
+        assert_replayed_cleanly(node)
 
 
 def test_kafka_written_zk_tree_migrates_and_verifies(
