@@ -301,18 +301,16 @@ def _closed_port() -> int:
 
 
 def test_unreachable_zookeeper_exits_3_within_the_timeout() -> None:
+    # how long this takes is measured by benchmarks/timings.py (no timing asserts in tests)
     port = _closed_port()
-    started = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "migrate.cli", "plan", "--zookeeper", f"127.0.0.1:{port}/kafka",
          "--zk-timeout", "3", "--json", "-"],
         capture_output=True, text=True, cwd=ROOT, timeout=60,
     )
-    elapsed = time.monotonic() - started
     assert proc.returncode == 3, proc.stderr
     assert proc.stdout == ""
     assert f"127.0.0.1:{port}" in proc.stderr
-    assert elapsed < 3 + 10  # the timeout, plus interpreter start-up and teardown
 
 
 @pytest.mark.parametrize(
@@ -336,14 +334,14 @@ def test_bad_flags_exit_2_naming_the_flag_before_connecting(
 ) -> None:
     # a closed port: had anything tried to connect, the exit would be 3 after the timeout
     argv = ["plan", "--zookeeper", f"127.0.0.1:{_closed_port()}", "--zk-timeout", "20", *flags]
-    started = time.monotonic()
     try:
         code = main(argv)
     except SystemExit as exc:  # argparse-level errors
         code = int(exc.code or 0)
-    assert time.monotonic() - started < 5
     assert code == 2
-    assert named in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert named in err
+    assert "127.0.0.1" not in err  # no connection was attempted (that would name the server)
 
 
 @pytest.mark.parametrize("connect", ["127.0.0.1:notaport", "127.0.0.1:99999", ":2181",

@@ -6,7 +6,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -198,27 +197,22 @@ def test_refuses_a_chroot_that_already_holds_a_tree(sample_cluster: Callable[...
 
 
 def test_ten_thousand_partitions_round_trip(sample_cluster: Callable[..., Any]) -> None:
-    t0 = time.monotonic()
     sc = sample_cluster(SampleSpec.clean(topics=100, partitions_per_topic=100, brokers=5))
-    elapsed = time.monotonic() - t0
     m, c = sc.manifest, sc.client
     assert m.partitions_written == m.partitions_to_migrate == 10_000
     states = _all_states(c)
     assert len(states) == m.state_znodes == 10_000
     assert {p for p, v in states.items() if v > 0} == set(m.state_versions)
     assert 0 < len(m.state_versions) < 10_000
-    sys.stderr.write(f"\n10k partitions generated in {elapsed:.2f}s\n")
 
 
 @pytest.mark.slow
-def test_hundred_thousand_partitions_under_a_minute(sample_cluster: Callable[..., Any]) -> None:
-    t0 = time.monotonic()
+def test_hundred_thousand_partitions(sample_cluster: Callable[..., Any]) -> None:
+    # how long this takes is measured by benchmarks/timings.py (no timing asserts in tests)
     sc = sample_cluster(SampleSpec.clean(topics=1000, partitions_per_topic=100, brokers=6))
-    elapsed = time.monotonic() - t0
     assert sc.manifest.partitions_written == 100_000
     stat = sc.client.exists("/brokers/topics")
     assert stat is not None and stat.numChildren == 1000
-    assert elapsed < 60, f"100k partitions took {elapsed:.1f}s"
 
 
 def test_cli_hold_keeps_brokers_until_terminated(zk_server: ZkServer, zk_chroot: str,
