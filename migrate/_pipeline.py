@@ -41,7 +41,6 @@ from verify import (
     diff_rows,
     image_rows,
     natural_key,
-    paused_gc,
 )
 from writers import (
     MAX_BATCH_BYTES,
@@ -52,7 +51,14 @@ from writers import (
     pack_batches,
     parse_metadata_version,
 )
-from zkreader import ClusterSnapshot, ConfigZnode, PartitionState, Topic, ZnodeStat
+from zkreader import (
+    ClusterSnapshot,
+    ConfigZnode,
+    PartitionState,
+    Topic,
+    ZnodeStat,
+    paused_gc,
+)
 
 __all__ = [
     "DEFAULT_RECORDS_PER_BATCH",

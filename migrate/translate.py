@@ -46,9 +46,8 @@ from migrate._translate_quotas import SCRAM_MECHANISMS, quota_records, scram_rec
 from migrate._translate_tokens import token_path, token_records
 from migrate._translate_topics import partition_record, topic_records
 from migrate.errors import BadFlagError
-from verify import paused_gc
 from writers import MetadataRecord, MetadataVersion, WriterError, parse_metadata_version
-from zkreader import ClusterSnapshot, PartitionState
+from zkreader import ClusterSnapshot, PartitionState, paused_gc
 
 __all__ = [
     "TranslationOptions",

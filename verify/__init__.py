@@ -12,7 +12,6 @@ from verify._loader import (
     Provenance,
     load_log,
     load_records,
-    paused_gc,
 )
 from verify._parity import KINDS, compare, diff_rows, image_rows, natural_key, parity_report
 from verify._private_file import open_private, write_private
@@ -53,7 +52,6 @@ __all__ = [
     "MetadataLoader",
     "OpenTransaction",
     "open_private",
-    "paused_gc",
     "ParityReport",
     "Provenance",
     "RedactionPolicy",

@@ -27,7 +27,6 @@ import logging
 from collections.abc import Mapping
 from urllib.parse import unquote_plus
 
-from verify._loader import paused_gc
 from verify.image import (
     AclsImage,
     BrokerEndpoint,
@@ -50,7 +49,7 @@ from verify.image import (
     TopicImage,
     TopicsImage,
 )
-from zkreader import ClusterSnapshot, ConfigZnode
+from zkreader import ClusterSnapshot, ConfigZnode, paused_gc
 
 __all__ = [
     "ACL_OPERATIONS",

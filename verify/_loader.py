@@ -13,10 +13,8 @@ image and `finish_snapshot()` deletes whatever they did not mention.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from os import PathLike
 from typing import Protocol
@@ -25,6 +23,7 @@ from verify.delta import ClusterDelta
 from verify.errors import ReplayError
 from verify.image import ClusterImage
 from writers import ControlRecord, MetadataRecord, RecordBatch
+from zkreader import paused_gc
 
 __all__ = [
     "LoadedLog",
@@ -34,25 +33,8 @@ __all__ = [
     "Provenance",
     "load_log",
     "load_records",
-    "paused_gc",
     "snapshot_id",
 ]
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building an image, restoring it afterwards.
-
-    Replay allocates millions of small acyclic objects (1M partitions); the collector's
-    repeated scans of them cost more than the replay itself and free nothing.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
 
 _CHECKPOINT = re.compile(r"(\d{20})-(\d{10})\.checkpoint$")
 

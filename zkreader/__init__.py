@@ -3,6 +3,7 @@
 Public API only; implementation modules are `_`-prefixed.
 """
 
+from zkreader._gc import paused_gc
 from zkreader._model import (
     AclEntry,
     AclResource,
@@ -73,6 +74,7 @@ __all__ = [
     "generate_sample_cluster",
     "kind_for_path",
     "open_session",
+    "paused_gc",
     "parse_connect",
     "read_cluster",
     "session_for_client",

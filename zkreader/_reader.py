@@ -11,14 +11,13 @@ reports the change); a malformed znode aborts the read with `ZnodeFormatError` n
 
 from __future__ import annotations
 
-import gc
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from zkreader import _paths
+from zkreader._gc import paused_gc
 from zkreader._model import (
     AclResource,
     Broker,
@@ -156,27 +155,9 @@ def read_cluster(
         ZnodeFormatError: a znode is malformed or of an unknown version (names the path).
         ZkUnreachableError: the connection or session was lost, or a read was not authorized.
     """
-    with _gc_paused():
+    with paused_gc():
         return _read(session, window=window, batch=batch, progress=progress, watch=watch,
                      multi_read=multi_read, stats=stats)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for the duration of a read.
-
-    A large read allocates hundreds of thousands of small acyclic objects (models, stats,
-    tuples); each allocation burst triggers collections that rescan everything allocated so far,
-    which halved the read rate at 100,000 partitions. Nothing the read builds forms a cycle, so
-    pausing loses nothing; the previous state is restored even on error.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _read(session: ZkSession, *, window: int, batch: int, progress: ProgressCallback | None,
