@@ -4,11 +4,14 @@ The flow, and why each step is where it is:
 
 1. Flags first (`check_voters`, metadata.version): a typo is an exit 2 naming the flag, an
    unusable directory an exit 3 naming it, before anything connects or starts.
-2. Spark starts in a background thread while ZooKeeper is read, so its seconds of JVM start-up
-   are hidden behind the read.
-3. Pre-flight + the translator's blockers: any blocker (not overridden by its own flag) stops
-   here with exit 1, before a byte is written. Nothing is ever written to ZooKeeper.
-4. Translate + encode on Spark (`_pipeline.encode_log`), frame batches of >= 200 records.
+2. Read ZooKeeper once (no watches: nothing is mirrored).
+3. Judge: the pre-flight plus the translator's blockers, from everything but the topic table
+   (`translate_rest`, cheap), so a refused migration costs what `plan` costs, starts no JVM and
+   lists its blockers in the error (exit 1), before a byte is written. Nothing is ever written
+   to ZooKeeper.
+4. Choose the engine (`_engine.choose_engine`: `--spark-master auto` takes Spark `local[*]` only
+   for big clusters), translate + encode the topic table on it (`_pipeline.encode_log`), frame
+   batches of >= 200 records.
 5. Voters: one holding exactly these bytes is left alone (a re-run is a no-op and says so); one
    holding anything else is refused (exit 1) with what it holds. The rest are written in full
    into a staging directory next to each voter dir (`QuorumWriter`: identical batches, fsync'd),
@@ -28,25 +31,29 @@ import os
 import resource
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 import orjson
 
+from migrate._engine import IN_PROCESS, EngineChoice, choose_engine
 from migrate._findings import Finding
 from migrate._pipeline import (
     EncodedLog,
     encode_log,
     plan_batches,
+    rest_counts,
     snapshot_timestamp_ms,
+    translate_rest,
     warm_worker,
 )
 from migrate._preflight import PlanSummary, summarize
 from migrate._progress import ProgressBars
 from migrate._spark import SparkRuntime, SparkStarter
 from migrate.errors import BadFlagError, BlockersFoundError
-from migrate.translate import TranslationOptions, parse_target_version
+from migrate.translate import TranslationOptions, TranslationResult, parse_target_version
 from writers import (
     METADATA_PARTITION_DIR,
     EncodedBatch,
@@ -74,13 +81,12 @@ log = logging.getLogger(__name__)
 LEADER_EPOCH = 1
 """The single leader epoch of a freshly migrated log (and of quorum-state)."""
 
-IN_PROCESS = "in-process"
-"""`--spark-master in-process`: run the pipeline without Spark (tiny clusters, tests)."""
 
 # Blocker code -> the flag that overrides it (the blocker's own override, nothing broader).
 OVERRIDES: dict[str, str] = {"LOG_DIR_EVENT_PENDING": "allow_pending_log_dir_events"}
 
 _STAGING_SUFFIX = ".zk2kraft-staging"
+_LISTED_BLOCKERS = 20  # in the error message; the --json document and the table hold them all
 _SPARK_START_TIMEOUT_S = float(os.environ.get("ZK2KRAFT_SPARK_START_TIMEOUT", "300"))
 
 
@@ -310,7 +316,7 @@ class BulkOptions:
         voters: the `--voter` targets, in command-line order.
         metadata_version: `--metadata-version`.
         password_encoder_secret: `--password-encoder-secret` (never logged).
-        spark_master: `--spark-master`, or `in-process`.
+        spark_master: `--spark-master`: `auto`, `in-process` or a Spark master URL.
         overrides: attribute names of the blocker override flags that were given.
         records_per_batch: records per batch (>= 200).
     """
@@ -319,7 +325,7 @@ class BulkOptions:
     voters: tuple[VoterTarget, ...]
     metadata_version: str = "3.9-IV0"
     password_encoder_secret: str | None = field(default=None, repr=False)
-    spark_master: str = "local[*]"
+    spark_master: str = "auto"
     overrides: frozenset[str] = frozenset()
     records_per_batch: int = 2000
 
@@ -335,6 +341,7 @@ class BulkOutcome:
         written: node ids whose directories were written now.
         unchanged: node ids that already held exactly this log (no-op).
         engine: "spark" or "in-process".
+        engine_choice: the engine and why it was chosen (None when refused before choosing).
         times_s: wall seconds per stage: read, translate_encode, write, total.
         peak_rss_bytes: peak memory of this process and of the Spark driver JVM.
     """
@@ -345,6 +352,7 @@ class BulkOutcome:
     written: list[int] = field(default_factory=list)
     unchanged: list[int] = field(default_factory=list)
     engine: str = ""
+    engine_choice: EngineChoice | None = None
     times_s: dict[str, float] = field(default_factory=dict)
     peak_rss_bytes: dict[str, int | None] = field(default_factory=dict)
 
@@ -385,6 +393,34 @@ def _blocking(summary: PlanSummary, overrides: frozenset[str]) -> PlanSummary:
                        summary.partitions)
 
 
+def _judge(snapshot: ClusterSnapshot, rest: TranslationResult, counts: Mapping[str, int],
+           options: BulkOptions) -> PlanSummary:
+    """The plan summary: pre-flight + the translator's findings, overrides applied."""
+    return _blocking(
+        summarize(
+            snapshot,
+            records=counts,
+            extra_blockers=rest.blockers,
+            extra_warnings=rest.warnings,
+            voter_ids=[target.node_id for target in options.voters],
+        ),
+        options.overrides,
+    )
+
+
+def _refuse(outcome: BulkOutcome) -> NoReturn:
+    """Raise `BlockersFoundError` listing the blockers, with the outcome attached."""
+    blockers = outcome.summary.report.blockers
+    lines = [f"  {f.code} {f.path}: {f.message}" for f in blockers[:_LISTED_BLOCKERS]]
+    if len(blockers) > _LISTED_BLOCKERS:
+        lines.append(f"  ... and {len(blockers) - _LISTED_BLOCKERS} more (all in `plan --json`)")
+    error = BlockersFoundError(
+        f"{len(blockers)} pre-flight blocker(s); nothing was written:\n" + "\n".join(lines)
+    )
+    error.outcome = outcome  # type: ignore[attr-defined]
+    raise error
+
+
 def _read(connect: ConnectOptions, bars: ProgressBars) -> ClusterSnapshot:
     with open_session(connect) as session:
         # --cutover none keeps no change feed: no watches to arm
@@ -417,53 +453,50 @@ def run_bulk(
     t0 = clock()
     parse_target_version(options.metadata_version)
     targets = list(options.voters)
+    translation = TranslationOptions(
+        metadata_version=options.metadata_version,
+        password_encoder_secret=options.password_encoder_secret,
+    )
+    snapshot = _read(options.connect, bars)
+    t_read = clock()
+    # Judge first: everything but the topic table is translated here (it carries every
+    # translator blocker), so a refused migration costs what `plan` costs and starts no JVM.
+    rest = translate_rest(snapshot, translation)
+    judged = _judge(snapshot, rest, rest_counts(snapshot, rest), options)
+    if judged.report.blockers:
+        outcome = BulkOutcome(judged)
+        outcome.times_s = {"read": t_read - t0, "judge": clock() - t_read}
+        _refuse(outcome)
+    engine = choose_engine(options.spark_master, judged.partitions)
+    t_judged = clock()
+    runtime: SparkRuntime | None = None
     starter = (
-        SparkStarter(options.spark_master, warmup=warm_worker)
-        if options.spark_master != IN_PROCESS
+        SparkStarter(engine.spark_master, warmup=warm_worker)
+        if engine.spark_master is not None
         else None
     )
-    if starter is not None:
-        starter.start()
-    runtime: SparkRuntime | None = None
     try:
-        snapshot = _read(options.connect, bars)
-        t_read = clock()
         if starter is not None:
+            starter.start()
             runtime = starter.get(timeout=_SPARK_START_TIMEOUT_S)
         t_spark = clock()
         encoded: EncodedLog = encode_log(
             snapshot,
-            TranslationOptions(
-                metadata_version=options.metadata_version,
-                password_encoder_secret=options.password_encoder_secret,
-            ),
+            translation,
             spark=runtime,
             progress=bars.task("translating + encoding"),
+            rest=rest,
         )
         t_encoded = clock()
         jvm_peak = runtime.jvm_peak_rss_bytes() if runtime is not None else None
     finally:
         if starter is not None:
             starter.stop()
-    summary = _blocking(
-        summarize(
-            snapshot,
-            records=encoded.counts,
-            extra_blockers=encoded.blockers,
-            extra_warnings=encoded.warnings,
-            voter_ids=[target.node_id for target in options.voters],
-        ),
-        options.overrides,
-    )
-    outcome = BulkOutcome(summary, engine=encoded.engine)
+    summary = _judge(snapshot, rest, encoded.counts, options)
+    outcome = BulkOutcome(summary, engine=encoded.engine, engine_choice=engine)
     outcome.peak_rss_bytes = {"cli": None, "spark_driver": jvm_peak}
-    if summary.report.blockers:
-        error = BlockersFoundError(
-            f"{len(summary.report.blockers)} pre-flight blocker(s); nothing was written "
-            "(see the table above or the --json document)"
-        )
-        error.outcome = outcome  # type: ignore[attr-defined]
-        raise error
+    if summary.report.blockers:  # the same judgement as above; kept as the last guard
+        _refuse(outcome)
     assert snapshot.cluster_id is not None  # CLUSTER_ID_MISSING is a blocker
     cluster_id = snapshot.cluster_id.cluster_id
     batches = plan_batches(
@@ -492,7 +525,8 @@ def run_bulk(
     t_end = clock()
     outcome.times_s = {
         "read": t_read - t0,
-        "spark_wait": t_spark - t_read,
+        "judge": t_judged - t_read,
+        "spark_wait": t_spark - t_judged,
         "translate_encode": t_encoded - t_spark,
         "write": t_end - t_encoded,
         "total": t_end - t0,

@@ -108,7 +108,9 @@ def _print(outcome: BulkOutcome, *, source: str, to_stderr: bool) -> None:
             line += f"; voter(s) {_ids(outcome.unchanged)} already held it (unchanged)"
     times = ", ".join(f"{k} {v:.2f}s" for k, v in outcome.times_s.items())
     console.print(line, markup=False, highlight=False)
-    console.print(f"engine {outcome.engine}; {times}", markup=False, highlight=False)
+    choice = outcome.engine_choice
+    why = f" ({choice.reason})" if choice is not None else ""
+    console.print(f"engine {outcome.engine}{why}; {times}", markup=False, highlight=False)
     console.print("ZooKeeper was not modified (--cutover none).", markup=False, highlight=False)
 
 

@@ -33,7 +33,13 @@ from typing import Any
 
 from migrate._findings import Finding
 from migrate._spark import SparkRuntime
-from migrate.translate import TranslationOptions, topic_records, translate
+from migrate._translate_configs import TOPIC_RESOURCE, config_records
+from migrate.translate import (
+    TranslationOptions,
+    TranslationResult,
+    topic_records,
+    translate,
+)
 from verify import (
     KINDS,
     ClusterImage,
@@ -72,6 +78,8 @@ __all__ = [
     "encode_log",
     "encode_topic_chunk",
     "plan_batches",
+    "rest_counts",
+    "translate_rest",
     "snapshot_timestamp_ms",
     "warm_worker",
 ]
@@ -302,6 +310,35 @@ class EncodedLog:
     times: StageTimes = field(default_factory=StageTimes)
 
 
+def translate_rest(snapshot: ClusterSnapshot, options: TranslationOptions) -> TranslationResult:
+    """Translate everything but the topic table: cheap, and it yields every translator blocker.
+
+    The topic table (>99% of the records) cannot block a migration except for topics without an
+    id, which stay in this part. So `migrate` judges blockers from this result before any engine
+    starts, and hands it to `encode_log` so nothing is translated twice.
+
+    Raises:
+        BadFlagError: the metadata.version is unknown or too old.
+        TranslationError: a znode cannot be expressed (names the path).
+    """
+    return translate(_rest_snapshot(snapshot), options)
+
+
+def rest_counts(snapshot: ClusterSnapshot, rest: TranslationResult) -> dict[str, int]:
+    """The record counts of the whole log, from `translate_rest`'s result and the topic table's
+    shape (a TopicRecord per topic, a ConfigRecord per override, a PartitionRecord per partition),
+    without translating a single partition: what a refused `migrate` reports."""
+    counts: Counter[str] = Counter(rest.counts)
+    for name in _migrated_topic_names(snapshot):
+        topic = snapshot.topics[name]
+        counts["TOPIC_RECORD"] += 1
+        counts["PARTITION_RECORD"] += len(topic.assignment)
+        config = snapshot.topic_configs.get(name)
+        if config is not None:
+            counts["CONFIG_RECORD"] += len(config_records(TOPIC_RESOURCE, name, config.config))
+    return dict(sorted(counts.items()))
+
+
 def _rest_snapshot(snapshot: ClusterSnapshot) -> ClusterSnapshot:
     """The snapshot minus the topics the topic table handles (topics without id stay)."""
     kept = {n: t for n, t in snapshot.topics.items() if t.topic_id is None}
@@ -328,6 +365,7 @@ def encode_log(
     spark: SparkRuntime | None = None,
     progress: Callable[[int, int], None] | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    rest: TranslationResult | None = None,
 ) -> EncodedLog:
     """Translate and encode the whole migration, in `translate`'s order.
 
@@ -337,6 +375,8 @@ def encode_log(
         spark: run the topic table on this Spark session; None = in this process.
         progress: `progress(done, total)` in topic chunks.
         clock: seconds, monotonic (injected by tests/benchmarks).
+        rest: `translate_rest(snapshot, options)` when the caller already has it (it judged
+            blockers from it), so it is not translated twice.
 
     Returns:
         The encoded records; equal, value for value, to encoding `translate(...).records`.
@@ -347,7 +387,8 @@ def encode_log(
         SparkError: the Spark job failed.
     """
     with paused_gc():
-        return _encode_log(snapshot, options, spark=spark, progress=progress, clock=clock)
+        return _encode_log(snapshot, options, spark=spark, progress=progress, clock=clock,
+                           rest=rest)
 
 
 def _encode_log(
@@ -357,9 +398,11 @@ def _encode_log(
     spark: SparkRuntime | None,
     progress: Callable[[int, int], None] | None,
     clock: Callable[[], float],
+    rest: TranslationResult | None,
 ) -> EncodedLog:
     started = clock()
-    rest = translate(_rest_snapshot(snapshot), options)
+    if rest is None:
+        rest = translate_rest(snapshot, options)
     mv = rest.metadata_version
     if spark is not None:
         chunks = chunk_topics(snapshot, mv, parallelism=spark.default_parallelism)

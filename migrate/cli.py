@@ -247,9 +247,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cutover", choices=["none", "now"], default="none",
                    help="none: copy only (default); now: fence ZooKeeper's controller and cut over")
     p.add_argument("--on-cutover", metavar="CMD", help="command that starts the KRaft controllers")
-    p.add_argument("--spark-master", default="local[*]", metavar="URL",
-                   help="Spark master for the bulk pipeline (default local[*]; "
-                   "'in-process' runs it without Spark)")
+    p.add_argument("--spark-master", default="auto", metavar="auto|in-process|URL",
+                   help="engine of the bulk pipeline: 'auto' (default) runs Spark local[*] "
+                   "for big clusters and in-process below a measured size; 'in-process' never "
+                   "starts Spark; any other value is a Spark master URL (local[4], spark://...)")
     p.add_argument(
         "--password-encoder-secret",
         metavar="SECRET",

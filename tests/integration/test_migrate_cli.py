@@ -199,6 +199,39 @@ def test_blockers_refuse_with_exit_1_and_write_nothing(
     assert tree_state(cluster.client) == before
 
 
+def test_refused_before_spark_starts_and_quiet_error_lists_the_blockers(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    # Spark asked for explicitly: a refusal must still come before any JVM starts. Spark's work
+    # dir (zk2kraft-spark-*) is created in TMPDIR the moment a session starts, so none may exist.
+    cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2,
+                                              log_dir_event=True, topic_without_id=True))
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    cmd = [*ZK2KRAFT, "migrate", "--zookeeper", cluster.connect, "--quiet",
+           *[f"--voter={v}={tmp_path / f'c{v}'}" for v in VOTERS], "--spark-master", "local[2]"]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "TMPDIR": str(tmp)})
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == ""
+    assert "2 pre-flight blocker(s); nothing was written" in result.stderr
+    assert "LOG_DIR_EVENT_PENDING /log_dir_event_notification/" in result.stderr
+    assert "TOPIC_WITHOUT_ID /brokers/topics/" in result.stderr
+    assert "table above" not in result.stderr
+    assert not list(tmp.glob("zk2kraft-spark-*"))
+    assert not any((tmp_path / f"c{v}").exists() for v in VOTERS)
+
+
+def test_auto_engine_runs_a_small_cluster_in_process_and_says_why(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=4))
+    result = migrate(cluster.connect, tmp_path, spark="auto")
+    assert result.returncode == 0, result.stderr
+    assert "engine in-process (auto: 12 partitions < " in result.stdout
+    assert "one process finishes before Spark's JVM would have started" in result.stdout
+
+
 def test_the_blockers_own_override_lets_it_through(
     sample_cluster: Callable[..., Any], tmp_path: Path
 ) -> None:
