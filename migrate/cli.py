@@ -301,7 +301,14 @@ def build_parser() -> argparse.ArgumentParser:
 def _configure_logging(verbose: int) -> None:
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
     fmt = "%(levelname)s %(name)s: %(message)s"
-    logging.basicConfig(level=level, stream=sys.stderr, format=fmt)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(fmt))
+    # znode payloads (SCRAM salts/keys, encrypted passwords, token data) never reach stderr,
+    # whatever the verbosity: kazoo's DEBUG records are rewritten, py4j's dropped (design I7)
+    from zkreader import install_kazoo_redaction
+
+    handler.addFilter(install_kazoo_redaction())
+    logging.basicConfig(level=level, handlers=[handler])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

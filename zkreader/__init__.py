@@ -4,6 +4,7 @@ Public API only; implementation modules are `_`-prefixed.
 """
 
 from zkreader._gc import paused_gc
+from zkreader._log_redaction import PayloadRedactingFilter, install_kazoo_redaction
 from zkreader._model import (
     AclEntry,
     AclResource,
@@ -56,6 +57,7 @@ __all__ = [
     "LogDirEvent",
     "MigrationZnode",
     "PartitionState",
+    "PayloadRedactingFilter",
     "ProducerIdBlock",
     "ProgressCallback",
     "ReadPipeline",
@@ -72,6 +74,7 @@ __all__ = [
     "ZnodeFormatError",
     "ZnodeStat",
     "generate_sample_cluster",
+    "install_kazoo_redaction",
     "kind_for_path",
     "open_session",
     "paused_gc",

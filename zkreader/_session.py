@@ -32,6 +32,7 @@ from kazoo.protocol.states import ZnodeStat as KazooStat
 from kazoo.retry import KazooRetry
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
+from zkreader._log_redaction import install_kazoo_redaction
 from zkreader._model import ZnodeStat
 from zkreader._options import ConnectOptions
 from zkreader._watch import ChangeFeed
@@ -48,6 +49,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+install_kazoo_redaction()  # no znode payload in kazoo's DEBUG records (design I7)
 T = TypeVar("T")
 
 _HOSTPORT = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.%a-zA-Z]+)\]|(?P<host>[A-Za-z0-9_.\-]+))"
