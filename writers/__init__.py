@@ -61,6 +61,13 @@ from writers._mv import (
     record_version,
 )
 from writers._quorum import QuorumWriter, VoterFailure, VoterLog
+from writers._quorum_log import (
+    AppendResult,
+    LocalVoterQuorum,
+    QuorumLog,
+    TailRepair,
+    VoterStatus,
+)
 from writers._records import ControlRecord, FieldValue, MetadataRecord, RecordBatch
 from writers._schema import (
     CONTROL_RECORDS,
@@ -125,7 +132,12 @@ __all__ = [
     "LogEntry",
     "LogSource",
     "MetaProperties",
+    "AppendResult",
+    "LocalVoterQuorum",
+    "QuorumLog",
     "QuorumWriter",
+    "TailRepair",
+    "VoterStatus",
     "VoterDir",
     "VoterFailure",
     "VoterLog",

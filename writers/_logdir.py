@@ -370,6 +370,90 @@ class VoterDir:
             raise self._unavailable(f"cannot append offset {batch.base_offset}", exc) from exc
         self.next_offset = batch.last_offset + 1
 
+    def batches_from(self, offset: int) -> list[EncodedBatch]:
+        """The log's batches whose base offset is >= `offset`, as stored (for catching up a
+        voter that trails the others after a crash).
+
+        Raises:
+            LogCorruptionError: a segment no longer scans cleanly.
+            VoterUnavailableError: a segment cannot be read.
+        """
+        out: list[EncodedBatch] = []
+        for seg in self.segments():
+            try:
+                data = seg.read_bytes()
+            except OSError as exc:
+                raise self._unavailable("cannot read", exc) from exc
+            for h in scan_frames(data, file=str(seg)):
+                if h.base_offset >= offset:
+                    out.append(EncodedBatch(h.base_offset, h.last_offset, h.leader_epoch,
+                                            data[h.position: h.position + h.size]))
+        return out
+
+    def truncate_to(self, next_offset: int) -> int:
+        """Cut the log so that it ends just before `next_offset` (a batch boundary).
+
+        Used only by a resume, for batches that never became durable on a majority (or an
+        unclosed tail the journal names); the caller says so in its output. Whole segments
+        after the cut are removed; leader-epoch-checkpoint is rewritten.
+
+        Returns:
+            How many offsets were removed.
+
+        Raises:
+            VoterStateError: `next_offset` is not a batch boundary of this log, or is before
+                its start.
+            VoterUnavailableError: a file cannot be changed.
+        """
+        if next_offset >= self.next_offset:
+            return 0
+        if next_offset < self.log_start_offset:
+            raise VoterStateError(
+                f"voter {self.node_id} ({self.path}): cannot truncate to offset {next_offset}, "
+                f"before the log's start {self.log_start_offset}"
+            )
+        removed = self.next_offset - next_offset
+        try:
+            if self._seg_fd is not None:
+                os.close(self._seg_fd)
+                self._seg_fd = None
+            for seg in reversed(self.segments()):
+                base = int(seg.name[:20])
+                if base >= next_offset and base > self.log_start_offset:
+                    seg.unlink()
+                    continue
+                data = seg.read_bytes()
+                cut: int | None = None
+                for h in scan_frames(data, file=str(seg)):
+                    if h.base_offset == next_offset:
+                        cut = h.position
+                        break
+                    if h.base_offset < next_offset <= h.last_offset:
+                        raise VoterStateError(
+                            f"voter {self.node_id} ({self.path}): offset {next_offset} is "
+                            f"inside the batch {h.base_offset}..{h.last_offset}, not a boundary"
+                        )
+                if cut is None:
+                    cut = len(data) if base < next_offset else 0
+                with open(seg, "r+b") as f:
+                    f.truncate(cut)
+                    f.flush()
+                    os.fsync(f.fileno())
+                break
+            _fsync_dir(self.partition_dir)
+            self._epochs = [(e, o) for e, o in self._epochs if o < next_offset]
+            self._write_epoch_checkpoint()
+            segs = self.segments()
+            if segs:
+                self._seg_fd = os.open(segs[-1], os.O_WRONLY | os.O_APPEND)
+                self._seg_size = os.fstat(self._seg_fd).st_size
+        except OSError as exc:
+            raise self._unavailable(f"cannot truncate to offset {next_offset}", exc) from exc
+        self.next_offset = next_offset
+        log.warning("voter %d: removed offsets %d..%d from the log", self.node_id,
+                    next_offset, next_offset + removed - 1)
+        return removed
+
     def _roll(self, base_offset: int) -> None:
         if self._seg_fd is not None:
             os.close(self._seg_fd)
