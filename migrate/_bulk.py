@@ -52,7 +52,8 @@ from migrate._pipeline import (
 from migrate._preflight import PlanSummary, summarize
 from migrate._progress import ProgressBars
 from migrate._spark import SparkRuntime, SparkStarter
-from migrate.errors import BadFlagError, BlockersFoundError
+from migrate._voterargs import check_voter_flags
+from migrate.errors import BlockersFoundError
 from migrate.translate import TranslationOptions, TranslationResult, parse_target_version
 from writers import (
     METADATA_PARTITION_DIR,
@@ -116,39 +117,24 @@ def _nearest_existing(path: Path) -> Path:
 def check_voters(voters: Sequence[tuple[int, Path]] | None) -> list[VoterTarget]:
     """Validate the `--voter` flags before anything connects.
 
+    The rules every command shares are `_voterargs.check_voter_flags`; this adds migrate's
+    own: each directory must be creatable and writable.
+
     Raises:
-        BadFlagError: no voter, a node id or directory given twice, one directory inside
-            another, or a path that is not a directory (exit 2, names the flag).
+        BadFlagError: `check_voter_flags` refused the set (exit 2, names the flag).
         VoterUnavailableError: a directory cannot be created or written (exit 3, names it).
     """
-    if not voters:
-        raise BadFlagError("--voter: at least one ID=DIR is required")
     targets: list[VoterTarget] = []
-    ids: set[int] = set()
-    dirs: dict[Path, int] = {}
-    for node_id, directory in voters:
-        path = Path(directory).expanduser().resolve()
-        if node_id in ids:
-            raise BadFlagError(f"--voter {node_id}={directory}: node id {node_id} given twice")
-        ids.add(node_id)
-        for other, other_id in dirs.items():
-            if path == other or path.is_relative_to(other) or other.is_relative_to(path):
-                raise BadFlagError(
-                    f"--voter {node_id}={directory}: same or nested directory as voter "
-                    f"{other_id} ({other}); every voter needs its own metadata.log.dir"
-                )
-        dirs[path] = node_id
-        if path.exists() and not path.is_dir():
-            raise BadFlagError(f"--voter {node_id}={directory}: exists and is not a directory")
+    for node_id, path in check_voter_flags(voters, required=True):
         base = _nearest_existing(path.parent)
         if not base.is_dir() or not os.access(base, os.W_OK | os.X_OK):
             raise VoterUnavailableError(
-                f"--voter {node_id}={directory}: cannot create the directory: {base} is not "
+                f"--voter {node_id}={path}: cannot create the directory: {base} is not "
                 "a writable directory"
             )
         if path.exists() and not os.access(path, os.R_OK | os.W_OK | os.X_OK):
             raise VoterUnavailableError(
-                f"--voter {node_id}={directory}: directory {path} is not readable and writable"
+                f"--voter {node_id}={path}: directory {path} is not readable and writable"
             )
         targets.append(VoterTarget(node_id, path))
     return targets

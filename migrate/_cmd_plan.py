@@ -23,6 +23,7 @@ from migrate._cmd_snapshot import read_snapshot
 from migrate._preflight import PlanSummary, summarize
 from migrate._private_file import check_output_path, write_private
 from migrate._progress import ProgressBars, progress_wanted
+from migrate._voterargs import check_voter_flags
 from migrate._zkargs import connect_options
 from migrate.errors import BadFlagError
 from zkreader import ClusterSnapshot
@@ -34,24 +35,22 @@ if TYPE_CHECKING:
 __all__ = ["check_plan_flags", "plan_result", "run"]
 
 
-def check_plan_flags(args: argparse.Namespace) -> None:
+def check_plan_flags(args: argparse.Namespace) -> list[tuple[int, Path]]:
     """Validate `plan`'s own flags before anything connects.
+
+    Returns:
+        The `--voter` pairs (possibly none), checked by the rules `migrate` applies.
 
     Raises:
         BadFlagError: naming the flag (`--metadata-version`, `--voter`, `--json`, `--html`).
     """
     _parse_metadata_version(args.metadata_version)
-    seen: set[int] = set()
-    for node_id, directory in args.voters or ():
-        if node_id in seen:
-            raise BadFlagError(f"--voter {node_id}: node id given twice")
-        seen.add(node_id)
-        if Path(directory).exists() and not Path(directory).is_dir():
-            raise BadFlagError(f"--voter {node_id}={directory}: not a directory")
+    voters = check_voter_flags(args.voters, required=False)
     if args.json == "-" and args.html == "-":
         raise BadFlagError("--json - and --html -: only one document can go to stdout")
     check_output_path("--json", args.json)
     check_output_path("--html", args.html)
+    return voters
 
 
 def _parse_metadata_version(value: str) -> None:
@@ -92,7 +91,7 @@ def plan_result(
 
 def run(args: argparse.Namespace) -> int:
     """Run `plan`; returns 1 when blockers were found, else 0."""
-    check_plan_flags(args)
+    voters = check_plan_flags(args)
     options = connect_options(args)
     json_to_stdout = args.json == "-"
     html_to_stdout = args.html == "-"
@@ -103,16 +102,16 @@ def run(args: argparse.Namespace) -> int:
         snapshot,
         metadata_version=args.metadata_version,
         password_encoder_secret=args.password_encoder_secret,
-        voter_ids=[node_id for node_id, _ in args.voters or ()],
+        voter_ids=[node_id for node_id, _ in voters],
     )
     samples = None
     diffs: list[VoterDiff] = []
-    if args.voters:  # the dry run: what migrate would write, and how the voters differ
+    if voters:  # the dry run: what migrate would write, and how the voters differ
         from migrate._plan_diff import voter_diffs
         from migrate._record_samples import record_samples
 
         samples = record_samples(result.records)
-        diffs = voter_diffs(snapshot, args.voters)
+        diffs = voter_diffs(snapshot, voters)
     document = orjson.dumps(summary.to_json(), option=orjson.OPT_INDENT_2) + b"\n"
     if json_to_stdout:
         sys.stdout.buffer.write(document)

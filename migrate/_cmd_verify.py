@@ -28,8 +28,8 @@ from rich.console import Console
 from migrate._cmd_snapshot import read_snapshot
 from migrate._private_file import check_output_path
 from migrate._progress import ProgressBars, ProgressCallback, progress_wanted
+from migrate._voterargs import check_voter_flags
 from migrate._zkargs import connect_options
-from migrate.errors import BadFlagError
 from verify import (
     Difference,
     JsonValue,
@@ -54,24 +54,10 @@ def check_verify_flags(args: argparse.Namespace) -> list[tuple[int, Path]]:
         The voters, in the order given.
 
     Raises:
-        BadFlagError: a node id or directory given twice, a voter path that is a file, or a
-            `--json` path that cannot be written.
+        BadFlagError: `check_voter_flags` refused the voters (the rules `plan` and `migrate`
+            apply too), or the `--json` path cannot be written.
     """
-    voters: list[tuple[int, Path]] = list(args.voters or ())
-    if not voters:
-        raise BadFlagError("--voter: at least one ID=DIR is required")
-    ids: set[int] = set()
-    dirs: set[Path] = set()
-    for node_id, directory in voters:
-        if node_id in ids:
-            raise BadFlagError(f"--voter {node_id}: node id given twice")
-        resolved = Path(directory).resolve()
-        if resolved in dirs:
-            raise BadFlagError(f"--voter {node_id}={directory}: directory given twice")
-        ids.add(node_id)
-        dirs.add(resolved)
-        if Path(directory).exists() and not Path(directory).is_dir():
-            raise BadFlagError(f"--voter {node_id}={directory}: not a directory")
+    voters = check_voter_flags(args.voters, required=True)
     check_output_path("--json", args.json)
     return voters
 

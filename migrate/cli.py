@@ -14,7 +14,8 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
+
+from migrate._voterargs import parse_voter
 
 __all__ = ["build_parser", "main", "parse_voter"]
 
@@ -83,28 +84,6 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         sys.stderr.write(f"zk2kraft: error: {message}\n")
         raise SystemExit(EXIT_BAD_INPUT)
-
-
-def parse_voter(value: str) -> tuple[int, Path]:
-    """Parse one `--voter ID=DIR` value.
-
-    Raises:
-        argparse.ArgumentTypeError: the value is not `ID=DIR` with a non-negative integer id.
-    """
-    node, sep, directory = value.partition("=")
-    if not sep or not directory:
-        raise argparse.ArgumentTypeError(
-            f"--voter {value!r}: expected ID=DIR (a controller node id and its metadata.log.dir)"
-        )
-    try:
-        node_id = int(node)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--voter {value!r}: node id {node!r} is not an integer"
-        ) from None
-    if node_id < 0:
-        raise argparse.ArgumentTypeError(f"--voter {value!r}: node id must be >= 0")
-    return node_id, Path(directory)
 
 
 def _positive_float(value: str) -> float:
