@@ -3,6 +3,18 @@
 Public API only; implementation modules are `_`-prefixed.
 """
 
+from zkreader._fence import (
+    ControllerMovedError,
+    FenceState,
+    FenceToken,
+    MigrationState,
+    claim_json,
+    fence_zk_controller,
+    migration_json,
+    read_fence_state,
+    release_claim,
+    write_migration_state,
+)
 from zkreader._gc import paused_gc
 from zkreader._log_redaction import PayloadRedactingFilter, install_kazoo_redaction
 from zkreader._model import (
@@ -39,6 +51,16 @@ from zkreader.errors import (
 )
 
 __all__ = [
+    "ControllerMovedError",
+    "FenceState",
+    "FenceToken",
+    "MigrationState",
+    "claim_json",
+    "fence_zk_controller",
+    "migration_json",
+    "read_fence_state",
+    "release_claim",
+    "write_migration_state",
     "AclEntry",
     "AclResource",
     "BadConnectStringError",

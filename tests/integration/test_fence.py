@@ -1,0 +1,134 @@
+"""The fence against real ZooKeeper: Kafka's claim of /controller, the zombie's failing write,
+/migration under the epoch check (I4), and the rollback that lets a ZooKeeper controller lead.
+
+Expected values are hand-written facts from Kafka's behaviour (reference §3.2, §3.3, §3.5), not
+derived from the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from kazoo.client import KazooClient
+from kazoo.exceptions import BadVersionError
+
+from zkreader import (
+    ControllerMovedError,
+    MigrationState,
+    fence_zk_controller,
+    read_fence_state,
+    release_claim,
+    session_for_client,
+    write_migration_state,
+)
+
+
+def zk_controller(client: KazooClient, broker_id: int = 1, epoch: int = 7) -> int:
+    """A ZooKeeper-mode controller as Kafka leaves it: ephemeral /controller, /controller_epoch
+    = `epoch`. Returns /controller_epoch's znode version (the old controller's fencing token)."""
+    client.create("/controller_epoch", str(epoch).encode())
+    client.create("/controller", json.dumps(
+        {"version": 2, "brokerid": broker_id, "timestamp": "1700000000000",
+         "kraftControllerEpoch": -1}).encode(), ephemeral=True)
+    client.ensure_path("/brokers/topics/t/partitions/0")
+    client.create("/brokers/topics/t/partitions/0/state", json.dumps(
+        {"controller_epoch": epoch, "leader": 1, "version": 1, "leader_epoch": 0,
+         "isr": [1]}).encode())
+    return client.get("/controller_epoch")[1].version
+
+
+def test_fence_claims_controller_and_old_controllers_writes_fail(
+    zk_chroot_client: KazooClient,
+) -> None:
+    client = zk_chroot_client
+    old_version = zk_controller(client)
+    session = session_for_client(client)
+    sent = []
+    token = fence_zk_controller(session, kraft_controller_id=3000, kraft_epoch=1,
+                                timestamp_ms=1700000000123, on_sent=lambda: sent.append(1))
+    assert sent == [1]
+    data, stat = client.get("/controller_epoch")
+    assert data == b"8"
+    assert (token.controller_epoch, token.epoch_zk_version) == (8, old_version + 1)
+    data, stat = client.get("/controller")
+    assert json.loads(data) == {"version": 2, "brokerid": 3000, "timestamp": "1700000000123",
+                                "kraftControllerEpoch": 1}
+    assert stat.ephemeralOwner == 0  # persistent: brokers never run for election again
+    data, stat = client.get("/migration")
+    assert json.loads(data) == {"version": 0, "kraft_controller_id": 3000,
+                                "kraft_controller_epoch": 1, "kraft_metadata_offset": -1,
+                                "kraft_metadata_epoch": -1}
+    assert token.migration_zk_version == stat.version
+
+    # the zombie: the old ZooKeeper controller's ISR change, checked as Kafka's controller does
+    tx = client.transaction()
+    tx.check("/controller_epoch", old_version)
+    tx.set_data("/brokers/topics/t/partitions/0/state", b'{"isr":[1,2]}')
+    results = tx.commit()
+    assert isinstance(results[0], BadVersionError)
+    assert json.loads(client.get("/brokers/topics/t/partitions/0/state")[0])["isr"] == [1]
+
+    # /migration under the fence's check
+    version = write_migration_state(session, token, MigrationState(3000, 1, 41, 1))
+    data, stat = client.get("/migration")
+    assert json.loads(data)["kraft_metadata_offset"] == 41
+    assert stat.version == version == token.migration_zk_version + 1
+    # a re-run after that very write changes nothing
+    assert write_migration_state(session, token, MigrationState(3000, 1, 41, 1)) == version
+
+
+def test_a_higher_kraft_claim_is_not_fenced_and_nothing_changes(
+    zk_chroot_client: KazooClient,
+) -> None:
+    client = zk_chroot_client
+    client.create("/controller_epoch", b"3")
+    client.create("/controller", json.dumps(
+        {"version": 2, "brokerid": 3001, "timestamp": "1", "kraftControllerEpoch": 4}).encode())
+    session = session_for_client(client)
+    with pytest.raises(ControllerMovedError, match="kraftControllerEpoch 4"):
+        fence_zk_controller(session, kraft_controller_id=3000, kraft_epoch=1, timestamp_ms=1)
+    assert client.get("/controller_epoch")[0] == b"3"
+    assert client.exists("/migration") is None
+
+
+def test_writes_after_someone_else_moved_the_epoch_fail(zk_chroot_client: KazooClient) -> None:
+    client = zk_chroot_client
+    zk_controller(client)
+    session = session_for_client(client)
+    token = fence_zk_controller(session, kraft_controller_id=3000, kraft_epoch=1, timestamp_ms=1)
+    client.set("/controller_epoch", b"9")  # another controller bumped it
+    with pytest.raises(ControllerMovedError, match="fenced us"):
+        write_migration_state(session, token, MigrationState(3000, 1, 41, 1))
+    assert json.loads(client.get("/migration")[0])["kraft_metadata_offset"] == -1
+
+
+def test_release_lets_a_zookeeper_controller_lead_again(zk_chroot_client: KazooClient) -> None:
+    client = zk_chroot_client
+    zk_controller(client, epoch=2)
+    session = session_for_client(client)
+    fence_zk_controller(session, kraft_controller_id=3000, kraft_epoch=1, timestamp_ms=1)
+    # dual-write wrote the KRaft epoch (here 5) into a state znode (KAFKA-20488)
+    client.set("/brokers/topics/t/partitions/0/state", json.dumps(
+        {"controller_epoch": 5, "leader": 1, "version": 1, "leader_epoch": 1,
+         "isr": [1]}).encode())
+    done = release_claim(session, min_controller_epoch=5)
+    assert done["removed"] == ["/controller", "/migration"]
+    assert client.exists("/controller") is None and client.exists("/migration") is None
+    # a ZooKeeper controller election, as KafkaController.elect does it
+    client.create("/controller", b'{"version":2,"brokerid":2,"timestamp":"2",'
+                  b'"kraftControllerEpoch":-1}', ephemeral=True)
+    data, stat = client.get("/controller_epoch")
+    new_epoch = int(data) + 1
+    tx = client.transaction()
+    tx.set_data("/controller_epoch", str(new_epoch).encode(), version=stat.version)
+    assert not any(isinstance(r, Exception) for r in tx.commit())
+    # its leader election is not aborted: the state's controller_epoch is below its own
+    state = json.loads(client.get("/brokers/topics/t/partitions/0/state")[0])
+    assert state["controller_epoch"] < new_epoch
+    tx = client.transaction()
+    tx.check("/controller_epoch", stat.version + 1)
+    tx.set_data("/brokers/topics/t/partitions/0/state", json.dumps(
+        {**state, "controller_epoch": new_epoch, "leader_epoch": 2}).encode())
+    assert not any(isinstance(r, Exception) for r in tx.commit())
+    assert read_fence_state(session).kraft_controller_epoch == -1

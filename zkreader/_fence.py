@@ -1,0 +1,391 @@
+"""The fence: zk2kraft takes the controller role away from ZooKeeper, Kafka's own way.
+
+Kafka's KRaft controller claims ZooKeeper with one multi-op (`KafkaZkClient.
+tryRegisterKRaftControllerAsActiveController`, reference kafka-zk-migration.md §3.2): set
+`/controller_epoch` to epoch + 1 *expecting its version*, delete the ZooKeeper controller's
+ephemeral `/controller`, create a persistent `/controller` carrying `kraftControllerEpoch`. The
+old controller's writes all check `/controller_epoch`'s version, so from that commit on they fail,
+and ZooKeeper brokers see a `/controller` and never run for election. We add the get-or-create of
+`/migration` to the same multi-op, so one commit leaves everything a 3.9 controller expects.
+
+Why no blind retry: a multi-op whose reply was lost to a connection loss may or may not have
+applied. Re-sending it after it applied would fail (the version moved) and look like another
+controller won; re-sending a *fresh* read after someone else fenced would fence twice. So after
+a connection loss we read back: applied (our exact `/controller` claim is there and the epoch is
+ours), not applied (the epoch's version is unchanged: safe to send again), or moved (someone
+else: stop).
+
+Every write after the fence (`write_migration_state`, `release_claim`) is a multi-op whose first
+op checks `/controller_epoch` at the version the fence left (design I4).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kazoo.exceptions import (
+    ConnectionLoss,
+    KazooException,
+    NoNodeError,
+    OperationTimeoutError,
+    SessionExpiredError,
+)
+
+from zkreader import _paths
+from zkreader._session import ZkSession, map_kazoo_error
+from zkreader.errors import ZkReaderError, ZkUnreachableError
+
+__all__ = [
+    "ControllerMovedError",
+    "FenceToken",
+    "MigrationState",
+    "claim_json",
+    "fence_zk_controller",
+    "migration_json",
+    "FenceState",
+    "read_fence_state",
+    "release_claim",
+    "write_migration_state",
+]
+
+log = logging.getLogger(__name__)
+
+_LOST = (ConnectionLoss, OperationTimeoutError)
+_READBACK_S = 30.0
+
+
+class ControllerMovedError(ZkReaderError):
+    """Another controller changed `/controller_epoch` (or claimed `/controller`) first."""
+
+    exit_code = 3
+
+
+@dataclass(frozen=True, slots=True)
+class MigrationState:
+    """The content of `/migration` (version 0), as Kafka's `ZkMigrationLeadershipState` writes."""
+
+    kraft_controller_id: int
+    kraft_controller_epoch: int
+    kraft_metadata_offset: int = -1
+    kraft_metadata_epoch: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class FenceToken:
+    """What the fence left in ZooKeeper; every later write checks `epoch_zk_version` (I4).
+
+    Attributes:
+        controller_epoch: `/controller_epoch` after the fence (the old value + 1).
+        epoch_zk_version: `/controller_epoch`'s znode version after the fence.
+        migration_zk_version: `/migration`'s znode version after the fence.
+        claim: the exact `/controller` bytes we created.
+        already_applied: the multi-op's reply was lost and the read-back found it applied.
+    """
+
+    controller_epoch: int
+    epoch_zk_version: int
+    migration_zk_version: int
+    claim: bytes
+    already_applied: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """The journal's form."""
+        return {"controller_epoch": self.controller_epoch,
+                "epoch_zk_version": self.epoch_zk_version,
+                "migration_zk_version": self.migration_zk_version,
+                "claim": self.claim.decode()}
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> FenceToken:
+        """Inverse of `to_json`."""
+        return cls(int(doc["controller_epoch"]), int(doc["epoch_zk_version"]),
+                   int(doc["migration_zk_version"]), str(doc["claim"]).encode())
+
+
+def claim_json(broker_id: int, kraft_epoch: int, timestamp_ms: int) -> bytes:
+    """`/controller` as a KRaft controller writes it (`ControllerZNode.encode`, version 2)."""
+    return json.dumps({"version": 2, "brokerid": broker_id, "timestamp": str(timestamp_ms),
+                       "kraftControllerEpoch": kraft_epoch}, separators=(",", ":")).encode()
+
+
+def migration_json(state: MigrationState) -> bytes:
+    """`/migration` as Kafka's `MigrationZNode.encode` writes it (version 0)."""
+    return json.dumps({"version": 0,
+                       "kraft_controller_id": state.kraft_controller_id,
+                       "kraft_controller_epoch": state.kraft_controller_epoch,
+                       "kraft_metadata_offset": state.kraft_metadata_offset,
+                       "kraft_metadata_epoch": state.kraft_metadata_epoch},
+                      separators=(",", ":")).encode()
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    data: bytes
+    version: int
+    ephemeral_owner: int
+
+
+def _get(client: Any, path: str) -> _Node | None:
+    try:
+        data, stat = client.get(path)
+    except NoNodeError:
+        return None
+    return _Node(data or b"", stat.version, stat.ephemeralOwner)
+
+
+def _retry_read(session: ZkSession, fn: Callable[[], Any], what: str) -> Any:
+    """Reads are idempotent: retry them across connection losses (never writes)."""
+    return session.retrying(fn, what)
+
+
+@dataclass(frozen=True, slots=True)
+class FenceState:
+    """`/controller_epoch`, `/controller` and `/migration` as read right now."""
+
+    controller_epoch: int | None
+    epoch_zk_version: int | None
+    controller: bytes | None
+    controller_zk_version: int | None
+    controller_ephemeral: bool
+    migration: bytes | None
+    migration_zk_version: int | None
+
+    @property
+    def kraft_controller_epoch(self) -> int:
+        """The `kraftControllerEpoch` of the current `/controller` (-1 for none or a ZK one)."""
+        if self.controller is None:
+            return -1
+        try:
+            return int(json.loads(self.controller).get("kraftControllerEpoch", -1))
+        except (ValueError, AttributeError):
+            return -1
+
+
+def read_fence_state(session: ZkSession) -> FenceState:
+    """Read the three znodes the fence is about (retrying connection losses).
+
+    Raises:
+        ZkUnreachableError: ZooKeeper stayed unreachable.
+        ZkReaderError: `/controller_epoch` is not a decimal number.
+    """
+    client = session.kazoo
+
+    def read() -> FenceState:
+        ep = _get(client, _paths.CONTROLLER_EPOCH)
+        ctl = _get(client, _paths.CONTROLLER)
+        mig = _get(client, _paths.MIGRATION)
+        epoch = None
+        if ep is not None:
+            text = ep.data.decode("ascii", "replace").strip()
+            if not text.isdigit():
+                raise ZkReaderError(f"{_paths.CONTROLLER_EPOCH}: {text!r} is not a number")
+            epoch = int(text)
+        return FenceState(
+            epoch, None if ep is None else ep.version,
+            None if ctl is None else ctl.data, None if ctl is None else ctl.version,
+            ctl is not None and ctl.ephemeral_owner != 0,
+            None if mig is None else mig.data, None if mig is None else mig.version,
+        )
+
+    return _retry_read(session, read, _paths.CONTROLLER_EPOCH)
+
+
+def _failed_op(results: list[Any]) -> BaseException | None:
+    for r in results:
+        if isinstance(r, BaseException) and not type(r).__name__ == "RolledBackError":
+            return r
+    return None
+
+
+def fence_zk_controller(
+    session: ZkSession,
+    *,
+    kraft_controller_id: int,
+    kraft_epoch: int,
+    timestamp_ms: int,
+    on_sent: Callable[[], None] | None = None,
+) -> FenceToken:
+    """Claim ZooKeeper's controller role with one multi-op (module docstring).
+
+    Args:
+        session: the run's session.
+        kraft_controller_id: the voter id written as `/controller`'s `brokerid`.
+        kraft_epoch: the log's leader epoch, written as `kraftControllerEpoch`.
+        timestamp_ms: `/controller`'s timestamp.
+        on_sent: called just before the multi-op is sent (t0 and crash-injection hook).
+
+    Returns:
+        The fence token (versions every later write checks).
+
+    Raises:
+        ControllerMovedError: a KRaft controller already holds `/controller` with an epoch at
+            or above ours, or `/controller_epoch` moved under us.
+        ZkUnreachableError: ZooKeeper stayed unreachable (the read-back then could not tell;
+            the message says to re-run, which resumes from the journal).
+    """
+    client = session.kazoo
+    before = read_fence_state(session)
+    if before.kraft_controller_epoch >= kraft_epoch:
+        raise ControllerMovedError(
+            f"{_paths.CONTROLLER} already holds a KRaft controller claim with "
+            f"kraftControllerEpoch {before.kraft_controller_epoch} >= ours ({kraft_epoch}); "
+            "another KRaft controller owns this cluster"
+        )
+    new_epoch = (before.controller_epoch or 0) + 1
+    claim = claim_json(kraft_controller_id, kraft_epoch, timestamp_ms)
+    migration = migration_json(MigrationState(kraft_controller_id, kraft_epoch))
+    tx = client.transaction()
+    if before.epoch_zk_version is None:
+        tx.create(_paths.CONTROLLER_EPOCH, str(new_epoch).encode())
+    else:
+        tx.set_data(_paths.CONTROLLER_EPOCH, str(new_epoch).encode(),
+                    version=before.epoch_zk_version)
+    if before.controller_zk_version is not None:
+        tx.delete(_paths.CONTROLLER, version=before.controller_zk_version)
+    tx.create(_paths.CONTROLLER, claim)
+    if before.migration_zk_version is None:
+        tx.create(_paths.MIGRATION, migration)
+    else:
+        tx.set_data(_paths.MIGRATION, migration, version=before.migration_zk_version)
+    if on_sent is not None:
+        on_sent()
+    try:
+        results = tx.commit()
+    except _LOST as exc:
+        log.warning("the fence's reply was lost (%s); reading back whether it applied",
+                    type(exc).__name__)
+        return _fence_readback(session, before, new_epoch, claim)
+    except SessionExpiredError as exc:
+        raise map_kazoo_error(exc, _paths.CONTROLLER_EPOCH) from exc
+    except KazooException as exc:
+        raise map_kazoo_error(exc, _paths.CONTROLLER_EPOCH) from exc
+    failed = _failed_op(results)
+    if failed is not None:
+        raise ControllerMovedError(
+            f"the fence multi-op failed ({type(failed).__name__}): /controller_epoch, "
+            "/controller or /migration changed between our read and our write; another "
+            "controller is active. Nothing was changed (the multi-op is atomic)"
+        )
+    epoch_stat = results[0]
+    epoch_version = (epoch_stat.version if hasattr(epoch_stat, "version") else 0)
+    mig = _retry_read(session, lambda: _get(client, _paths.MIGRATION), _paths.MIGRATION)
+    assert mig is not None
+    return FenceToken(new_epoch, epoch_version, mig.version, claim)
+
+
+def _fence_readback(session: ZkSession, before: FenceState, new_epoch: int, claim: bytes
+                    ) -> FenceToken:
+    deadline = time.monotonic() + max(_READBACK_S, session.retry_s)
+    while True:
+        try:
+            now = read_fence_state(session)
+            break
+        except ZkUnreachableError:
+            if time.monotonic() > deadline:
+                raise ZkUnreachableError(
+                    "lost the ZooKeeper connection while the fence was in flight and could not "
+                    "read back whether it applied; re-run the same command (it resumes from "
+                    "the journal and reads back before doing anything)") from None
+    if now.controller == claim and now.controller_epoch == new_epoch:
+        log.warning("read back: the fence had applied (epoch %d)", new_epoch)
+        assert now.epoch_zk_version is not None and now.migration_zk_version is not None
+        return FenceToken(new_epoch, now.epoch_zk_version, now.migration_zk_version, claim,
+                          already_applied=True)
+    if now.epoch_zk_version == before.epoch_zk_version:
+        raise ZkUnreachableError(
+            "the fence's reply was lost and the read-back shows it did not apply (nothing "
+            "changed in ZooKeeper); re-run the same command to fence again")
+    raise ControllerMovedError(
+        f"the fence's reply was lost and /controller_epoch moved to {now.controller_epoch} "
+        "without our claim: another controller acted; not fencing")
+
+
+def write_migration_state(session: ZkSession, token: FenceToken, state: MigrationState) -> int:
+    """Write `/migration` in a multi-op checking `/controller_epoch` at the fence's version.
+
+    Returns:
+        `/migration`'s new znode version.
+
+    Raises:
+        ControllerMovedError: `/controller_epoch` or `/migration` moved (we are fenced out).
+        ZkUnreachableError: ZooKeeper stayed unreachable and the read-back could not tell.
+    """
+    client = session.kazoo
+    data = migration_json(state)
+    current = _retry_read(session, lambda: _get(client, _paths.MIGRATION), _paths.MIGRATION)
+    if current is not None and current.data == data:
+        return current.version  # a resume after this very write: nothing to do
+    tx = client.transaction()
+    tx.check(_paths.CONTROLLER_EPOCH, token.epoch_zk_version)
+    if current is None:
+        tx.create(_paths.MIGRATION, data)
+    else:
+        tx.set_data(_paths.MIGRATION, data, version=current.version)
+    try:
+        results = tx.commit()
+    except _LOST:
+        after = _retry_read(session, lambda: _get(client, _paths.MIGRATION), _paths.MIGRATION)
+        if after is not None and after.data == data:
+            return after.version
+        return write_migration_state(session, token, state)  # the read-back shows not applied
+    except KazooException as exc:
+        raise map_kazoo_error(exc, _paths.MIGRATION) from exc
+    failed = _failed_op(results)
+    if failed is not None:
+        raise ControllerMovedError(
+            f"writing /migration failed ({type(failed).__name__}): /controller_epoch is no "
+            f"longer at version {token.epoch_zk_version}; another controller fenced us")
+    stat = results[1]
+    return stat.version if hasattr(stat, "version") else 0
+
+
+def release_claim(session: ZkSession, *, min_controller_epoch: int) -> dict[str, Any]:
+    """Undo a KRaft claim for a rollback: remove our `/controller` and `/migration`, and lift
+    `/controller_epoch` to at least `min_controller_epoch` (KAFKA-20488: a ZooKeeper controller
+    whose epoch is not above the epoch written into partition state znodes aborts its leader
+    elections for those partitions). One multi-op, checking `/controller_epoch`'s version.
+
+    Returns:
+        What was done: {"controller_epoch": before/after, "removed": [...]}.
+
+    Raises:
+        ControllerMovedError: `/controller` is a live ZooKeeper controller's (nothing to undo
+            there) or something moved while we wrote.
+    """
+    client = session.kazoo
+    now = read_fence_state(session)
+    if now.controller is not None and now.controller_ephemeral:
+        raise ControllerMovedError(
+            f"{_paths.CONTROLLER} is held by a ZooKeeper controller (ephemeral node), not a "
+            "KRaft claim: there is no cutover to roll back")
+    tx = client.transaction()
+    removed: list[str] = []
+    epoch = now.controller_epoch or 0
+    target = max(epoch, min_controller_epoch)
+    if now.epoch_zk_version is None:
+        tx.create(_paths.CONTROLLER_EPOCH, str(target).encode())
+    else:
+        tx.set_data(_paths.CONTROLLER_EPOCH, str(target).encode(), version=now.epoch_zk_version)
+    if now.controller_zk_version is not None:
+        tx.delete(_paths.CONTROLLER, version=now.controller_zk_version)
+        removed.append(_paths.CONTROLLER)
+    if now.migration_zk_version is not None:
+        tx.delete(_paths.MIGRATION, version=now.migration_zk_version)
+        removed.append(_paths.MIGRATION)
+    try:
+        results = tx.commit()
+    except KazooException as exc:
+        raise map_kazoo_error(exc, _paths.CONTROLLER) from exc
+    failed = _failed_op(results)
+    if failed is not None:
+        raise ControllerMovedError(
+            f"the rollback multi-op failed ({type(failed).__name__}): /controller_epoch, "
+            "/controller or /migration changed while we wrote; nothing was changed, re-run")
+    return {"controller_epoch": {"before": now.controller_epoch, "after": target},
+            "removed": removed}
+
