@@ -34,7 +34,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
 
 import orjson
 
@@ -53,7 +52,6 @@ from migrate._preflight import PlanSummary, summarize
 from migrate._progress import ProgressBars
 from migrate._spark import SparkRuntime, SparkStarter
 from migrate._voterargs import check_voter_flags
-from migrate.errors import BlockersFoundError
 from migrate.translate import TranslationOptions, TranslationResult, parse_target_version
 from writers import (
     METADATA_PARTITION_DIR,
@@ -73,6 +71,7 @@ __all__ = [
     "BulkOptions",
     "BulkOutcome",
     "VoterTarget",
+    "blockers_message",
     "check_voters",
     "run_bulk",
 ]
@@ -343,6 +342,11 @@ class BulkOutcome:
     peak_rss_bytes: dict[str, int | None] = field(default_factory=dict)
 
     @property
+    def refused(self) -> bool:
+        """True when pre-flight blockers stopped the run: nothing was written anywhere."""
+        return bool(self.summary.report.blockers)
+
+    @property
     def no_op(self) -> bool:
         """True when every voter already held this exact migration."""
         return not self.written and bool(self.unchanged)
@@ -394,17 +398,12 @@ def _judge(snapshot: ClusterSnapshot, rest: TranslationResult, counts: Mapping[s
     )
 
 
-def _refuse(outcome: BulkOutcome) -> NoReturn:
-    """Raise `BlockersFoundError` listing the blockers, with the outcome attached."""
-    blockers = outcome.summary.report.blockers
+def blockers_message(blockers: Sequence[Finding]) -> str:
+    """The error `migrate` exits 1 with: how many blockers, the first few, nothing written."""
     lines = [f"  {f.code} {f.path}: {f.message}" for f in blockers[:_LISTED_BLOCKERS]]
     if len(blockers) > _LISTED_BLOCKERS:
         lines.append(f"  ... and {len(blockers) - _LISTED_BLOCKERS} more (all in `plan --json`)")
-    error = BlockersFoundError(
-        f"{len(blockers)} pre-flight blocker(s); nothing was written:\n" + "\n".join(lines)
-    )
-    error.outcome = outcome  # type: ignore[attr-defined]
-    raise error
+    return f"{len(blockers)} pre-flight blocker(s); nothing was written:\n" + "\n".join(lines)
 
 
 def _read(connect: ConnectOptions, bars: ProgressBars) -> ClusterSnapshot:
@@ -426,14 +425,14 @@ def run_bulk(
     """Run the copy-only migration (module docstring for the flow).
 
     Returns:
-        The outcome; when blockers stop it, `BlockersFoundError` is raised instead with the
-        outcome attached as `.outcome` so the caller can still print and write the document.
+        The outcome. Blockers travel in it, as they do in `plan`: when
+        `outcome.summary.report.blockers` is not empty the run stopped before writing anything
+        (`outcome.refused`), and the command turns that into exit 1.
 
     Raises:
         BadFlagError: --metadata-version or --voter is wrong (exit 2).
         ZkUnreachableError / VoterUnavailableError / SparkError: exit 3.
         ZnodeFormatError / TranslationError: malformed input (exit 2, names the znode).
-        BlockersFoundError: pre-flight blockers (exit 1); nothing was written.
         VoterStateError: a voter holds something else (exit 1); nothing was written.
     """
     t0 = clock()
@@ -452,7 +451,7 @@ def run_bulk(
     if judged.report.blockers:
         outcome = BulkOutcome(judged)
         outcome.times_s = {"read": t_read - t0, "judge": clock() - t_read}
-        _refuse(outcome)
+        return outcome
     engine = choose_engine(options.spark_master, judged.partitions)
     t_judged = clock()
     runtime: SparkRuntime | None = None
@@ -482,7 +481,7 @@ def run_bulk(
     outcome = BulkOutcome(summary, engine=encoded.engine, engine_choice=engine)
     outcome.peak_rss_bytes = {"cli": None, "spark_driver": jvm_peak}
     if summary.report.blockers:  # the same judgement as above; kept as the last guard
-        _refuse(outcome)
+        return outcome
     assert snapshot.cluster_id is not None  # CLUSTER_ID_MISSING is a blocker
     cluster_id = snapshot.cluster_id.cluster_id
     batches = plan_batches(

@@ -13,7 +13,7 @@ import sys
 
 import orjson
 
-from migrate._bulk import BulkOptions, BulkOutcome, check_voters, run_bulk
+from migrate._bulk import BulkOptions, BulkOutcome, blockers_message, check_voters, run_bulk
 from migrate._private_file import check_output_path, write_private
 from migrate._progress import ProgressBars, progress_wanted
 from migrate._zkargs import connect_options
@@ -57,15 +57,11 @@ def run(args: argparse.Namespace) -> int:
     options = bulk_options(args)
     to_stdout = args.json == "-"
     wanted = progress_wanted(quiet=args.quiet, stdout_is_document=to_stdout)
-    try:
-        with ProgressBars(enabled=wanted) as bars:
-            outcome = run_bulk(options, bars=bars)
-    except BlockersFoundError as exc:
-        blocked: BulkOutcome | None = getattr(exc, "outcome", None)
-        if blocked is not None:
-            _report(args, blocked, source=args.zookeeper, to_stdout=to_stdout)
-        raise
+    with ProgressBars(enabled=wanted) as bars:
+        outcome = run_bulk(options, bars=bars)
     _report(args, outcome, source=args.zookeeper, to_stdout=to_stdout)
+    if outcome.refused:  # the tables and --json are out; cli.main turns this into exit 1
+        raise BlockersFoundError(blockers_message(outcome.summary.report.blockers))
     return 0
 
 
