@@ -60,6 +60,16 @@ from writers._mv import (
     parse_metadata_version,
     record_version,
 )
+from writers._protocol import (
+    Request,
+    UnsupportedApiError,
+    decode_message,
+    decode_request,
+    decode_response,
+    encode_message,
+    encode_request,
+    encode_response,
+)
 from writers._quorum import QuorumWriter, VoterFailure, VoterLog
 from writers._quorum_log import (
     AppendResult,
@@ -138,6 +148,14 @@ __all__ = [
     "QuorumWriter",
     "TailRepair",
     "VoterStatus",
+    "Request",
+    "UnsupportedApiError",
+    "decode_message",
+    "decode_request",
+    "decode_response",
+    "encode_message",
+    "encode_request",
+    "encode_response",
     "VoterDir",
     "VoterFailure",
     "VoterLog",

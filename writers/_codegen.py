@@ -153,6 +153,18 @@ def _enc_str(v: str) -> bytes:
     return _compact_len(len(raw)) + raw
 
 
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+
+
+def _enc_str16(v: str) -> bytes:
+    """A non-flexible string: int16 length, then UTF-8 (Kafka's `writeShort` + bytes)."""
+    raw = v.encode("utf-8")
+    if len(raw) > MAX_STRING_BYTES:
+        raise SchemaError(f"string of {len(raw)} bytes is longer than Kafka's 32767")
+    return _I16.pack(len(raw)) + raw
+
+
 def _write_tags(out: bytearray, known: list[tuple[int, bytes]], unknown: Any) -> None:
     """Write a tagged-field section: known fields plus preserved unknown ones, ascending tags."""
     entries = list(known)
@@ -200,6 +212,7 @@ class _Gen:
         self.spec = spec
         self.version = version
         self.label = f"{spec.type_name} v{version}"
+        self.flexible = version in spec.flexible
         self.lines: list[str] = []
         self.ns: dict[str, Any] = {
             "_UV": _UVARINT,
@@ -212,6 +225,9 @@ class _Gen:
             "_ast": _array_struct,
             "_cl": _compact_len,
             "_es": _enc_str,
+            "_es16": _enc_str16,
+            "_I16": _I16,
+            "_I32": _I32,
             "_wt": _write_tags,
             "_err": _dec_err,
             "_ruv": _ruv,
@@ -220,6 +236,11 @@ class _Gen:
             "_UNK": UNKNOWN_TAGS,
         }
         self._n = 0
+
+    def compact(self, fs: FieldSpec) -> bool:
+        """True when the field uses compact (uvarint) lengths at this version: the message is
+        flexible and the field has no `flexibleVersions` of its own that says otherwise."""
+        return self.flexible and (fs.flexible is None or self.version in fs.flexible)
 
     def const(self, value: Any, prefix: str = "_c") -> str:
         self._n += 1
@@ -255,7 +276,7 @@ class _Gen:
         add(2, f"if not {k}.issuperset(d):")
         add(3, f"raise SchemaError({msg} + repr(sorted(set(d) - {k})))")
         for fs in fields:
-            if version not in fs.versions:
+            if version not in fs.versions and not fs.ignorable:
                 add(2, f"v = d.get({fs.json_name!r}, {self.default_const(fs)})")
                 add(2, f"if {self.nondefault(fs, 'v', out_of_version=True)}:")
                 msg = self.const(
@@ -314,11 +335,12 @@ class _Gen:
             for indent, line in tag_body:
                 self.emit(indent, line)
             self.emit(0, "")
-        else:
+        elif self.flexible:
             add(1, "if _UNK in d:")
             add(2, "_wt(o, [], d[_UNK])")
-        add(1, "else:")
-        add(2, "o.append(0)")
+        if self.flexible:
+            add(1, "else:")
+            add(2, "o.append(0)")
         for sub, sub_name in nested:
             self.encoder(sub.fields, sub_name, f"{owner}.{sub.json_name}[]")
         self.emit(0, f"def {fname}(d, o):")
@@ -336,6 +358,8 @@ class _Gen:
         first and an empty tagged section last. Anything else (a tagged field set, unknown or
         out-of-version keys, long arrays) leaves `x` None and takes the general code.
         """
+        if self.spec.kind not in ("metadata", "control"):
+            return []  # protocol messages: few per second, the general code is enough
         version = self.version
         present = [fs for fs in fields if version in fs.versions and version not in fs.tagged]
         tagged = [fs for fs in fields if version in fs.versions and version in fs.tagged]
@@ -418,8 +442,9 @@ class _Gen:
     def value_expr(self, fs: FieldSpec, *, fixed: bool) -> str:
         """Expression fetching the field from `d`: required, defaulted or nullable."""
         key = repr(fs.json_name)
-        if fs.has_explicit_default:
-            expr = f"d.get({key}, {self.const(fs.default_value())})"
+        if fs.has_explicit_default or self.spec.kind in ("request", "response", "header"):
+            # protocol messages, like Kafka's generated message classes, start from defaults
+            expr = f"d.get({key}, {self.default_const(fs)})"
         elif self.version in fs.nullable:
             expr = f"d.get({key})"
         else:
@@ -458,39 +483,56 @@ class _Gen:
     ) -> None:
         """Emit code appending value `v` of field `fs` (untagged wire form) to bytearray `o`."""
         nullable = self.version in fs.nullable
+        compact = self.compact(fs)
         if nullable and fs.type not in FIXED_FORMAT:
             add(ind, f"if {v} is None:")
-            add(ind + 1, f"{o}.append(0)")
+            if compact:
+                add(ind + 1, f"{o}.append(0)")
+            else:  # int16 -1 for a string, int32 -1 for bytes, records and arrays
+                null = b"\xff\xff" if fs.type == "string" else b"\xff\xff\xff\xff"
+                add(ind + 1, f"{o} += {null!r}")
             add(ind, "else:")
             ind += 1
         t = fs.type
+        if not compact and t in ("string", "bytes", "records"):
+            if t == "string":
+                add(ind, f"{o} += _es16({v})")
+            else:
+                add(ind, f"{o} += _I32.pack(len({v}))")
+                add(ind, f"{o} += {v}")
+            return
+        if not compact and fs.is_array:
+            add(ind, f"{o} += _I32.pack(len({v}))")
         if t in FIXED_FORMAT:
             packer = self.const(_packer(FIXED_FORMAT[t]), "_S")
             conv = f"_ub({v})" if t == "uuid" else v
             add(ind, f"{o} += {packer}.pack({conv})")
         elif t == "string":
             add(ind, f"{o} += _es({v})")
-        elif t == "bytes":
+        elif t in ("bytes", "records"):
             add(ind, f"{o} += _cl(len({v}))")
             add(ind, f"{o} += {v}")
         elif fs.is_array:
             el = fs.element_type
             add(ind, f"n = len({v})")
-            if el == "int32":  # the hot case (replica lists): count byte + elements, one pack
+            if el == "int32" and compact:  # the hot case (replica lists): one pack
                 add(ind, "if n < 127:")
                 add(ind + 1, f"{o} += _I32C[n].pack(n + 1, *{v})")
                 add(ind, "else:")
                 add(ind + 1, f"{o} += _uvs(n + 1)")
                 add(ind + 1, f"{o} += _i32s(n).pack(*{v})")
                 return
-            add(ind, f"{o} += _UV[n + 1] if n < 16383 else _uvs(n + 1)")
+            if compact:
+                add(ind, f"{o} += _UV[n + 1] if n < 16383 else _uvs(n + 1)")
             if el == "uuid":
                 add(ind, f"{o} += b''.join(map(_ub, {v}))")
             elif el in FIXED_FORMAT:
                 add(ind, f"{o} += _ast({FIXED_FORMAT[el]!r}, len({v})).pack(*{v})")
             elif el == "string":
-                add(ind, f"{o} += b''.join(map(_es, {v}))")
+                add(ind, f"{o} += b''.join(map({'_es' if compact else '_es16'}, {v}))")
             elif el == "bytes":
+                if not compact:
+                    raise SchemaError(f"{owner}.{fs.json_name}: []bytes needs a flexible version")
                 add(ind, f"for e in {v}:")
                 add(ind + 1, f"{o} += _cl(len(e))")
                 add(ind + 1, f"{o} += e")
@@ -551,6 +593,10 @@ class _Gen:
                 continue
             self.decode_value(fs, f"d[{fs.json_name!r}]", "L", 1, add, nested, owner)
             i += 1
+        if not self.flexible:  # no tagged-field section in a non-flexible version
+            add(1, "return d, p")
+            self._emit_decoder(fname, body, nested, owner)
+            return
         where = self.const(f"{owner} tagged fields", "_W")
         add(1, "if p >= L:")
         add(2, f"raise _err({where}, 'truncated', p)")
@@ -581,6 +627,12 @@ class _Gen:
             add(2, "d.setdefault(_UNK, []).append({'tag': tag, 'data': bytes(b[p:te])})")
             add(2, "p = te")
         add(1, "return d, p")
+        self._emit_decoder(fname, body, nested, owner)
+
+    def _emit_decoder(
+        self, fname: str, body: list[tuple[int, str]], nested: list[tuple[FieldSpec, str]],
+        owner: str,
+    ) -> None:
         for sub, sub_name in nested:
             self.decoder(sub.fields, sub_name, f"{owner}.{sub.json_name}[]")
         self.emit(0, f"def {fname}(b, p, L):")
@@ -615,13 +667,23 @@ class _Gen:
             nested.append((fs, sub))
             add(ind, f"{target}, p = {sub}(b, p, {end})")
             return
-        # compact length-prefixed: string, bytes, arrays
-        add(ind, f"if p >= {end}:")
-        add(ind + 1, f"raise _err({where}, 'truncated', p)")
-        add(ind, "n = b[p]")
-        add(ind, "p += 1")
-        add(ind, "if n > 127:")
-        add(ind + 1, f"n, p = _ruv(b, p - 1, {end}, {where})")
+        # length-prefixed: string, bytes, records, arrays. Compact: uvarint length + 1, 0 = null.
+        # Otherwise int16 (string) or int32 length, -1 = null; shifted by one to share the code.
+        if self.compact(fs):
+            add(ind, f"if p >= {end}:")
+            add(ind + 1, f"raise _err({where}, 'truncated', p)")
+            add(ind, "n = b[p]")
+            add(ind, "p += 1")
+            add(ind, "if n > 127:")
+            add(ind + 1, f"n, p = _ruv(b, p - 1, {end}, {where})")
+        else:
+            width, packer = (2, "_I16") if t == "string" else (4, "_I32")
+            add(ind, f"if p + {width} > {end}:")
+            add(ind + 1, f"raise _err({where}, 'truncated', p)")
+            add(ind, f"n = {packer}.unpack_from(b, p)[0] + 1")
+            add(ind, f"p += {width}")
+            add(ind, "if n < 0:")
+            add(ind + 1, f"raise _err({where}, 'negative length %d' % (n - 1), p - {width})")
         add(ind, "if n == 0:")
         if self.version in fs.nullable:
             add(ind + 1, f"{target} = None")
@@ -630,7 +692,7 @@ class _Gen:
         add(ind, "else:")
         ind += 1
         add(ind, "n -= 1")
-        if t in ("string", "bytes"):
+        if t in ("string", "bytes", "records"):
             if t == "string":
                 add(ind, f"if n > {MAX_STRING_BYTES}:")
                 add(ind + 1, f"raise _err({where}, 'string of %d bytes is too long' % n, p)")

@@ -37,7 +37,8 @@ __all__ = [
 ]
 
 PRIMITIVE_TYPES = frozenset(
-    {"bool", "int8", "int16", "uint16", "int32", "int64", "float64", "uuid", "string", "bytes"}
+    {"bool", "int8", "int16", "uint16", "int32", "int64", "float64", "uuid", "string", "bytes",
+     "records"}
 )
 _MAX_VERSION = 0x7FFF
 
@@ -93,6 +94,11 @@ class FieldSpec:
         tagged: versions in which it is tagged (only tagged fields have any).
         default: the schema's `default` text; "" = the type's implicit default.
         fields: element fields of a struct or struct array.
+        ignorable: the schema's `ignorable`: a non-default value in a version without the
+            field is dropped when writing instead of raising (RPC fields such as Fetch's
+            `MaxBytes`).
+        flexible: the field's own `flexibleVersions` override, or None to follow the message
+            (only RequestHeader's ClientId has one: "none", always an int16-length string).
     """
 
     name: str
@@ -103,6 +109,8 @@ class FieldSpec:
     tagged: Versions = NO_VERSIONS
     default: str = ""
     fields: tuple[FieldSpec, ...] = ()
+    ignorable: bool = False
+    flexible: Versions | None = None
 
     @property
     def json_name(self) -> str:
@@ -151,6 +159,8 @@ class FieldSpec:
             return text
         if kind == "bytes":
             return b""
+        if kind == "records":
+            return None
         if kind == "uuid":
             return "AAAAAAAAAAAAAAAAAAAAAA"
         return {f.json_name: f.default_value() for f in self.fields}
@@ -179,16 +189,22 @@ class RecordSpec:
         api_key: the metadata apiKey, or the control record type id for control records.
         valid_versions: versions the schema defines.
         fields: top-level fields in declaration order.
-        kind: "metadata" (framed, in data batches) or "control" (keyed, in control batches).
-        type_name: `MetadataRecordType` / `ControlRecordType` name (`PARTITION_RECORD`).
+        kind: "metadata" (framed, in data batches), "control" (keyed, in control batches),
+            or, for Kafka's protocol messages (`writers._rpc_schema`), "request", "response"
+            or "header".
+        type_name: `MetadataRecordType` / `ControlRecordType` name (`PARTITION_RECORD`); a
+            protocol message's schema name (`FetchRequest`).
+        flexible: versions using the flexible encoding (compact lengths, tagged fields);
+            every KRaft record is flexible ("0+"), protocol messages say in `flexibleVersions`.
     """
 
     name: str
     api_key: int
     valid_versions: Versions
     fields: tuple[FieldSpec, ...]
-    kind: Literal["metadata", "control"] = "metadata"
+    kind: Literal["metadata", "control", "request", "response", "header"] = "metadata"
     type_name: str = field(default="")
+    flexible: Versions = Versions(0, _MAX_VERSION)
 
     def field_named(self, json_name: str) -> FieldSpec:
         """The top-level field whose JSON name is `json_name`.
@@ -229,6 +245,8 @@ def _f(
     tagged: str | None = None,
     default: str = "",
     fields: Iterable[FieldSpec] = (),
+    ignorable: bool = False,
+    flexible: str | None = None,
 ) -> FieldSpec:
     """Build a FieldSpec from the schema JSON's own spelling (kept short so the table reads like
     the JSON it was copied from)."""
@@ -241,6 +259,8 @@ def _f(
         tagged=Versions.parse(tagged),
         default=default,
         fields=tuple(fields),
+        ignorable=ignorable,
+        flexible=None if flexible is None else Versions.parse(flexible),
     )
 
 

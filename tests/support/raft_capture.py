@@ -1,0 +1,196 @@
+"""Record the Raft traffic real Kafka 3.9.1 controllers exchange, for byte-exact codec tests.
+
+There is no tcpdump on the CI hosts, so a small recording TCP proxy stands between voters: each
+voter's address in `controller.quorum.voters` is a proxy port that forwards to the voter's real
+listener. Every frame is kept with its api key and version (responses are matched to their
+request by correlation id), so the unit tests can decode Kafka's own bytes and check that our
+encoder reproduces them.
+
+    python -m tests.support.raft_capture OUT.json        # two real controllers, then EndQuorumEpoch
+
+`RecordingProxy` is also used in front of zk2kraft's stand-in leader to capture what Kafka sends
+to it (requests) and answers it (responses) at the versions the stand-in advertises.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Frame", "RecordingProxy", "capture_two_controllers"]
+
+_HDR = struct.Struct(">ihhi")
+
+
+@dataclass
+class Frame:
+    """One request or response frame as it crossed the proxy (bytes after the size prefix)."""
+
+    direction: str  # "request" (to the proxied node) or "response" (from it)
+    api_key: int
+    api_version: int
+    payload: bytes
+
+    def to_json(self) -> dict[str, Any]:
+        return {"direction": self.direction, "api_key": self.api_key,
+                "api_version": self.api_version, "hex": self.payload.hex()}
+
+
+def _read_exact(sock: socket.socket, n: int) -> bytes | None:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return bytes(buf)
+
+
+@dataclass
+class RecordingProxy:
+    """Forward 127.0.0.1:`port` to 127.0.0.1:`target`, recording whole frames both ways."""
+
+    port: int
+    target: int
+    frames: list[Frame] = field(default_factory=list)
+    max_frame: int = 1 << 16
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _server: socket.socket | None = None
+    _stopped: bool = False
+
+    def start(self) -> None:
+        srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        srv.bind(("127.0.0.1", self.port))
+        srv.listen(16)
+        self._server = srv
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def stop(self) -> None:
+        self._stopped = True
+        if self._server is not None:
+            self._server.close()
+
+    def _accept(self) -> None:
+        assert self._server is not None
+        while not self._stopped:
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target), timeout=5)
+            except OSError:
+                client.close()
+                continue
+            upstream.settimeout(None)
+            pending: dict[int, tuple[int, int]] = {}
+            threading.Thread(target=self._pipe, args=(client, upstream, True, pending),
+                             daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, False, pending),
+                             daemon=True).start()
+
+    def _pipe(self, src: socket.socket, dst: socket.socket, requests: bool,
+              pending: dict[int, tuple[int, int]]) -> None:
+        try:
+            while True:
+                size_raw = _read_exact(src, 4)
+                if size_raw is None:
+                    break
+                size = struct.unpack(">i", size_raw)[0]
+                payload = _read_exact(src, size)
+                if payload is None:
+                    break
+                if requests:
+                    _, key, version, corr = _HDR.unpack_from(size_raw + payload[:8])
+                    pending[corr] = (key, version)
+                    frame = Frame("request", key, version, payload)
+                else:
+                    corr = struct.unpack_from(">i", payload, 0)[0]
+                    key, version = pending.pop(corr, (-1, -1))
+                    frame = Frame("response", key, version, payload)
+                if len(payload) <= self.max_frame:
+                    with self._lock:
+                        self.frames.append(frame)
+                dst.sendall(size_raw + payload)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                s.close()
+
+    def kinds(self) -> Counter[tuple[str, int, int]]:
+        with self._lock:
+            return Counter((f.direction, f.api_key, f.api_version) for f in self.frames)
+
+
+def capture_two_controllers(out: Path, *, per_kind: int = 4) -> dict[str, Any]:
+    """Run controllers 3001 and 3002 (static quorum) behind recording proxies, let one lead,
+    stop it (it resigns with EndQuorumEpoch), and write the first frames of every kind."""
+    from tests.support.kafka import KafkaController, free_port, random_cluster_id, storage_format
+
+    with tempfile.TemporaryDirectory(prefix="zk2kraft-capture-") as tmp:
+        root = Path(tmp)
+        ids = (3001, 3002)
+        voter_ports = {n: free_port() for n in ids}
+        listen_ports = {n: free_port() for n in ids}
+        proxies = {n: RecordingProxy(voter_ports[n], listen_ports[n]) for n in ids}
+        for p in proxies.values():
+            p.start()
+        cluster = random_cluster_id()
+        nodes = []
+        for n in ids:
+            node = KafkaController(
+                root / f"node{n}", root / f"meta{n}", node_id=n, quorum=voter_ports,
+                heap="256m",
+                extra={"listeners": f"CONTROLLER://127.0.0.1:{listen_ports[n]}"})
+            storage_format(node.config_path, cluster)
+            nodes.append(node)
+        try:
+            for node in nodes:
+                node.launch()
+            for node in nodes:
+                node.wait_started()
+            time.sleep(3)  # let the follower fetch for a while (long polls, registrations)
+            leader = next(n for n in nodes if "Completed transition to Leader" in n.log_text())
+            leader.stop()  # a graceful shutdown resigns with EndQuorumEpoch
+            other = next(n for n in nodes if n is not leader)
+            other.wait_for_log(r"Completed transition to Leader", 30)
+            time.sleep(1)
+        finally:
+            for node in nodes:
+                node.stop()
+            for p in proxies.values():
+                p.stop()
+    # the first frames of each kind (start-up: errors, elections) and the largest (a settled
+    # leader's Fetch responses with records)
+    kept: list[dict[str, Any]] = []
+    for p in proxies.values():
+        by_kind: dict[tuple[str, int, int], list[Frame]] = {}
+        for f in p.frames:
+            by_kind.setdefault((f.direction, f.api_key, f.api_version), []).append(f)
+        chosen = {id(f) for fs in by_kind.values()
+                  for f in fs[:per_kind // 2]
+                  + sorted(fs, key=lambda x: -len(x.payload))[:per_kind - per_kind // 2]}
+        kept += [f.to_json() for f in p.frames if id(f) in chosen]
+    doc = {"kafka": "3.9.1", "cluster_id": cluster, "voters": list(ids), "frames": kept}
+    out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    return doc
+
+
+if __name__ == "__main__":
+    result = capture_two_controllers(Path(sys.argv[1]))
+    print(Counter((f["direction"], f["api_key"], f["api_version"]) for f in result["frames"]))
