@@ -52,10 +52,12 @@ from migrate._preflight import PlanSummary, summarize
 from migrate._progress import ProgressBars
 from migrate._spark import SparkRuntime, SparkStarter
 from migrate._voterargs import check_voter_flags
-from migrate.translate import TranslationOptions, TranslationResult, parse_target_version
+from migrate.translate import TranslationOptions, TranslationResult
 from writers import (
+    LATEST_PRODUCTION,
     METADATA_PARTITION_DIR,
     EncodedBatch,
+    MetadataVersion,
     QuorumWriter,
     VoterDir,
     VoterStateError,
@@ -299,7 +301,7 @@ class BulkOptions:
     Attributes:
         connect: ZooKeeper connection options.
         voters: the `--voter` targets, in command-line order.
-        metadata_version: `--metadata-version`.
+        metadata_version: `--metadata-version`, parsed by the CLI.
         password_encoder_secret: `--password-encoder-secret` (never logged).
         spark_master: `--spark-master`: `auto`, `in-process` or a Spark master URL.
         overrides: attribute names of the blocker override flags that were given.
@@ -308,7 +310,7 @@ class BulkOptions:
 
     connect: ConnectOptions
     voters: tuple[VoterTarget, ...]
-    metadata_version: str = "3.9-IV0"
+    metadata_version: MetadataVersion = LATEST_PRODUCTION
     password_encoder_secret: str | None = field(default=None, repr=False)
     spark_master: str = "auto"
     overrides: frozenset[str] = frozenset()
@@ -430,13 +432,11 @@ def run_bulk(
         (`outcome.refused`), and the command turns that into exit 1.
 
     Raises:
-        BadFlagError: --metadata-version or --voter is wrong (exit 2).
         ZkUnreachableError / VoterUnavailableError / SparkError: exit 3.
         ZnodeFormatError / TranslationError: malformed input (exit 2, names the znode).
         VoterStateError: a voter holds something else (exit 1); nothing was written.
     """
     t0 = clock()
-    parse_target_version(options.metadata_version)
     targets = list(options.voters)
     translation = TranslationOptions(
         metadata_version=options.metadata_version,

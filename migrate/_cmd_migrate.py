@@ -18,7 +18,6 @@ from migrate._private_file import check_output_path, write_private
 from migrate._progress import ProgressBars, progress_wanted
 from migrate._zkargs import connect_options
 from migrate.errors import BadFlagError, BlockersFoundError
-from migrate.translate import parse_target_version
 
 __all__ = ["bulk_options", "run"]
 
@@ -39,7 +38,6 @@ def bulk_options(args: argparse.Namespace) -> BulkOptions:
         )
     if args.on_cutover:
         raise BadFlagError("--on-cutover needs --cutover now, which comes in a later release")
-    parse_target_version(args.metadata_version)
     check_output_path("--json", args.json)
     targets = check_voters(args.voters)
     return BulkOptions(

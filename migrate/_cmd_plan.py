@@ -31,6 +31,7 @@ from zkreader import ClusterSnapshot
 if TYPE_CHECKING:
     from migrate._plan_diff import VoterDiff
     from migrate.translate import TranslationResult
+    from writers import MetadataVersion
 
 __all__ = ["check_plan_flags", "plan_result", "run"]
 
@@ -42,9 +43,9 @@ def check_plan_flags(args: argparse.Namespace) -> list[tuple[int, Path]]:
         The `--voter` pairs (possibly none), checked by the rules `migrate` applies.
 
     Raises:
-        BadFlagError: naming the flag (`--metadata-version`, `--voter`, `--json`, `--html`).
+        BadFlagError: naming the flag (`--voter`, `--json`, `--html`; `--metadata-version` is
+            refused by argparse already).
     """
-    _parse_metadata_version(args.metadata_version)
     voters = check_voter_flags(args.voters, required=False)
     if args.json == "-" and args.html == "-":
         raise BadFlagError("--json - and --html -: only one document can go to stdout")
@@ -53,16 +54,10 @@ def check_plan_flags(args: argparse.Namespace) -> list[tuple[int, Path]]:
     return voters
 
 
-def _parse_metadata_version(value: str) -> None:
-    from migrate.translate import parse_target_version
-
-    parse_target_version(value)  # BadFlagError names --metadata-version and the valid range
-
-
 def plan_result(
     snapshot: ClusterSnapshot,
     *,
-    metadata_version: str,
+    metadata_version: MetadataVersion,
     password_encoder_secret: str | None,
     voter_ids: Sequence[int] = (),
 ) -> tuple[TranslationResult, PlanSummary]:

@@ -55,7 +55,6 @@ from writers import (
     MetadataVersion,
     encode_record,
     pack_batches,
-    parse_metadata_version,
 )
 from zkreader import (
     ClusterSnapshot,
@@ -164,11 +163,11 @@ class TopicChunk:
     """The unit of Spark work: consecutive topics (in log order) and the target version.
 
     Attributes:
-        metadata_version: the metadata.version name (e.g. `3.9-IV0`).
+        metadata_version: the target metadata.version (a small frozen value: cheap to pickle).
         rows: the topics as plain tuples (see `_to_row`), cheap to pickle.
     """
 
-    metadata_version: str
+    metadata_version: MetadataVersion
     rows: tuple[_TopicRow, ...]
 
     @property
@@ -201,7 +200,7 @@ def encode_topic_chunk(chunk: TopicChunk) -> EncodedChunk:
     """
     with paused_gc():  # unpickled rows and rebuilt models are acyclic too
         works = (_from_row(r) for r in chunk.rows)
-        return _encode_works(parse_metadata_version(chunk.metadata_version), works)
+        return _encode_works(chunk.metadata_version, works)
 
 
 def warm_worker(index: int) -> int:
@@ -269,10 +268,10 @@ def chunk_topics(
         current.append(_to_row(work))
         weight += max(1, len(work.topic.assignment))
         if weight >= target:
-            chunks.append(TopicChunk(mv.name, tuple(current)))
+            chunks.append(TopicChunk(mv, tuple(current)))
             current, weight = [], 0
     if current:
-        chunks.append(TopicChunk(mv.name, tuple(current)))
+        chunks.append(TopicChunk(mv, tuple(current)))
     return chunks
 
 

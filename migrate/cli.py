@@ -151,9 +151,25 @@ def _add_output(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars or tables")
 
 
+def _metadata_version(value: str) -> object:
+    """The argparse type of `--metadata-version`: the one place the flag is parsed.
+
+    Every command then passes the parsed `MetadataVersion` on (plan, migrate, the translator,
+    Spark tasks). Imported lazily so `--help` stays fast.
+    """
+    from migrate.errors import BadFlagError
+    from migrate.translate import parse_target_version
+
+    try:
+        return parse_target_version(value)
+    except BadFlagError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--metadata-version ")) from None
+
+
 def _add_metadata_version(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--metadata-version",
+        type=_metadata_version,
         default="3.9-IV0",
         metavar="V",
         help="KRaft metadata.version to write, 3.4-IV0 ... 3.9-IV0 (default 3.9-IV0)",

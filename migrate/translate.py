@@ -46,7 +46,13 @@ from migrate._translate_quotas import SCRAM_MECHANISMS, quota_records, scram_rec
 from migrate._translate_tokens import token_path, token_records
 from migrate._translate_topics import partition_record, topic_records
 from migrate.errors import BadFlagError
-from writers import MetadataRecord, MetadataVersion, WriterError, parse_metadata_version
+from writers import (
+    LATEST_PRODUCTION,
+    MetadataRecord,
+    MetadataVersion,
+    WriterError,
+    parse_metadata_version,
+)
 from zkreader import ClusterSnapshot, PartitionState, paused_gc
 
 __all__ = [
@@ -83,14 +89,15 @@ class TranslationOptions:
     """How to translate.
 
     Attributes:
-        metadata_version: the KRaft metadata.version to write, `3.4-IV0` ... `3.9-IV0`.
+        metadata_version: the KRaft metadata.version to write, 3.4-IV0 ... 3.9-IV0, parsed once
+            where the flag enters (`parse_target_version`, the CLI's argparse type).
         password_encoder_secret: the brokers' `password.encoder.secret`, to decode encrypted
             dynamic broker passwords. Kept out of `repr` so it never reaches a log line.
         clock_ms: a fixed clock for callers that stamp batches; no record field is a
             timestamp of the migration itself, so translation does not read it.
     """
 
-    metadata_version: str = "3.9-IV0"
+    metadata_version: MetadataVersion = LATEST_PRODUCTION
     password_encoder_secret: str | None = field(default=None, repr=False)
     clock_ms: int | None = None
 
@@ -124,12 +131,16 @@ def parse_target_version(name: str) -> MetadataVersion:
         mv = parse_metadata_version(name)
     except (ValueError, KeyError, WriterError) as exc:
         raise BadFlagError(f"--metadata-version {name!r}: {exc}") from None
+    _require_migration(mv)
+    return mv
+
+
+def _require_migration(mv: MetadataVersion) -> None:
     if not mv.at_least(_MIGRATION):
         raise BadFlagError(
-            f"--metadata-version {name!r}: ZooKeeper migration needs metadata.version "
+            f"--metadata-version {mv.name!r}: ZooKeeper migration needs metadata.version "
             "3.4-IV0 or later"
         )
-    return mv
 
 
 def _states(snapshot: ClusterSnapshot, topic: str, partitions: Mapping[int, object]) -> dict[
@@ -159,7 +170,8 @@ def translate(snapshot: ClusterSnapshot, options: TranslationOptions) -> Transla
 
 
 def _translate(snapshot: ClusterSnapshot, options: TranslationOptions) -> TranslationResult:
-    mv = parse_target_version(options.metadata_version)
+    mv = options.metadata_version
+    _require_migration(mv)
     records: list[MetadataRecord] = header_records(mv)
     blockers: list[Finding] = []
     warnings: list[Finding] = []

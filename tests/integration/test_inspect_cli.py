@@ -42,7 +42,7 @@ def migrated(sample_cluster: Callable[..., Any], tmp_path: Path) -> tuple[Path, 
         snap = read_cluster(session, watch=False)
     finally:
         session.close()
-    records = translate(snap, TranslationOptions(metadata_version="3.9-IV0")).records
+    records = translate(snap, TranslationOptions()).records
     dirs = [tmp_path / f"v{i}" for i in (1, 2, 3)]
     with QuorumWriter([VoterDir(d, node_id=i, cluster_id=CLUSTER, segment_bytes=4096)
                        for i, d in enumerate(dirs, 1)]) as q:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from migrate.translate import TranslationOptions, translate
+from migrate.translate import TranslationOptions, parse_target_version, translate
 from writers import encode_record, open_log_source, read_meta_properties, read_quorum_state
 from zkreader import ConnectOptions, SampleSpec, open_session, read_cluster
 
@@ -58,7 +58,8 @@ def tree_state(client: KazooClient, path: str = "/") -> dict[str, tuple[int, int
 def expected_values(connect: str, mv: str = "3.9-IV0") -> list[bytes]:
     with open_session(ConnectOptions(connect)) as session:
         snapshot = read_cluster(session, watch=False)
-    return [encode_record(r) for r in translate(snapshot, TranslationOptions(mv)).records]
+    options = TranslationOptions(parse_target_version(mv))
+    return [encode_record(r) for r in translate(snapshot, options).records]
 
 
 def decoded_values(voter_dir: Path) -> list[bytes]:

@@ -17,7 +17,7 @@ import pytest
 from migrate._pipeline import compare_spark, encode_log
 from migrate._spark import SparkRuntime, SparkStarter
 from migrate.errors import SparkError, TranslationError
-from migrate.translate import TranslationOptions, translate
+from migrate.translate import TranslationOptions, parse_target_version, translate
 from verify import compare, expected_image, load_records
 from writers import SchemaError, encode_record
 from zkreader import (
@@ -102,7 +102,7 @@ def test_spark_output_equals_in_process_and_translate(
 ) -> None:
     cluster = sample_cluster(SHAPES[shape])
     snapshot = _read(cluster.connect)
-    options = TranslationOptions(metadata_version=mv)
+    options = TranslationOptions(metadata_version=parse_target_version(mv))
     on_spark = encode_log(snapshot, options, spark=spark)
     in_process = encode_log(snapshot, options)
     reference = translate(snapshot, options)
@@ -134,7 +134,8 @@ def test_worker_errors_come_back_as_our_errors(spark: SparkRuntime) -> None:
     bad_config = ConfigZnode("topics/t", {"cleanup.policy": 7}, stat)  # type: ignore[dict-item]
     topic = Topic("t", 3, "AAAAAAAAAAAAAAAAAAAAAQ", {0: (1,)}, {}, {}, stat)
     state = PartitionState("t", 0, 1, 0, 0, (1,), 0, stat)
-    chunk = TopicChunk("3.9-IV0", (_to_row(TopicWork(topic, {0: state}, bad_config)),))
+    row = _to_row(TopicWork(topic, {0: state}, bad_config))
+    chunk = TopicChunk(parse_target_version("3.9-IV0"), (row,))
     with pytest.raises(SchemaError) as in_process:  # an error of ours, with an exit code
         encode_topic_chunk(chunk)
     with pytest.raises(type(in_process.value)) as on_spark:

@@ -116,7 +116,7 @@ SHAPES = {
 @pytest.mark.parametrize("mv", ["3.4-IV0", "3.6-IV2", "3.9-IV0"])
 def test_in_process_log_equals_translate_encoded(shape: str, mv: str) -> None:
     snapshot = make_snapshot(**SHAPES[shape])  # type: ignore[arg-type]
-    options = TranslationOptions(metadata_version=mv)
+    options = TranslationOptions(metadata_version=parse_metadata_version(mv))
     result = translate(snapshot, options)
     out = encode_log(snapshot, options)
     assert out.values == [encode_record(r) for r in result.records]

@@ -18,6 +18,7 @@ from migrate import (
 from migrate.translate import (
     acl_records,
     broker_records,
+    parse_target_version,
     producer_id_records,
     quota_records,
     topic_records,
@@ -115,7 +116,8 @@ def cfg(entity_path: str, config: Mapping[str, str]) -> ConfigZnode:
 
 
 def opts(mv: str = "3.9-IV0", secret: str | None = None) -> TranslationOptions:
-    return TranslationOptions(metadata_version=mv, password_encoder_secret=secret)
+    return TranslationOptions(metadata_version=parse_target_version(mv),
+                              password_encoder_secret=secret)
 
 
 def of_type(result: TranslationResult | list[MetadataRecord], type_name: str) -> list[dict]:

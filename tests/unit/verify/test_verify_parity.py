@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from migrate.translate import TranslationOptions, translate
+from migrate.translate import TranslationOptions, parse_target_version, translate
 from verify import (
     ClusterImage,
     compare,
@@ -128,7 +128,7 @@ def everything() -> ClusterSnapshot:
 
 
 def quorum_of(snapshot: ClusterSnapshot, mv: str = "3.9-IV0") -> ClusterImage:
-    result = translate(snapshot, TranslationOptions(metadata_version=mv))
+    result = translate(snapshot, TranslationOptions(metadata_version=parse_target_version(mv)))
     assert not result.blockers, result.blockers
     loaded = load_records(result.records)
     assert loaded.open_transaction is None
