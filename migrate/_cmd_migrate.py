@@ -70,7 +70,7 @@ def _report(args: argparse.Namespace, outcome: BulkOutcome, *, source: str,
         sys.stdout.buffer.write(document)
         sys.stdout.flush()
     elif args.json is not None:
-        write_private(args.json, [document])
+        write_private("--json", args.json, [document])
     if not args.quiet:
         _print(outcome, source=source, to_stderr=to_stdout)
 

@@ -112,14 +112,14 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.buffer.write(document)
         sys.stdout.flush()
     elif args.json is not None:
-        write_private(args.json, [document])
+        write_private("--json", args.json, [document])
     if args.html is not None:
         page = _html_page(summary, diffs, source=args.zookeeper).encode("utf-8")
         if html_to_stdout:
             sys.stdout.buffer.write(page)
             sys.stdout.flush()
         else:
-            write_private(args.html, [page])
+            write_private("--html", args.html, [page])
     if not args.quiet:
         _print_tables(summary, samples, diffs, source=args.zookeeper,
                       to_stderr=json_to_stdout or html_to_stdout)

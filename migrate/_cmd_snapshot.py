@@ -48,5 +48,5 @@ def run(args: argparse.Namespace) -> int:
             out.write(line)
         out.flush()
     else:
-        write_private(args.out, snapshot_lines(snapshot))
+        write_private("--out", args.out, snapshot_lines(snapshot))
     return 0

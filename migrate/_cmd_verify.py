@@ -26,7 +26,7 @@ import orjson
 from rich.console import Console
 
 from migrate._cmd_snapshot import read_snapshot
-from migrate._private_file import check_output_path
+from migrate._private_file import check_output_path, write_private
 from migrate._progress import ProgressBars, ProgressCallback, progress_wanted
 from migrate._voterargs import check_voter_flags
 from migrate._zkargs import connect_options
@@ -39,7 +39,6 @@ from verify import (
     load_log,
     parity_report,
     render_parity,
-    write_report_file,
 )
 from writers import LogEntry, LogSource, RecordBatch, VoterUnavailableError, open_log_source
 from zkreader import ClusterSnapshot
@@ -223,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.buffer.write(document)
         sys.stdout.flush()
     elif args.json is not None:
-        write_report_file(args.json, document.decode("utf-8"))
+        write_private("--json", args.json, [document])
     if not args.quiet:
         console = Console(stderr=json_to_stdout, highlight=False)
         render_parity(console, report)

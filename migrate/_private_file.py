@@ -5,10 +5,13 @@ Writing them (0600, atomically) is `verify.open_private` / `verify.write_private
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from pathlib import Path
 
-from migrate.errors import BadFlagError
-from verify import open_private, write_private
+from migrate.errors import BadFlagError, ReportWriteError
+from verify import open_private
+from verify import write_private as _write_private
 
 __all__ = ["check_output_path", "open_private", "write_private"]
 
@@ -18,8 +21,12 @@ def check_output_path(flag: str, value: str | None) -> None:
 
     `-` (stdout) and None (not asked for) are always fine.
 
+    The check creates (and removes) a file next to the target, as the real write will: asking
+    `os.access` is not enough, since root passes it on a read-only or immutable directory.
+
     Raises:
-        BadFlagError: the parent directory is missing or the path is a directory.
+        BadFlagError: the parent directory is missing or not writable, or the path is a
+            directory (or an existing file that cannot be replaced).
     """
     if value is None or value == "-":
         return
@@ -28,3 +35,24 @@ def check_output_path(flag: str, value: str | None) -> None:
         raise BadFlagError(f"{flag} {value!r}: is a directory")
     if not path.parent.is_dir():
         raise BadFlagError(f"{flag} {value!r}: directory {str(path.parent)!r} does not exist")
+    probe = path.with_name(f".{path.name}.{os.getpid()}.probe")
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise BadFlagError(
+            f"{flag} {value!r}: cannot write in {str(path.parent)!r}: {exc.strerror or exc}"
+        ) from None
+
+
+def write_private(flag: str, path: str, chunks: Iterable[bytes]) -> None:
+    """Write a report (0600, atomically), mapping an I/O failure to an error naming the flag.
+
+    Raises:
+        ReportWriteError: the file could not be written (exit 3); the target is unchanged.
+    """
+    try:
+        _write_private(path, chunks)
+    except OSError as exc:
+        raise ReportWriteError(f"{flag} {path!r}: cannot write: {exc.strerror or exc}") from exc

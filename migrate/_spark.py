@@ -8,7 +8,7 @@ bars, Python worker tracebacks) and raises py4j errors that mean nothing to an o
 * the JVM's stdout/stderr (which also carries the Python workers' stderr) and Spark's log4j2 log go
   to files in a private temp dir, the UI and console progress are off;
 * jobs are typed functions (`map_chunks`, `diff_join`) whose callables must be top-level,
-  picklable functions; an error with an `exit_code` raised inside a worker (a `TranslationError`
+  picklable functions; one of our errors raised inside a worker (a `TranslationError`
   naming a znode) is carried back as a value and re-raised unchanged on the driver, anything else
   from py4j/Spark becomes `SparkError` (exit 3) naming the log file.
 
@@ -67,12 +67,19 @@ appender.file.layout.pattern = %d{{ISO8601}} %p %c: %m%n
 class WorkerFailure:
     """An error raised inside a Spark task, carried back as a value.
 
-    Errors that carry an `exit_code` (ours) are pickled as they are so the driver re-raises the
+    Our errors (the four packages' error trees) are pickled as they are so the driver re-raises the
     very same error (same class, same message naming the znode); py4j would otherwise flatten them
     into a Java stack trace string.
     """
 
     error: BaseException
+
+
+def _is_ours(exc: BaseException) -> bool:
+    """One of the four packages' errors (imported here: workers import this module)."""
+    from migrate._exit_codes import exit_code_for
+
+    return exit_code_for(exc) is not None
 
 
 def _guard_chunks(
@@ -85,7 +92,7 @@ def _guard_chunks(
             try:
                 yield fn(chunk)
             except Exception as exc:  # noqa: BLE001 - carried back and re-raised on the driver
-                if isinstance(getattr(exc, "exit_code", None), int):
+                if _is_ours(exc):
                     yield WorkerFailure(exc)
                 else:
                     raise
@@ -185,7 +192,7 @@ class SparkRuntime:
 
         Raises:
             SparkError: the job failed for a reason other than one of our own errors.
-            MigrateError, WriterError, ...: an error with an `exit_code` raised by `fn`, re-raised.
+            MigrateError, WriterError, ...: one of our errors raised by `fn`, re-raised.
         """
         if not chunks:
             return []
@@ -251,7 +258,7 @@ class _SparkErrors:
     ) -> None:
         if exc is None or not isinstance(exc, Exception):
             return
-        if isinstance(getattr(exc, "exit_code", None), int):
+        if _is_ours(exc):
             return
         if _is_spark_exception(exc):
             self._runtime.failed = True

@@ -1,9 +1,10 @@
 """The `zk2kraft` command line: parse flags, call typed functions, turn errors into exit codes.
 
-This module is the only place that chooses an exit code (0 ok; 1 blockers or parity differences;
-2 bad flags or bad input data; 3 ZooKeeper or a voter directory unreachable). Each command lives in
-its own `migrate/_cmd_<name>.py` with a `run(args) -> int`; they are imported lazily so `--help`
-and `inspect` start fast and never start a JVM.
+This module is the only place that turns an exception into an exit code, through the one table
+in `migrate/_exit_codes.py` (0 ok; 1 blockers or parity differences; 2 bad flags or bad input
+data; 3 ZooKeeper or a voter directory unreachable, unwritable or locked; 70 a bug). Each
+command lives in its own `migrate/_cmd_<name>.py` with a `run(args) -> int`; they are imported
+lazily so `--help` and `inspect` start fast and never start a JVM.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -19,12 +21,13 @@ from migrate._voterargs import parse_voter
 
 __all__ = ["build_parser", "main", "parse_voter"]
 
-EXIT_OK = 0
-EXIT_FINDINGS = 1
-EXIT_BAD_INPUT = 2
-EXIT_UNREACHABLE = 3
-EXIT_BROKEN_PIPE = 141  # stdout's reader went away (e.g. `| head`)
-EXIT_INTERNAL = 70  # a bug in zk2kraft (sysexits' EX_SOFTWARE), never confused with findings
+from migrate._exit_codes import (
+    EXIT_BAD_INPUT,
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    exit_code_for,
+)
 
 _EPILOG = """\
 a typical migration (controller node ids must differ from every broker id):
@@ -38,7 +41,8 @@ exit codes:
   0  success
   1  blockers found (plan/migrate) or parity differences (verify)
   2  bad flags, or malformed data in ZooKeeper or in a log (the message names the path/flag)
-  3  ZooKeeper or a voter directory cannot be reached
+  3  ZooKeeper or a voter directory cannot be reached, written or locked; a report
+     could not be written after the work was done
   70 internal error (a bug: please report it with the traceback printed with -v)
   141 stdout closed early by its reader (e.g. `| head`)
 
@@ -91,8 +95,20 @@ def _positive_float(value: str) -> float:
         result = float(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not math.isfinite(result):  # nan compares false with everything; inf never times out
+        raise argparse.ArgumentTypeError(f"{value!r} must be a finite number of seconds")
     if result <= 0:
         raise argparse.ArgumentTypeError(f"{value!r} must be > 0")
+    return result
+
+
+def _non_negative_int(value: str) -> int:
+    try:
+        result = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
+    if result < 0:
+        raise argparse.ArgumentTypeError(f"{value!r} must be >= 0")
     return result
 
 
@@ -285,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("path", metavar="PATH", help="voter dir, log dir, .log or .checkpoint file")
     p.add_argument("--json", action="store_true", help="JSON lines, one record per line")
-    p.add_argument("--max-records", type=int, default=200, metavar="N",
+    p.add_argument("--max-records", type=_non_negative_int, default=200, metavar="N",
                    help="records listed in the readable view (default 200; counts cover all)")
     p.add_argument("--unredacted", action="store_true",
                    help="print SCRAM salts/keys, token details and sensitive config values "
@@ -315,7 +331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = module.run(args)
     except KeyboardInterrupt:
         sys.stderr.write("zk2kraft: interrupted\n")
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader of stdout went away (`zk2kraft inspect --json | head`): not a bug. Point
         # stdout at /dev/null so the interpreter's final flush stays quiet; 141 = 128 + SIGPIPE,
@@ -323,9 +339,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
-    except Exception as exc:  # every package error carries its exit code
-        exit_code = getattr(exc, "exit_code", None)
-        if not isinstance(exit_code, int):
+    except Exception as exc:  # our errors have an exit code in the table; anything else is a bug
+        exit_code = exit_code_for(exc)
+        if exit_code is None:
             # An unexpected exception is a bug, not a finding: exit 70 so scripts never read a
             # crash as "blockers found" (1). The traceback goes to stderr with -v.
             logging.getLogger(__name__).debug("internal error", exc_info=True)

@@ -4,7 +4,10 @@
     ├── BadFlagError              a command-line flag or its value is wrong; names the flag (exit 2)
     ├── TranslationError          the snapshot cannot be translated (names the znode path) (exit 2)
     ├── BlockersFoundError        pre-flight found blockers and no override was given (exit 1)
-    └── SparkError                Spark could not start or a Spark job failed (exit 3)
+    ├── SparkError                Spark could not start or a Spark job failed (exit 3)
+    └── ReportWriteError          a report (--json/--html/--out) could not be written (exit 3)
+
+The exit codes are chosen in one table, `migrate/_exit_codes.py`, not here.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ __all__ = [
     "BadFlagError",
     "BlockersFoundError",
     "MigrateError",
+    "ReportWriteError",
     "SparkError",
     "TranslationError",
 ]
@@ -21,25 +25,17 @@ __all__ = [
 class MigrateError(Exception):
     """Root of every error raised by `migrate`."""
 
-    exit_code: int = 2
-
 
 class BadFlagError(MigrateError):
     """A flag is missing, malformed or contradicts another; the message names the flag."""
-
-    exit_code = 2
 
 
 class TranslationError(MigrateError):
     """A znode's content cannot be expressed as KRaft records (names the path)."""
 
-    exit_code = 2
-
 
 class BlockersFoundError(MigrateError):
     """The pre-flight found blockers; the migration was not started."""
-
-    exit_code = 1
 
 
 class SparkError(MigrateError):
@@ -49,4 +45,10 @@ class SparkError(MigrateError):
     terminal.
     """
 
-    exit_code = 3
+
+class ReportWriteError(MigrateError):
+    """A report file could not be written after the work was done (disk full, I/O error).
+
+    Report paths are probed before any work starts (`BadFlagError` then), so this only happens
+    when the filesystem changes under a running command; the message names the flag and file.
+    """

@@ -13,8 +13,6 @@ __all__ = ["ReplayError", "UnknownRecordTypeError", "VerifyError"]
 class VerifyError(Exception):
     """Root of every error raised by `verify`."""
 
-    exit_code: int = 2
-
 
 class ReplayError(VerifyError):
     """A record does not apply to the image being built (unknown type, unknown topic id, ...).
@@ -24,8 +22,6 @@ class ReplayError(VerifyError):
         record_type: the record's type name, when known.
         offset: the record's log offset, when known (the loader fills it in).
     """
-
-    exit_code = 2
 
     def __init__(
         self, problem: str, *, record_type: str | None = None, offset: int | None = None
@@ -47,5 +43,3 @@ class ReplayError(VerifyError):
 
 class UnknownRecordTypeError(ReplayError):
     """The record's type has no handler: replay never skips what it does not understand."""
-
-    exit_code = 2

@@ -91,6 +91,7 @@ from writers._schema import (
 from writers.errors import (
     LogCorruptionError,
     SchemaError,
+    VoterFileFormatError,
     VoterStateError,
     VoterUnavailableError,
     WriterError,
@@ -173,6 +174,7 @@ __all__ = [
     "MetadataRecord",
     "RecordBatch",
     "SchemaError",
+    "VoterFileFormatError",
     "VoterStateError",
     "VoterUnavailableError",
     "WriterError",

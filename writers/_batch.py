@@ -86,8 +86,6 @@ _DATA_MIDS = _data_mids(10_000)
 class BatchTooLargeError(WriterError):
     """A batch would exceed KRaft's 8 MiB limit (or a single record does not fit one)."""
 
-    exit_code = 2
-
 
 @dataclass(frozen=True, slots=True)
 class BatchHeader:

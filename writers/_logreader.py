@@ -26,7 +26,12 @@ from pathlib import Path
 
 from writers._batch import BatchHeader, decode_batch, read_batch_header
 from writers._records import ControlRecord, RecordBatch
-from writers.errors import LogCorruptionError, VoterStateError, VoterUnavailableError
+from writers.errors import (
+    LogCorruptionError,
+    VoterFileFormatError,
+    VoterStateError,
+    VoterUnavailableError,
+)
 
 __all__ = [
     "LogEntry",
@@ -111,12 +116,15 @@ def _parse_properties(text: str) -> dict[str, str]:
     return props
 
 
+_INT32_MAX = 2**31 - 1  # Kafka's node ids are int32
+
+
 def read_meta_properties(directory: Path) -> MetaProperties | None:
     """Read `DIR/meta.properties`, or None when there is none.
 
     Raises:
         VoterUnavailableError: the file exists but cannot be read.
-        VoterStateError: it is not a KRaft (version 1) file with cluster.id and node.id
+        VoterFileFormatError: it is not a KRaft (version 1) file with cluster.id and node.id
             (e.g. a ZooKeeper-mode broker's version 0 file).
     """
     path = Path(directory) / "meta.properties"
@@ -124,21 +132,26 @@ def read_meta_properties(directory: Path) -> MetaProperties | None:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError:
+        raise VoterFileFormatError(f"{path}: not UTF-8 text") from None
     except OSError as exc:
         raise VoterUnavailableError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     props = _parse_properties(text)
     version = props.get("version")
     if version != "1":
-        raise VoterStateError(
+        raise VoterFileFormatError(
             f"{path}: version={version} is not a KRaft meta.properties (version=1 expected; "
             "version 0 belongs to a ZooKeeper-mode broker's log dir)"
         )
     if "cluster.id" not in props or "node.id" not in props:
-        raise VoterStateError(f"{path}: cluster.id and node.id are required")
+        raise VoterFileFormatError(f"{path}: cluster.id and node.id are required")
     try:
         node_id = int(props["node.id"])
     except ValueError:
-        raise VoterStateError(f"{path}: node.id={props['node.id']!r} is not an integer") from None
+        raise VoterFileFormatError(
+            f"{path}: node.id={props['node.id']!r} is not an integer") from None
+    if not 0 <= node_id <= _INT32_MAX:
+        raise VoterFileFormatError(f"{path}: node.id={node_id} is outside 0..{_INT32_MAX}")
     return MetaProperties(props["cluster.id"], node_id, props.get("directory.id"))
 
 
@@ -147,21 +160,23 @@ def read_quorum_state(partition_dir: Path) -> dict[str, object] | None:
 
     Raises:
         VoterUnavailableError: unreadable.
-        VoterStateError: not a JSON object.
+        VoterFileFormatError: not a JSON object.
     """
     path = Path(partition_dir) / "quorum-state"
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError:
+        raise VoterFileFormatError(f"{path}: not UTF-8 text") from None
     except OSError as exc:
         raise VoterUnavailableError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise VoterStateError(f"{path}: not JSON: {exc}") from None
+        raise VoterFileFormatError(f"{path}: not JSON: {exc}") from None
     if not isinstance(data, dict):
-        raise VoterStateError(f"{path}: not a JSON object")
+        raise VoterFileFormatError(f"{path}: not a JSON object")
     return data
 
 

@@ -4,6 +4,7 @@
     ├── SchemaError               a record does not fit its schema (unknown type/version/field)
     ├── LogCorruptionError        damaged log/snapshot; names file, byte, offset (exit 2)
     ├── VoterStateError           a voter directory holds something else / is inconsistent (exit 1)
+    │   └── VoterFileFormatError  a voter's meta.properties / quorum-state is malformed (exit 2)
     └── VoterUnavailableError     voter dir unusable, or majority lost (exit 3)
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 __all__ = [
     "LogCorruptionError",
     "SchemaError",
+    "VoterFileFormatError",
     "VoterStateError",
     "VoterUnavailableError",
     "WriterError",
@@ -21,13 +23,9 @@ __all__ = [
 class WriterError(Exception):
     """Root of every error raised by `writers`."""
 
-    exit_code: int = 2
-
 
 class SchemaError(WriterError):
     """A record cannot be encoded or decoded with its schema (names type, version and field)."""
-
-    exit_code = 2
 
 
 class LogCorruptionError(WriterError):
@@ -38,8 +36,6 @@ class LogCorruptionError(WriterError):
         position: byte position of the damaged batch in the file.
         offset: the log offset concerned, when known.
     """
-
-    exit_code = 2
 
     def __init__(self, file: str, position: int, offset: int | None, problem: str) -> None:
         where = f"{file} at byte {position}" + (f" (offset {offset})" if offset is not None else "")
@@ -53,10 +49,14 @@ class LogCorruptionError(WriterError):
 class VoterStateError(WriterError):
     """A voter directory already holds a different log or cluster; says what differs."""
 
-    exit_code = 1
+
+class VoterFileFormatError(VoterStateError):
+    """A voter's `meta.properties`, `quorum-state` or `partition.metadata` is not what Kafka
+    writes there (bad input, like a damaged segment); names the file and the problem.
+
+    A `VoterStateError` so callers that refuse a foreign directory refuse this one too.
+    """
 
 
 class VoterUnavailableError(WriterError):
     """A voter directory cannot be read or written, or fewer than a majority remain."""
-
-    exit_code = 3

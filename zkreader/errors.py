@@ -1,6 +1,6 @@
 """Errors raised while reading Kafka's tree from ZooKeeper.
 
-    ZkReaderError                 root; exit_code says how the CLI ends
+    ZkReaderError                 root (exit codes: migrate/_exit_codes.py)
     ├── ZnodeFormatError          a znode's data is malformed or of an unknown version (exit 2)
     ├── BadConnectStringError     the zookeeper.connect string is not valid (exit 2)
     └── ZkUnreachableError        no session within the timeout, or the session was lost (exit 3)
@@ -14,13 +14,9 @@ __all__ = ["BadConnectStringError", "ZkReaderError", "ZkUnreachableError", "Znod
 class ZkReaderError(Exception):
     """Root of every error raised by `zkreader`."""
 
-    exit_code: int = 3
-
 
 class ZnodeFormatError(ZkReaderError):
     """A znode's content is not what Kafka writes there; names the path and the problem."""
-
-    exit_code = 2
 
     def __init__(self, path: str, problem: str) -> None:
         super().__init__(f"{path}: {problem}")
@@ -31,10 +27,6 @@ class ZnodeFormatError(ZkReaderError):
 class BadConnectStringError(ZkReaderError):
     """The `--zookeeper` value is not Kafka's `host:port[,host:port][/chroot]` form."""
 
-    exit_code = 2
-
 
 class ZkUnreachableError(ZkReaderError):
     """ZooKeeper could not be reached (or the session was lost) within the timeout."""
-
-    exit_code = 3

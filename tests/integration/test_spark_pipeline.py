@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from migrate._exit_codes import exit_code_for
 from migrate._pipeline import compare_spark, encode_log
 from migrate._spark import SparkRuntime, SparkStarter
 from migrate.errors import SparkError, TranslationError
@@ -42,7 +43,7 @@ def test_bad_master_is_a_spark_error_naming_it(tmp_path: Path) -> None:
     try:
         with pytest.raises(SparkError, match="nosuchscheme://nowhere:1") as info:
             starter.get(timeout=240)
-        assert info.value.exit_code == 3
+        assert exit_code_for(info.value) == 3
         assert "Master must" in str(info.value)  # the JVM's own reason
         kept = list(tmp_path.glob("zk2kraft-spark-*/jvm.out"))
         assert kept and str(kept[0]) in str(info.value)  # the log is kept and named
@@ -141,14 +142,14 @@ def test_worker_errors_come_back_as_our_errors(spark: SparkRuntime) -> None:
     with pytest.raises(type(in_process.value)) as on_spark:
         spark.map_chunks([chunk], encode_topic_chunk)
     assert str(on_spark.value) == str(in_process.value)
-    assert getattr(on_spark.value, "exit_code", None) == getattr(in_process.value, "exit_code",
+    assert exit_code_for(on_spark.value) == getattr(in_process.value, "exit_code",
                                                                  None)
 
 
 def test_non_project_worker_error_is_a_spark_error(spark: SparkRuntime) -> None:
     with pytest.raises(SparkError, match="ZeroDivisionError") as info:
         spark.map_chunks([1, 0], _reciprocal)
-    assert info.value.exit_code == 3
+    assert exit_code_for(info.value) == 3
     spark.failed = False  # the session itself is still healthy
     assert spark.map_chunks([1, 2, 4], _reciprocal) == [1.0, 0.5, 0.25]
 

@@ -14,6 +14,7 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.security import ACL, Id, Permissions
 
+from migrate._exit_codes import exit_code_for
 from tests.support.zk import _BASE_CFG, ZkProcess, ZkStartError, free_ports
 from zkreader import ConnectOptions, ZkUnreachableError, open_session, read_cluster
 
@@ -91,6 +92,6 @@ def test_sasl_protected_tree_reads_with_the_right_credentials(sasl_zk: SaslZk) -
 def test_wrong_sasl_password_gets_no_session(sasl_zk: SaslZk) -> None:
     with pytest.raises(ZkUnreachableError) as info:
         open_session(sasl_options(sasl_zk.connect, "wrong-password-x"))
-    assert info.value.exit_code == 3
+    assert exit_code_for(info.value) == 3
     assert "not authorized" in str(info.value)
     assert "wrong-password-x" not in str(info.value)

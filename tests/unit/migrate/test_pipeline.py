@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from migrate._bulk import VoterTarget, _blocking, check_voters
+from migrate._exit_codes import exit_code_for
 from migrate._findings import Finding
 from migrate._pipeline import (
     MIN_RECORDS_PER_BATCH,
@@ -256,7 +257,7 @@ def test_voter_under_a_file_is_exit_3(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x")
     with pytest.raises(VoterUnavailableError, match="not a writable directory") as info:
         check_voters([(1, tmp_path / "f" / "c1")])
-    assert info.value.exit_code == 3
+    assert exit_code_for(info.value) == 3
 
 
 def test_staging_dir_is_a_hidden_sibling(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from migrate._exit_codes import exit_code_for
 from writers import (
     ControlRecord,
     LogCorruptionError,
@@ -97,7 +98,7 @@ def test_flipped_byte_names_file_position_offset_and_checksum(tmp_path: Path) ->
     assert seen == [0, 4]  # everything before the damage was delivered
     e = err.value
     assert (e.file, e.position, e.offset) == (str(seg0(tmp_path)), victim.position, 8)
-    assert "CRC-32C mismatch" in str(e) and e.exit_code == 2
+    assert "CRC-32C mismatch" in str(e) and exit_code_for(e) == 2
 
 
 def test_truncated_tail_is_an_error_never_silently_dropped(tmp_path: Path) -> None:

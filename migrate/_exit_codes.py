@@ -1,0 +1,102 @@
+"""The one table from error class to exit code, read only by `migrate.cli`.
+
+Exit codes are a contract (design "Command line"): 0 ok; 1 blockers found or parity
+differences; 2 bad flags or bad input data; 3 ZooKeeper or a voter directory unreachable,
+unusable or locked; 70 an internal bug; 130 interrupted; 141 stdout closed by its reader.
+Every error class of the four packages gets its code here, by class, the way kazoo maps server
+codes to exception classes in one `EXCEPTIONS` table: a class not listed takes the code of its
+nearest listed base class, and an exception outside the four error trees is a bug (70). The
+README's exit-code table is this table (a unit test compares them).
+
+Why a table and not an attribute on each class: the same kind of failure must end every command
+the same way (a damaged `meta.properties` is bad input, 2, in `inspect`, `verify` and `migrate`),
+and that is only checkable when all the choices sit side by side.
+"""
+
+from __future__ import annotations
+
+from migrate.errors import (
+    BadFlagError,
+    BlockersFoundError,
+    MigrateError,
+    ReportWriteError,
+    SparkError,
+    TranslationError,
+)
+from verify.errors import ReplayError, UnknownRecordTypeError, VerifyError
+from writers.errors import (
+    LogCorruptionError,
+    SchemaError,
+    VoterFileFormatError,
+    VoterStateError,
+    VoterUnavailableError,
+    WriterError,
+)
+from zkreader.errors import (
+    BadConnectStringError,
+    ZkReaderError,
+    ZkUnreachableError,
+    ZnodeFormatError,
+)
+
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_BROKEN_PIPE",
+    "EXIT_CODES",
+    "EXIT_FINDINGS",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_UNREACHABLE",
+    "exit_code_for",
+]
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1  # blockers (plan/migrate) or parity differences (verify)
+EXIT_BAD_INPUT = 2  # a bad flag, or malformed data in ZooKeeper or in a voter's files
+EXIT_UNREACHABLE = 3  # ZooKeeper or a voter directory cannot be reached, written or locked
+EXIT_INTERNAL = 70  # a bug in zk2kraft (sysexits' EX_SOFTWARE), never confused with findings
+EXIT_INTERRUPTED = 130  # Ctrl-C / SIGINT
+EXIT_BROKEN_PIPE = 141  # stdout's reader went away (e.g. `| head`)
+
+EXIT_CODES: dict[type[BaseException], int] = {
+    # findings: the input is fine, but the tool refuses (and says why)
+    BlockersFoundError: EXIT_FINDINGS,
+    VoterStateError: EXIT_FINDINGS,  # a voter already holds another log/cluster/node
+    # bad flags or bad data
+    MigrateError: EXIT_BAD_INPUT,
+    BadFlagError: EXIT_BAD_INPUT,
+    TranslationError: EXIT_BAD_INPUT,
+    ZnodeFormatError: EXIT_BAD_INPUT,
+    BadConnectStringError: EXIT_BAD_INPUT,
+    WriterError: EXIT_BAD_INPUT,
+    SchemaError: EXIT_BAD_INPUT,
+    LogCorruptionError: EXIT_BAD_INPUT,
+    VoterFileFormatError: EXIT_BAD_INPUT,  # a damaged meta.properties / quorum-state / ...
+    VerifyError: EXIT_BAD_INPUT,
+    ReplayError: EXIT_BAD_INPUT,
+    UnknownRecordTypeError: EXIT_BAD_INPUT,
+    # something cannot be reached, written or locked
+    ZkReaderError: EXIT_UNREACHABLE,
+    ZkUnreachableError: EXIT_UNREACHABLE,
+    VoterUnavailableError: EXIT_UNREACHABLE,
+    SparkError: EXIT_UNREACHABLE,
+    ReportWriteError: EXIT_UNREACHABLE,
+}
+"""Error class -> exit code. Lookup walks the exception's MRO, so subclasses inherit."""
+
+ERROR_ROOTS: tuple[type[Exception], ...] = (MigrateError, ZkReaderError, WriterError, VerifyError)
+"""The four packages' error roots: anything else reaching the CLI is a bug."""
+
+
+def exit_code_for(exc: BaseException) -> int | None:
+    """The exit code of one of our errors, or None for anything else (a bug: exit 70).
+
+    Args:
+        exc: the exception that ended a command.
+    """
+    for cls in type(exc).__mro__:
+        code = EXIT_CODES.get(cls)
+        if code is not None:
+            return code
+    return None
