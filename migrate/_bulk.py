@@ -127,15 +127,24 @@ def check_voters(voters: Sequence[tuple[int, Path]] | None) -> list[VoterTarget]
     """
     targets: list[VoterTarget] = []
     for node_id, path in check_voter_flags(voters, required=True):
-        base = _nearest_existing(path.parent)
-        if not base.is_dir() or not os.access(base, os.W_OK | os.X_OK):
+        if path.exists():
+            if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
+                raise VoterUnavailableError(
+                    f"--voter {node_id}={path}: the directory exists but is not readable and "
+                    "writable"
+                )
+        else:
+            base = _nearest_existing(path.parent)
+            if not base.is_dir() or not os.access(base, os.W_OK | os.X_OK):
+                raise VoterUnavailableError(
+                    f"--voter {node_id}={path}: cannot create the directory: {base} is not "
+                    "a writable directory"
+                )
+        staging_parent = _nearest_existing(VoterTarget(node_id, path).staging.parent)
+        if not os.access(staging_parent, os.W_OK | os.X_OK):
             raise VoterUnavailableError(
-                f"--voter {node_id}={path}: cannot create the directory: {base} is not "
-                "a writable directory"
-            )
-        if path.exists() and not os.access(path, os.R_OK | os.W_OK | os.X_OK):
-            raise VoterUnavailableError(
-                f"--voter {node_id}={path}: directory {path} is not readable and writable"
+                f"--voter {node_id}={path}: the staging copy is built in {staging_parent}, "
+                "which is not writable"
             )
         targets.append(VoterTarget(node_id, path))
     return targets

@@ -24,11 +24,14 @@ from migrate.errors import BadFlagError
 __all__ = ["check_voter_flags", "parse_voter"]
 
 
+_MAX_NODE_ID = 2**31 - 1
+
+
 def parse_voter(value: str) -> tuple[int, Path]:
     """Parse one `--voter ID=DIR` value (the argparse `type` of every `--voter`).
 
     Raises:
-        argparse.ArgumentTypeError: the value is not `ID=DIR` with a non-negative integer id.
+        argparse.ArgumentTypeError: the value is not `ID=DIR` with an id in 0..2^31-1.
     """
     node, sep, directory = value.partition("=")
     if not sep or not directory:
@@ -41,8 +44,10 @@ def parse_voter(value: str) -> tuple[int, Path]:
         raise argparse.ArgumentTypeError(
             f"--voter {value!r}: node id {node!r} is not an integer"
         ) from None
-    if node_id < 0:
-        raise argparse.ArgumentTypeError(f"--voter {value!r}: node id must be >= 0")
+    if not 0 <= node_id <= _MAX_NODE_ID:
+        raise argparse.ArgumentTypeError(
+            f"--voter {value!r}: node id must be 0..{_MAX_NODE_ID} (Kafka's node.id is an int32)"
+        )
     return node_id, Path(directory)
 
 

@@ -60,9 +60,9 @@ _READBACK_S = 30.0
 
 
 class ControllerMovedError(ZkReaderError):
-    """Another controller changed `/controller_epoch` (or claimed `/controller`) first."""
+    """Another controller changed `/controller_epoch` (or claimed `/controller`) first.
 
-    exit_code = 3
+    Exit 3, as its base `ZkReaderError` (migrate/_exit_codes.py)."""
 
 
 @dataclass(frozen=True, slots=True)
