@@ -11,18 +11,9 @@ import argparse
 from pathlib import Path
 
 from migrate.errors import BadFlagError
-from zkreader import ConnectOptions, parse_connect
+from zkreader import ConnectOptions
 
-__all__ = ["connect_options", "validate_connect_string"]
-
-
-def validate_connect_string(connect: str) -> None:
-    """Check Kafka's `zookeeper.connect` form: `host[:port][,host[:port]...][/chroot]`.
-
-    Raises:
-        BadConnectStringError: naming `--zookeeper` and what is wrong (exit 2).
-    """
-    parse_connect(connect)
+__all__ = ["connect_options"]
 
 
 def _existing_file(flag: str, value: str | None) -> str | None:
@@ -39,8 +30,9 @@ def connect_options(args: argparse.Namespace) -> ConnectOptions:
 
     Raises:
         BadFlagError: a flag is malformed or contradicts another; the message names it.
+        BadConnectStringError: `--zookeeper` is not Kafka's `host[:port][,...][/chroot]` form
+            (raised by `ConnectOptions`, which parses it once for the whole run; exit 2).
     """
-    validate_connect_string(args.zookeeper)
     digest = args.zk_digest or None
     if digest is not None and (":" not in digest or digest.startswith(":")):
         raise BadFlagError("--zk-digest: expected USER:PASSWORD (value not shown)")

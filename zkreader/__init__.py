@@ -36,11 +36,11 @@ from zkreader._model import (
     Topic,
     ZnodeStat,
 )
-from zkreader._options import ConnectOptions
+from zkreader._options import ConnectOptions, ParsedConnect, parse_connect
 from zkreader._pipeline import ReadPipeline, ReadRequest, ReadResult
 from zkreader._reader import ProgressCallback, ReadStats, read_cluster
 from zkreader._sample import SampleCase, SampleManifest, SampleSpec, generate_sample_cluster
-from zkreader._session import ZkSession, open_session, parse_connect, session_for_client
+from zkreader._session import ZkSession, open_session, session_for_client
 from zkreader._watch import ChangeEvent, ChangeFeed
 from zkreader._znodes import kind_for_path
 from zkreader.errors import (
@@ -72,6 +72,7 @@ __all__ = [
     "ClusterSnapshot",
     "ConfigZnode",
     "ConnectOptions",
+    "ParsedConnect",
     "ControllerEpochZnode",
     "ControllerZnode",
     "DelegationToken",

@@ -9,11 +9,9 @@ and validated before any socket is opened so a typo is exit 2, not a 30-second h
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient, KazooState
@@ -39,11 +37,9 @@ from zkreader._watch import ChangeFeed
 from zkreader.errors import BadConnectStringError, ZkReaderError, ZkUnreachableError
 
 __all__ = [
-    "ParsedConnect",
     "ZkSession",
     "map_kazoo_error",
     "open_session",
-    "parse_connect",
     "session_for_client",
     "to_stat",
 ]
@@ -52,73 +48,7 @@ log = logging.getLogger(__name__)
 install_kazoo_redaction()  # no znode payload in kazoo's DEBUG records (design I7)
 T = TypeVar("T")
 
-_HOSTPORT = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.%a-zA-Z]+)\]|(?P<host>[A-Za-z0-9_.\-]+))"
-                       r"(?::(?P<port>[0-9]+))?$")
 _RETRYABLE = (ConnectionLoss, OperationTimeoutError)
-DEFAULT_PORT = 2181
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedConnect:
-    """A validated `zookeeper.connect` value.
-
-    Attributes:
-        hosts: `host:port` pairs, in the given order (IPv6 hosts in brackets).
-        chroot: the chroot path ("" for none), normalised without a trailing slash.
-    """
-
-    hosts: tuple[str, ...]
-    chroot: str
-
-    @property
-    def kazoo_hosts(self) -> str:
-        """The form kazoo expects: `h:p,h:p/chroot`."""
-        return ",".join(self.hosts) + self.chroot
-
-
-def parse_connect(connect: str) -> ParsedConnect:
-    """Parse and validate Kafka's `zookeeper.connect` form.
-
-    Args:
-        connect: `host:port[,host:port...][/chroot]`; a port defaults to 2181 as in ZooKeeper.
-
-    Returns:
-        The hosts and chroot.
-
-    Raises:
-        BadConnectStringError: empty, a bad host or port, or an invalid chroot path; the message
-            quotes the flag value.
-    """
-    def bad(problem: str) -> BadConnectStringError:
-        return BadConnectStringError(f"--zookeeper {connect!r}: {problem}")
-
-    text = connect.strip()
-    if not text:
-        raise bad("empty connect string")
-    slash = text.find("/")
-    host_part, chroot = (text, "") if slash < 0 else (text[:slash], text[slash:])
-    if chroot:
-        if chroot == "/":
-            chroot = ""
-        else:
-            chroot = chroot.rstrip("/")
-            parts = chroot.split("/")[1:]
-            if any(p in ("", ".", "..") for p in parts):
-                raise bad(f"chroot {chroot!r} is not a valid znode path")
-            if any(ch in chroot for ch in "\x00\t\n\r "):
-                raise bad(f"chroot {chroot!r} contains a control or space character")
-    hosts = []
-    for item in host_part.split(","):
-        item = item.strip()
-        m = _HOSTPORT.match(item)
-        if not item or not m:
-            raise bad(f"{item!r} is not host:port")
-        port = int(m.group("port")) if m.group("port") else DEFAULT_PORT
-        if not 0 < port < 65536:
-            raise bad(f"port {port} of {item!r} is outside 1..65535")
-        host = f"[{m.group('v6')}]" if m.group("v6") else m.group("host")
-        hosts.append(f"{host}:{port}")
-    return ParsedConnect(hosts=tuple(hosts), chroot=chroot)
 
 
 def to_stat(stat: KazooStat) -> ZnodeStat:
@@ -316,7 +246,7 @@ def open_session(options: ConnectOptions) -> ZkSession:
             does not exist.
         ZkUnreachableError: no session within `options.timeout_s`, or authentication failed.
     """
-    parsed = parse_connect(options.connect)
+    parsed = options.parsed  # parsed once, when the options were built
     kwargs = _kazoo_kwargs(options)
     timeout = options.timeout_s
     client = KazooClient(

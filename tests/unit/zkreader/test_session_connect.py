@@ -51,3 +51,11 @@ def test_bad_digest_refused_before_connecting() -> None:
 def test_connect_options_repr_hides_secrets() -> None:
     opts = ConnectOptions("zk:2181", digest="u:hunter2", sasl_password="pw-secret")
     assert "hunter2" not in repr(opts) and "pw-secret" not in repr(opts)
+
+
+def test_connect_options_parse_the_connect_string_once_when_built() -> None:
+    opts = ConnectOptions("zk1:2182,zk2/kafka")
+    assert opts.parsed.hosts == ("zk1:2182", "zk2:2181")
+    assert opts.parsed.chroot == "/kafka"
+    with pytest.raises(BadConnectStringError, match="--zookeeper '127.0.0.1:notaport'"):
+        ConnectOptions("127.0.0.1:notaport")
