@@ -20,15 +20,16 @@ one call.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from writers._batch import batch_records
 from writers._logdir import EncodedBatch, VoterDir
+from writers._logreader import open_log_source
 from writers._quorum import QuorumWriter
-from writers._records import ControlRecord, MetadataRecord
+from writers._records import ControlRecord, MetadataRecord, RecordBatch
 from writers.errors import VoterStateError
 
 __all__ = [
@@ -118,6 +119,10 @@ class QuorumLog(Protocol):
 
     def voter_status(self) -> list[VoterStatus]:
         """Every voter's state, for the live status and the report."""
+        ...
+
+    def read_log(self) -> Iterator[RecordBatch]:
+        """The batches the quorum holds, oldest first (a resume replays them)."""
         ...
 
     def close(self) -> None:
@@ -276,6 +281,13 @@ class LocalVoterQuorum:
             else:
                 out.append(VoterStatus(d.node_id, "failed", f.offset, f.error))
         return out
+
+    def read_log(self) -> Iterator[RecordBatch]:
+        """See `QuorumLog`: decoded from the first voter still written (all hold the same)."""
+        live = set(self._writer.live_voters)
+        d = next(x for x in self._dirs if x.node_id in live)
+        for entry in open_log_source(d.path).entries():
+            yield entry.batch
 
     def close(self) -> None:
         """See `QuorumLog`."""

@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from kazoo.client import KazooState
@@ -34,10 +35,12 @@ class ChangeEvent:
     Attributes:
         path: the znode that changed.
         type: CREATED, DELETED, CHANGED or CHILD (kazoo's `EventType` names).
+        at: when it arrived (monotonic clock), so the mirror can report its lag.
     """
 
     path: str
     type: str
+    at: float = field(default_factory=time.monotonic, compare=False)
 
 
 class ChangeFeed:

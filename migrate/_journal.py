@@ -1,0 +1,124 @@
+"""The online migration's journal: where a crashed run stopped, so a re-run resumes there.
+
+One small JSON file, replaced atomically (temp file, fsync, rename, directory fsync) at every
+phase change and after every durable append, so after a kill -9 it names either the old or the
+new state, never half of one. By default it lives beside the voters (`<parent of the first
+voter dir>/.zk2kraft-journal/`), not inside a voter dir, where Kafka would find a stranger.
+
+Phases, in order:
+    precopy   the live logs are being written inside the open transaction
+    mirror    the pre-copy is durable; notifications are being mirrored
+    fencing   the fence multi-op may have been sent (its exact `/controller` claim is here, so a
+              resume reads back whether it applied and never fences twice)
+    fenced    ZooKeeper is fenced (token here); the drain may be partly written
+    drained   the final delta, ZkMigrationStateRecord and EndTransactionRecord are durable
+    migration `/migration` holds the final offset and epoch
+    handoff   `--on-cutover` is running or ran
+    done      finished; a re-run reports and changes nothing
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+__all__ = ["PHASES", "Journal", "default_journal_dir"]
+
+PHASES = ("precopy", "mirror", "fencing", "fenced", "drained", "migration", "handoff", "done")
+_FILE = "journal.json"
+
+
+def default_journal_dir(first_voter: Path) -> Path:
+    """Beside the voters: `<parent of the first voter dir>/.zk2kraft-journal`."""
+    return first_voter.parent / ".zk2kraft-journal"
+
+
+@dataclass
+class Journal:
+    """The journal's content (see the module docstring); `save` writes it atomically.
+
+    Attributes:
+        directory: where `journal.json` lives.
+        phase: the last phase reached.
+        cluster_id: ZooKeeper's cluster id (a journal for another cluster is refused).
+        voters: the voter ids of the run.
+        leader_epoch: the epoch the log is written in.
+        last_durable_offset: the last offset known durable on a majority.
+        claim: the `/controller` bytes of the fence (from phase `fencing` on).
+        fence: the fence token's JSON (from `fenced` on).
+        migration_zk_version: `/migration`'s version after our final write.
+        facts: report figures kept across a resume (counts, offsets).
+    """
+
+    directory: Path
+    phase: str = "precopy"
+    cluster_id: str = ""
+    voters: list[int] = field(default_factory=list)
+    leader_epoch: int = 1
+    last_durable_offset: int = -1
+    claim: str | None = None
+    fence: dict[str, Any] | None = None
+    migration_zk_version: int | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def path(self) -> Path:
+        """The journal file."""
+        return self.directory / _FILE
+
+    @classmethod
+    def load(cls, directory: Path) -> Journal | None:
+        """The journal in `directory`, or None when there is none.
+
+        Raises:
+            ValueError: the file exists but is not a journal (names the file).
+        """
+        path = directory / _FILE
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        try:
+            doc = orjson.loads(raw)
+            if doc.get("phase") not in PHASES:
+                raise ValueError(f"unknown phase {doc.get('phase')!r}")
+            return cls(directory=directory, phase=doc["phase"], cluster_id=doc["cluster_id"],
+                       voters=list(doc["voters"]), leader_epoch=int(doc["leader_epoch"]),
+                       last_durable_offset=int(doc["last_durable_offset"]),
+                       claim=doc.get("claim"), fence=doc.get("fence"),
+                       migration_zk_version=doc.get("migration_zk_version"),
+                       facts=dict(doc.get("facts") or {}))
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{path}: not a zk2kraft journal ({exc})") from None
+
+    def at_least(self, phase: str) -> bool:
+        """True when the journal has reached `phase`."""
+        return PHASES.index(self.phase) >= PHASES.index(phase)
+
+    def save(self, **changes: Any) -> None:
+        """Apply `changes` and replace the file atomically and durably."""
+        for k, v in changes.items():
+            setattr(self, k, v)
+        doc = {"phase": self.phase, "cluster_id": self.cluster_id, "voters": self.voters,
+               "leader_epoch": self.leader_epoch,
+               "last_durable_offset": self.last_durable_offset, "claim": self.claim,
+               "fence": self.fence, "migration_zk_version": self.migration_zk_version,
+               "facts": self.facts}
+        self.directory.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(_FILE + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self.path)
+        dfd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
