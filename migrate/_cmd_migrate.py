@@ -3,7 +3,7 @@
 Parses and checks flags (exit 2 naming the flag, exit 3 naming an unusable voter dir) before
 anything connects, runs the copy, prints the summary (tables on stdout, or stderr when `--json -`
 puts the document on stdout) and writes the `--json` document with mode 0600. `--cutover now`
-is refused: fencing, dual-write and the window measurement come in a later release.
+and `manual` (the online migration) are `migrate._cmd_online`.
 """
 
 from __future__ import annotations
@@ -31,13 +31,10 @@ def bulk_options(args: argparse.Namespace) -> BulkOptions:
         BadFlagError: a flag is wrong (exit 2, names it).
         VoterUnavailableError: a voter directory cannot be created or written (exit 3).
     """
-    if args.cutover == "now":
-        raise BadFlagError(
-            "--cutover now: cutover comes in a later release (issue: online cutover); "
-            "use --cutover none to copy the metadata without touching ZooKeeper"
-        )
     if args.on_cutover:
-        raise BadFlagError("--on-cutover needs --cutover now, which comes in a later release")
+        raise BadFlagError("--on-cutover needs --cutover now or manual")
+    if args.journal:
+        raise BadFlagError("--journal needs --cutover now or manual (--cutover none keeps none)")
     check_output_path("--json", args.json)
     targets = check_voters(args.voters)
     return BulkOptions(
@@ -52,6 +49,10 @@ def bulk_options(args: argparse.Namespace) -> BulkOptions:
 
 def run(args: argparse.Namespace) -> int:
     """Run `migrate`; 0 when the voters hold the migration, 1 on blockers."""
+    if args.cutover in ("now", "manual"):
+        from migrate import _cmd_online
+
+        return _cmd_online.run(args)
     options = bulk_options(args)
     to_stdout = args.json == "-"
     wanted = progress_wanted(quiet=args.quiet, stdout_is_document=to_stdout)

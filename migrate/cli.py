@@ -255,9 +255,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_voters(p, required=True)
     _add_metadata_version(p)
     _add_output(p)
-    p.add_argument("--cutover", choices=["none", "now"], default="none",
-                   help="none: copy only (default); now: fence ZooKeeper's controller and cut over")
-    p.add_argument("--on-cutover", metavar="CMD", help="command that starts the KRaft controllers")
+    p.add_argument("--cutover", choices=["none", "now", "manual"], default="none",
+                   help="none: copy only, ZooKeeper untouched (default); now: copy into the live "
+                   "logs, mirror changes, fence ZooKeeper's controller as soon as caught up and "
+                   "hand over; manual: the same, cutting over on Enter or SIGUSR1 "
+                   "(needs --metadata-version 3.6-IV1 or later)")
+    p.add_argument("--on-cutover", metavar="CMD",
+                   help="shell command run after /migration is written, to start the KRaft "
+                   "controllers (must be safe to run again: a resumed run re-runs it)")
+    p.add_argument("--journal", metavar="DIR",
+                   help="where the online run's journal lives (default: "
+                   "<parent of the first voter dir>/.zk2kraft-journal); a re-run resumes from it")
+    p.add_argument("--handoff-timeout", type=float, default=120.0, metavar="S",
+                   help="how long to wait for a KRaft controller to claim /controller after "
+                   "--on-cutover (t2; default 120)")
     p.add_argument("--spark-master", default="auto", metavar="auto|in-process|URL",
                    help="engine of the bulk pipeline: 'auto' (default) runs Spark local[*] "
                    "for big clusters and in-process below a measured size; 'in-process' never "

@@ -264,8 +264,10 @@ def test_spark_engine_writes_the_same_bytes(
 
 def test_flag_errors_before_anything_connects(tmp_path: Path) -> None:
     nowhere = "127.0.0.1:1"  # nothing listens: a flag error must come first
-    now = migrate(nowhere, tmp_path, "--cutover", "now")
-    assert now.returncode == 2 and "cutover comes in a later release" in now.stderr
+    now = migrate(nowhere, tmp_path, "--cutover", "now", "--metadata-version", "3.6-IV0")
+    assert now.returncode == 2 and "3.6-IV1" in now.stderr and "transaction" in now.stderr
+    hook = migrate(nowhere, tmp_path, "--on-cutover", "true")
+    assert hook.returncode == 2 and "--on-cutover needs --cutover now or manual" in hook.stderr
     dup = migrate(nowhere, tmp_path, voters=(3000, 3000))
     assert dup.returncode == 2 and "given twice" in dup.stderr
     mv = migrate(nowhere, tmp_path, "--metadata-version", "3.3-IV3")

@@ -1,0 +1,185 @@
+"""`zk2kraft migrate --cutover now|manual`: flags, the live status, the manual trigger, the report.
+
+The run itself is `migrate._online.run_online`; this module only turns flags into options,
+renders what the run reports (a rich live line on a terminal, plain lines otherwise, every
+message on stderr when `--json -` owns stdout), arms the manual trigger (Enter on a terminal or
+SIGUSR1) and writes the `--json` document (0600).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+from rich.console import Console
+from rich.live import Live
+
+from migrate._bulk import blockers_message, check_voters
+from migrate._journal import default_journal_dir
+from migrate._online import (
+    OnlineOptions,
+    OnlineOutcome,
+    StatusSink,
+    check_cutover_version,
+    run_online,
+)
+from migrate._private_file import check_output_path, write_private
+from migrate._zkargs import connect_options
+from migrate.errors import BadFlagError, BlockersFoundError
+
+__all__ = ["online_options", "run"]
+
+_OVERRIDE_FLAGS = ("allow_pending_log_dir_events",)
+
+
+def online_options(args: argparse.Namespace) -> OnlineOptions:
+    """Check the online flags before anything connects.
+
+    Raises:
+        BadFlagError: a wrong flag, or a metadata.version below 3.6-IV1 (exit 2, says why).
+        VoterUnavailableError: a voter directory cannot be created or written (exit 3).
+    """
+    check_cutover_version(args.metadata_version)
+    check_output_path("--json", args.json)
+    targets = check_voters(args.voters)
+    journal = Path(args.journal).expanduser().resolve() if args.journal else \
+        default_journal_dir(targets[0].path)
+    if any(journal == t.path or journal.is_relative_to(t.path) for t in targets):
+        raise BadFlagError(f"--journal {args.journal}: must not be inside a voter directory")
+    if args.handoff_timeout <= 0:
+        raise BadFlagError("--handoff-timeout: must be > 0 seconds")
+    return OnlineOptions(
+        connect=connect_options(args),
+        voters=tuple(targets),
+        metadata_version=args.metadata_version,
+        cutover=args.cutover,
+        journal_dir=journal,
+        password_encoder_secret=args.password_encoder_secret,
+        on_cutover=args.on_cutover,
+        overrides=frozenset(f for f in _OVERRIDE_FLAGS if getattr(args, f, False)),
+        handoff_timeout_s=args.handoff_timeout,
+    )
+
+
+class _ConsoleSink(StatusSink):
+    """Messages as lines; mirror figures as one live line (terminal) or a line every 5 s."""
+
+    def __init__(self, console: Console, *, quiet: bool) -> None:
+        self.console = console
+        self.quiet = quiet
+        self.live: Live | None = None
+        self._last_line = 0.0
+
+    def say(self, line: str) -> None:
+        super().say(line)
+        if not self.quiet:
+            self.console.print(line, markup=False, highlight=False)
+
+    def mirror(self, figures: dict[str, Any]) -> None:
+        if self.quiet:
+            return
+        voters = " ".join(f"{v['node_id']}:{v['state']}" for v in figures["voters"])
+        text = (f"mirror: {figures['records_mirrored']} records mirrored, "
+                f"{figures['changes_per_s']:.0f} changes/s, lag {figures['lag_s'] * 1000:.0f} ms, "
+                f"last offset {figures['last_offset']}, voters {voters}")
+        if self.console.is_terminal:
+            if self.live is None:
+                self.live = Live(text, console=self.console, refresh_per_second=4,
+                                 transient=False)
+                self.live.start()
+            self.live.update(text)
+        elif time.monotonic() - self._last_line >= 5.0:
+            self._last_line = time.monotonic()
+            self.console.print(text, markup=False, highlight=False)
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+
+def _arm_trigger(mode: str) -> threading.Event:
+    """`manual`: Enter on a terminal, or SIGUSR1, sets the event."""
+    trigger = threading.Event()
+    if mode != "manual":
+        return trigger
+    signal.signal(signal.SIGUSR1, lambda *_: trigger.set())
+    if sys.stdin is not None and sys.stdin.isatty():
+        def wait_enter() -> None:
+            sys.stdin.readline()
+            trigger.set()
+
+        threading.Thread(target=wait_enter, name="zk2kraft-enter", daemon=True).start()
+    return trigger
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the online migration; 0 when the cutover completed (or had already), 1 on blockers."""
+    options = online_options(args)
+    to_stdout = args.json == "-"
+    console = Console(stderr=to_stdout or not sys.stdout.isatty(), highlight=False)
+    if to_stdout:
+        console = Console(stderr=True, highlight=False)
+    sink = _ConsoleSink(console, quiet=args.quiet)
+    trigger = _arm_trigger(options.cutover)
+    try:
+        outcome = run_online(options, sink=sink, trigger=trigger)
+    finally:
+        sink.close()
+    document = orjson.dumps(outcome.to_json(), option=orjson.OPT_INDENT_2) + b"\n"
+    if to_stdout:
+        sys.stdout.buffer.write(document)
+        sys.stdout.flush()
+    elif args.json is not None:
+        write_private(args.json, [document])
+    if not args.quiet:
+        _print(console, outcome, source=args.zookeeper)
+    if outcome.refused:
+        assert outcome.summary is not None
+        raise BlockersFoundError(blockers_message(outcome.summary.report.blockers))
+    return 0
+
+
+def _print(console: Console, outcome: OnlineOutcome, *, source: str) -> None:
+    from verify import render_plan
+
+    if outcome.summary is not None and outcome.summary.report.blockers:
+        s = outcome.summary
+        render_plan(console, blockers=s.report.blockers, warnings=s.report.warnings,
+                    records=s.records, brokers=s.brokers, topics=s.topics,
+                    partitions=s.partitions, source=source)
+        return
+    doc = outcome.to_json()
+    window = doc["window_ms"]
+    assert isinstance(window, dict)
+
+    def ms(v: object) -> str:
+        return "n/a" if v is None else f"{v:.1f} ms"
+
+    lines = [
+        f"cutover ({outcome.cutover}) complete" if not outcome.already_done
+        else "cutover had already completed",
+        f"  window: tool (t1-t0) {ms(window['tool'])}, total (t2-t0) {ms(window['total'])}",
+        f"  records: pre-copy {outcome.precopy_records}, mirrored {outcome.mirrored_records} "
+        f"in {outcome.mirror_steps} step(s) from {outcome.changes_seen} notification(s), "
+        f"final delta {outcome.delta_records}; log ends at offset {outcome.last_offset}",
+        "  phases: " + ", ".join(f"{k} {ms(v)}" for k, v in outcome.phase_ms.items()),
+    ]
+    if outcome.fence is not None:
+        lines.append(f"  fence: /controller_epoch {outcome.fence['controller_epoch']} "
+                     f"(znode version {outcome.fence['epoch_zk_version']}); /migration version "
+                     f"{outcome.migration_zk_version}")
+    lines.append("  voters: " + ", ".join(f"{v['node_id']} {v['state']}"
+                                         + (f" ({v['error']})" if v["error"] else "")
+                                         for v in outcome.voters))
+    if outcome.session_expiries:
+        lines.append(f"  ZooKeeper session expired {outcome.session_expiries} time(s); the whole "
+                     "tree was re-read each time")
+    for line in lines:
+        console.print(line, markup=False, highlight=False)

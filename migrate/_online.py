@@ -1,0 +1,627 @@
+"""`migrate --cutover now|manual`: pre-copy, mirror, fenced cutover, drain, handoff (online).
+
+Order, and why (design "Online migration", I1-I8; reference kafka-zk-migration.md §3):
+
+1. The voters' `.lock`s are taken first and held to the end (`LocalVoterQuorum`), so no
+   controller starts on a log that is still being written. One long-lived ZooKeeper session.
+2. Pre-copy: the whole tree is read with a watch on every znode, translated, and written to the
+   *live* logs after `FeatureLevelRecord` + `BeginTransactionRecord`, durable on a majority. The
+   transaction stays open: a controller started on this log now would discard it all.
+3. Mirror: every notification leads to a re-read (which re-arms its watch) and the delta
+   records, appended in notification order and durable before the next step. A connection loss
+   re-arms the watches at the last zxid (`ChangeFeed`); a session expiry loses them, so the
+   whole tree is re-read and the difference written, and the output says so.
+4. Gate, then t0 and the fence (`zkreader.fence_zk_controller`, one multi-op).
+5. Drain: `sync()`, re-read what changed before the fence, append the final delta,
+   `ZkMigrationStateRecord(MIGRATION)` and `EndTransactionRecord`, durable: t1. Then `/migration`
+   with the last offset, checking the fence's `/controller_epoch` version (I4).
+6. Handoff: `--on-cutover CMD`; t2 when a KRaft controller's claim of `/controller` carries a
+   higher `kraftControllerEpoch` than ours. t0, t1, t2 come from one monotonic clock.
+
+Every phase change is journaled (`_journal.Journal`) before the next step, so a kill -9
+anywhere resumes: before the fence by replaying the log into `LogState` and writing only what is
+missing; at `fencing` by reading back whether the fence applied (never fencing twice); after it
+by finishing the drain.
+
+The delta comes from `_mirror_delta.LogState` (whole-tree re-read and translation, O(cluster)
+per step) until the per-entity translation and entity re-reads land.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from migrate._bulk import VoterTarget, _blocking
+from migrate._journal import Journal
+from migrate._mirror_delta import LogState
+from migrate._pipeline import snapshot_timestamp_ms
+from migrate._preflight import PlanSummary, summarize
+from migrate.errors import BadFlagError
+from migrate.translate import (
+    TranslationOptions,
+    header_records,
+    trailer_records,
+    translate,
+)
+from writers import (
+    LocalVoterQuorum,
+    MetadataRecord,
+    MetadataVersion,
+    QuorumLog,
+    VoterStateError,
+    VoterUnavailableError,
+)
+from zkreader import (
+    ChangeEvent,
+    ClusterSnapshot,
+    ConnectOptions,
+    FenceToken,
+    MigrationState,
+    ZkSession,
+    ZkUnreachableError,
+    claim_json,
+    fence_zk_controller,
+    open_session,
+    read_cluster,
+    read_fence_state,
+    write_migration_state,
+)
+
+__all__ = ["CRASH_ENV", "OnlineOptions", "OnlineOutcome", "check_cutover_version", "run_online"]
+
+log = logging.getLogger(__name__)
+
+CRASH_ENV = "ZK2KRAFT_CRASH_AT"
+"""Test hook: `point` or `point:N` kills this process (SIGKILL) at the Nth pass of `point`."""
+
+_TRANSACTIONS = "3.6-IV1"
+_LEADER_EPOCH = 1
+_PRECOPY_CHUNK = 20_000  # records per durable append of the pre-copy
+_IGNORED = ("/controller", "/controller_epoch", "/migration", "/admin/reassign_partitions",
+            "/log_dir_event_notification", "/isr_change_notification")
+_crash_counts: dict[str, int] = {}
+
+
+def _crash(point: str) -> None:
+    """Kill -9 ourselves at `point` when the test hook asks for it (see `CRASH_ENV`)."""
+    wanted = os.environ.get(CRASH_ENV)
+    if not wanted:
+        return
+    name, _, nth = wanted.partition(":")
+    if name != point:
+        return
+    _crash_counts[point] = _crash_counts.get(point, 0) + 1
+    if _crash_counts[point] >= int(nth or 1):
+        sys.stderr.write(f"{CRASH_ENV}: killing zk2kraft at {point}\n")
+        sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def check_cutover_version(mv: MetadataVersion) -> None:
+    """`--cutover now|manual` writes a metadata transaction: metadata.version >= 3.6-IV1.
+
+    Raises:
+        BadFlagError: an older metadata.version (exit 2, says why).
+    """
+    if not mv.at_least(_TRANSACTIONS):
+        raise BadFlagError(
+            f"--metadata-version {mv.name}: an online cutover keeps the copied records "
+            "inside an open metadata transaction (BeginTransactionRecord) until the fence, and "
+            f"metadata transactions need metadata.version {_TRANSACTIONS} or later; use "
+            "--cutover none for an offline copy at this version"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class OnlineOptions:
+    """Everything `run_online` needs, already checked by the command.
+
+    Attributes:
+        connect: ZooKeeper connection options.
+        voters: the `--voter` targets; the first is the id written into `/controller`.
+        metadata_version: `--metadata-version` (>= 3.6-IV1).
+        password_encoder_secret: the brokers' secret (never logged).
+        cutover: "now" or "manual".
+        on_cutover: the `--on-cutover` shell command, if any.
+        journal_dir: where the journal lives.
+        overrides: attribute names of blocker override flags given.
+        lag_bound_s: the gate's bound on the mirror's lag.
+        handoff_timeout_s: how long to wait for a KRaft controller's claim (t2).
+    """
+
+    connect: ConnectOptions
+    voters: tuple[VoterTarget, ...]
+    metadata_version: MetadataVersion
+    cutover: str
+    journal_dir: Path
+    password_encoder_secret: str | None = field(default=None, repr=False)
+    on_cutover: str | None = None
+    overrides: frozenset[str] = frozenset()
+    lag_bound_s: float = 1.0
+    handoff_timeout_s: float = 120.0
+
+
+@dataclass
+class OnlineOutcome:
+    """What the online run did; `to_json` is the `--json` document."""
+
+    summary: PlanSummary | None = None
+    cutover: str = "now"
+    resumed_from: str | None = None
+    already_done: bool = False
+    last_offset: int = -1
+    precopy_records: int = 0
+    mirrored_records: int = 0
+    mirror_steps: int = 0
+    changes_seen: int = 0
+    delta_records: int = 0
+    window_tool_ms: float | None = None
+    window_total_ms: float | None = None
+    phase_ms: dict[str, float] = field(default_factory=dict)
+    fence: dict[str, Any] | None = None
+    migration_zk_version: int | None = None
+    voters: list[dict[str, object]] = field(default_factory=list)
+    repairs: list[str] = field(default_factory=list)
+    session_expiries: int = 0
+    on_cutover_exit: int | None = None
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def refused(self) -> bool:
+        """True when blockers stopped the run before anything was written."""
+        return self.summary is not None and bool(self.summary.report.blockers)
+
+    def to_json(self) -> dict[str, object]:
+        """The `migrate --json` document: the plan summary plus the online figures."""
+        doc: dict[str, object] = self.summary.to_json() if self.summary is not None else {}
+        doc.update({
+            "cutover": self.cutover,
+            "window_ms": {"tool": _r(self.window_tool_ms), "total": _r(self.window_total_ms)},
+            "delta_records": self.delta_records,
+            "mirrored_records": self.mirrored_records,
+            "precopy_records": self.precopy_records,
+            "mirror_steps": self.mirror_steps,
+            "changes_seen": self.changes_seen,
+            "last_offset": self.last_offset,
+            "phase_ms": {k: _r(v) for k, v in self.phase_ms.items()},
+            "fence": self.fence,
+            "migration_zk_version": self.migration_zk_version,
+            "voters": self.voters,
+            "repairs": self.repairs,
+            "session_expiries": self.session_expiries,
+            "on_cutover_exit_code": self.on_cutover_exit,
+            "resumed_from": self.resumed_from,
+            "already_done": self.already_done,
+            "no_op": self.already_done,
+        })
+        return doc
+
+
+def _r(v: float | None) -> float | None:
+    return None if v is None else round(v, 3)
+
+
+class StatusSink:
+    """Where the run reports progress; the command renders it (rich live view or lines)."""
+
+    def say(self, line: str) -> None:
+        """A message the operator must see (printed once)."""
+        log.info("%s", line)
+
+    def mirror(self, figures: dict[str, Any]) -> None:
+        """The live mirror figures (records mirrored, changes/s, lag, voters)."""
+
+
+# ----------------------------------------------------------------------------- the run
+
+
+class _Run:
+    def __init__(self, options: OnlineOptions, session: ZkSession, quorum: QuorumLog,
+                 journal: Journal, sink: StatusSink, clock: Callable[[], float],
+                 trigger: threading.Event) -> None:
+        self.o = options
+        self.session = session
+        self.quorum = quorum
+        self.journal = journal
+        self.sink = sink
+        self.clock = clock
+        self.trigger = trigger
+        self.mv = options.metadata_version
+        self.topts = TranslationOptions(metadata_version=options.metadata_version,
+                                        password_encoder_secret=options.password_encoder_secret)
+        self.state = LogState()
+        self.out = OnlineOutcome(cutover=options.cutover)
+        self.controller_id = options.voters[0].node_id
+        self.epoch = quorum.leader_epoch
+        self._rate: list[tuple[float, int]] = []
+        self._last_lag = 0.0
+        self._warned: set[str] = set()
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _append(self, records: Sequence[MetadataRecord], snapshot: ClusterSnapshot) -> None:
+        if records:
+            self.quorum.append_records(records, timestamp_ms=snapshot_timestamp_ms(snapshot))
+            self.journal.save(last_durable_offset=self.quorum.durable_offset)
+
+    def _translate(self, snapshot: ClusterSnapshot) -> list[MetadataRecord]:
+        return translate(snapshot, self.topts).records
+
+    def _read(self, *, watch: bool) -> ClusterSnapshot:
+        """Read the tree, surviving connection losses and (loudly) session expiries."""
+        deadline = self.clock() + max(self.session.retry_s, 30.0)
+        while True:
+            if self.session.expired.is_set():
+                self.session.expired.clear()
+                self.out.session_expiries += 1
+                self.sink.say("ZooKeeper session expired: its watches are gone; re-reading the "
+                              "whole tree and writing the difference")
+            try:
+                return read_cluster(self.session, watch=watch)
+            except ZkUnreachableError:
+                if self.clock() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    def _voters(self) -> list[dict[str, object]]:
+        return [s.to_json() for s in self.quorum.voter_status()]
+
+    def _check_log_is_ours(self) -> None:
+        if self.quorum.last_offset < 0:
+            return
+        if not self.state.transaction_open and self.state.migration_state is None:
+            raise VoterStateError(
+                "the voters hold a metadata log this tool did not leave open (no open "
+                "'ZK Migration' transaction and no journal state for it); refusing to write "
+                "into it. Point --voter at empty directories, or --journal at this run's journal")
+
+    # -- phases ----------------------------------------------------------------------------
+
+    def run(self) -> OnlineOutcome:
+        j = self.journal
+        for batch in self.quorum.read_log():
+            self.state.apply(batch.records)
+        if self.quorum.last_offset >= 0:
+            self.out.resumed_from = j.phase
+            self.sink.say(f"resuming in phase {j.phase}: the log holds offsets 0.."
+                          f"{self.quorum.last_offset}")
+        if j.phase == "done":
+            self.out.already_done = True
+            self._finish_report()
+            return self.out
+        token: FenceToken | None = None
+        if j.phase == "fencing":
+            token = self._fence_readback()
+        elif j.at_least("fenced"):
+            assert j.fence is not None
+            token = FenceToken.from_json(j.fence)
+        t0 = t1 = None
+        if token is None:
+            if not j.at_least("mirror"):
+                self._check_log_is_ours()
+                self._precopy()
+            self._mirror_until_cutover()
+            t0, token = self._fence()
+        if not j.at_least("drained"):
+            t1 = self._drain()
+        if not j.at_least("migration"):
+            self._write_migration(token)
+        t2 = self._handoff(token)
+        if t0 is not None and t1 is not None:
+            self.out.window_tool_ms = (t1 - t0) * 1000.0
+            self.out.window_total_ms = None if t2 is None else (t2 - t0) * 1000.0
+        self.out.fence = {"controller_epoch": token.controller_epoch,
+                          "epoch_zk_version": token.epoch_zk_version}
+        self._finish_report()
+        j.save(phase="done", facts=self._facts())
+        return self.out
+
+    def _facts(self) -> dict[str, Any]:
+        return {"last_offset": self.quorum.last_offset, "fence": self.out.fence,
+                "window_ms": {"tool": _r(self.out.window_tool_ms),
+                              "total": _r(self.out.window_total_ms)}}
+
+    def _finish_report(self) -> None:
+        self.out.last_offset = self.quorum.last_offset
+        self.out.voters = self._voters()
+        if self.out.already_done:
+            facts = self.journal.facts
+            self.out.fence = facts.get("fence")
+            self.out.migration_zk_version = self.journal.migration_zk_version
+            self.sink.say(f"this migration already finished (journal {self.journal.path}); "
+                          "nothing to do")
+
+    def _judge(self, snapshot: ClusterSnapshot) -> PlanSummary:
+        result = translate(snapshot, self.topts)
+        summary = summarize(snapshot, records=result.counts, extra_blockers=result.blockers,
+                            extra_warnings=result.warnings,
+                            voter_ids=[t.node_id for t in self.o.voters])
+        return _blocking(summary, self.o.overrides)
+
+    def _precopy(self) -> None:
+        start = self.clock()
+        snapshot = self._read(watch=True)
+        self.out.summary = self._judge(snapshot)
+        if self.out.summary.report.blockers:
+            raise _Refused()
+        records = self._translate(snapshot)
+        delta = self.state.delta_to(records)
+        if self.quorum.last_offset < 0:
+            delta = header_records(self.mv) + delta
+        self.sink.say(f"pre-copy: writing {len(delta)} records into the live logs of voter(s) "
+                      f"{', '.join(str(t.node_id) for t in self.o.voters)} (transaction open)")
+        for i in range(0, len(delta), _PRECOPY_CHUNK):
+            self._append(delta[i:i + _PRECOPY_CHUNK], snapshot)
+            _crash("precopy_batch")
+        self.out.precopy_records = len(delta)
+        self.journal.save(phase="mirror", last_durable_offset=self.quorum.durable_offset)
+        self.out.phase_ms["precopy"] = (self.clock() - start) * 1000.0
+        self.sink.say(f"pre-copy durable on a majority: offsets 0..{self.quorum.last_offset}")
+
+    def _pending(self) -> list[ChangeEvent]:
+        events = self.session.changes.drain()
+        return [e for e in events if not e.path.startswith(_IGNORED)]
+
+    def mirror_step(self, events: list[ChangeEvent]) -> int:
+        """Re-read (re-arming the watches), append the delta; returns records written."""
+        forced = self.session.expired.is_set()
+        if not events and not forced:
+            self._last_lag = 0.0
+            return 0
+        now = self.clock()
+        if events:
+            self._last_lag = now - min(e.at for e in events)
+        snapshot = self._read(watch=True)
+        delta = self.state.delta_to(self._translate(snapshot))
+        self._append(delta, snapshot)
+        _crash("mirror_append")
+        self.out.mirrored_records += len(delta)
+        self.out.mirror_steps += 1
+        self.out.changes_seen += len(events)
+        self._rate.append((self.clock(), len(events)))
+        return len(delta)
+
+    def _figures(self) -> dict[str, Any]:
+        now = self.clock()
+        self._rate = [(t, n) for t, n in self._rate if now - t <= 5.0]
+        rate = sum(n for _, n in self._rate) / 5.0
+        return {"records_mirrored": self.out.mirrored_records, "changes_per_s": rate,
+                "lag_s": self._last_lag, "last_offset": self.quorum.last_offset,
+                "voters": self._voters(), "steps": self.out.mirror_steps}
+
+    def _mirror_until_cutover(self) -> None:
+        start = self.clock()
+        if self.o.cutover == "manual":
+            self.sink.say("mirroring: press Enter (on a terminal) or send SIGUSR1 to pid "
+                          f"{os.getpid()} to cut over")
+        else:
+            self.sink.say("mirroring until caught up, then cutting over")
+        gate_start: float | None = None
+        while True:
+            events = self._pending()
+            if not events and not self.session.expired.is_set():
+                first = self.session.changes.get(timeout=0.05)
+                if first is not None and not first.path.startswith(_IGNORED):
+                    events = [first, *self._pending()]
+            self.mirror_step(events)
+            self.sink.mirror(self._figures())
+            wants_cutover = self.o.cutover == "now" or self.trigger.is_set()
+            if not wants_cutover:
+                continue
+            if gate_start is None:
+                gate_start = self.clock()
+                self.out.phase_ms["mirror"] = (gate_start - start) * 1000.0
+            if self._gate_open(caught_up=not events):
+                self.out.phase_ms["gate"] = (self.clock() - gate_start) * 1000.0
+                return
+
+    def _warn_once(self, key: str, line: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            self.sink.say(line)
+
+    def _gate_open(self, *, caught_up: bool) -> bool:
+        if not self.quorum.majority_writable:
+            raise VoterUnavailableError(
+                "a majority of voters is no longer writable: stopping before the fence "
+                "(ZooKeeper was not changed; its controller keeps running)")
+        if not caught_up and self._last_lag > self.o.lag_bound_s:
+            return False
+        events = self.session.get_children("/log_dir_event_notification") or []
+        if events:
+            self._warn_once("logdir", f"cutover waits: {len(events)} unprocessed "
+                            "/log_dir_event_notification event(s) (the ZooKeeper controller "
+                            "must handle them first)")
+            return False
+        if self.session.get("/admin/reassign_partitions") is not None:
+            self._warn_once("reassign", "WARNING: cutover waits for /admin/reassign_partitions "
+                            "(a reassignment submitted the ZooKeeper way) to finish")
+            return False
+        return True
+
+    def _fence(self) -> tuple[float, FenceToken]:
+        ts = int(time.time() * 1000)
+        claim = claim_json(self.controller_id, self.epoch, ts)
+        self.journal.save(phase="fencing", claim=claim.decode())
+        _crash("before_fence")
+        sent: list[float] = []
+        token = fence_zk_controller(self.session, kraft_controller_id=self.controller_id,
+                                    kraft_epoch=self.epoch, timestamp_ms=ts,
+                                    on_sent=lambda: sent.append(self.clock()))
+        t0 = sent[0]
+        self.journal.save(phase="fenced", fence=token.to_json())
+        self.out.phase_ms["fence"] = (self.clock() - t0) * 1000.0
+        self.sink.say(f"fenced: /controller_epoch is now {token.controller_epoch}, /controller "
+                      f"is claimed by {self.controller_id} (kraftControllerEpoch {self.epoch}); "
+                      "ZooKeeper's controller can no longer write")
+        _crash("after_fence")
+        return t0, token
+
+    def _fence_readback(self) -> FenceToken | None:
+        """A crash at `fencing`: did the fence apply? Never fence twice."""
+        claim = (self.journal.claim or "").encode()
+        now = read_fence_state(self.session)
+        if now.controller == claim and now.controller_epoch is not None:
+            assert now.epoch_zk_version is not None and now.migration_zk_version is not None
+            token = FenceToken(now.controller_epoch, now.epoch_zk_version,
+                               now.migration_zk_version, claim, already_applied=True)
+            self.journal.save(phase="fenced", fence=token.to_json())
+            self.sink.say("the previous run's fence had applied (read back); finishing the drain")
+            return token
+        self.sink.say("the previous run stopped before its fence applied (read back); "
+                      "mirroring again before fencing")
+        self.journal.save(phase="mirror", claim=None)
+        return None
+
+    def _drain(self) -> float | None:
+        start = self.clock()
+        if self.state.migration_state is not None and not self.state.transaction_open:
+            self.journal.save(phase="drained", last_durable_offset=self.quorum.durable_offset)
+            return None
+        self.session.retrying(lambda: self.session.kazoo.sync("/"), "/")
+        snapshot = self._read(watch=False)
+        if self.out.summary is None:
+            self.out.summary = self._judge(snapshot)
+        delta = self.state.delta_to(self._translate(snapshot))
+        self._append(delta, snapshot)
+        self.out.delta_records = len(delta)
+        _crash("mid_drain")
+        trailer = trailer_records(self.mv)
+        self.quorum.append_records(trailer, timestamp_ms=snapshot_timestamp_ms(snapshot))
+        t1 = self.clock()
+        self.state.apply(trailer)
+        self.journal.save(phase="drained", last_durable_offset=self.quorum.durable_offset)
+        self.out.phase_ms["drain"] = (t1 - start) * 1000.0
+        self.sink.say(f"drained: {len(delta)} final delta record(s), ZkMigrationStateRecord"
+                      f"(MIGRATION) and EndTransactionRecord durable; log ends at offset "
+                      f"{self.quorum.last_offset}")
+        _crash("after_end_transaction")
+        return t1
+
+    def _write_migration(self, token: FenceToken) -> None:
+        start = self.clock()
+        state = MigrationState(self.controller_id, self.epoch, self.quorum.last_offset,
+                               self.epoch)
+        _crash("before_migration")
+        version = write_migration_state(self.session, token, state)
+        _crash("after_migration")
+        self.journal.save(phase="migration", migration_zk_version=version)
+        self.out.migration_zk_version = version
+        self.out.phase_ms["migration"] = (self.clock() - start) * 1000.0
+        self.sink.say(f"/migration written: kraft_metadata_offset {self.quorum.last_offset}, "
+                      f"kraft_metadata_epoch {self.epoch}")
+
+    def _handoff(self, token: FenceToken) -> float | None:
+        self.journal.save(phase="handoff")
+        if self.out.migration_zk_version is None:
+            self.out.migration_zk_version = self.journal.migration_zk_version
+        if not self.o.on_cutover:
+            self.sink.say("no --on-cutover: start the KRaft controllers now (they find "
+                          "ZkMigrationState MIGRATION and /migration, and take over)")
+            return None
+        start = self.clock()
+        env = {**os.environ, "ZK2KRAFT_LAST_OFFSET": str(self.quorum.last_offset),
+               "ZK2KRAFT_LEADER_EPOCH": str(self.epoch),
+               "ZK2KRAFT_VOTERS": ",".join(f"{t.node_id}={t.path}" for t in self.o.voters)}
+        self.sink.say(f"running --on-cutover: {self.o.on_cutover}")
+        # The voters' locks must be free for the controllers this command starts.
+        self.quorum.close()
+        proc = subprocess.Popen(self.o.on_cutover, shell=True, env=env)  # noqa: S602 - operator's command
+        _crash("during_on_cutover")
+        self.out.on_cutover_exit = proc.wait()
+        self.out.phase_ms["on_cutover"] = (self.clock() - start) * 1000.0
+        if self.out.on_cutover_exit != 0:
+            self.sink.say(f"WARNING: --on-cutover exited {self.out.on_cutover_exit}")
+        deadline = self.clock() + self.o.handoff_timeout_s
+        while self.clock() < deadline:
+            try:
+                if read_fence_state(self.session).kraft_controller_epoch > self.epoch:
+                    t2 = self.clock()
+                    self.sink.say("a KRaft controller claimed /controller: handoff complete")
+                    return t2
+            except ZkUnreachableError:
+                pass
+            time.sleep(0.01)
+        self.sink.say(f"no KRaft controller claimed /controller within "
+                      f"{self.o.handoff_timeout_s:g}s: window_ms.total is null")
+        return None
+
+
+class _Refused(Exception):
+    pass
+
+
+def _cluster_id(session: ZkSession) -> str:
+    got = session.get("/cluster/id")
+    if got is None:
+        raise BadFlagError("--zookeeper: /cluster/id is missing: not a Kafka cluster's chroot?")
+    import orjson
+
+    try:
+        return str(orjson.loads(got[0])["id"])
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        raise BadFlagError("/cluster/id: not Kafka's {\"version\",\"id\"} JSON") from None
+
+
+def run_online(options: OnlineOptions, *, sink: StatusSink,
+               trigger: threading.Event | None = None,
+               clock: Callable[[], float] = time.monotonic) -> OnlineOutcome:
+    """Run the online migration (module docstring), resuming from the journal if there is one.
+
+    Returns:
+        The outcome (`outcome.refused` when blockers stopped it before anything was written).
+
+    Raises:
+        BadFlagError / ZnodeFormatError / TranslationError: bad input (exit 2).
+        ZkUnreachableError / VoterUnavailableError: exit 3.
+        ControllerMovedError: another controller holds ZooKeeper (exit 3).
+        VoterStateError: the voters hold a log that is not this run's (exit 1).
+    """
+    check_cutover_version(options.metadata_version)
+    trigger = trigger or threading.Event()
+    try:
+        journal = Journal.load(options.journal_dir)
+    except ValueError as exc:
+        raise BadFlagError(f"--journal: {exc}") from None
+    with open_session(options.connect) as session:
+        cluster_id = _cluster_id(session)
+        ids = [t.node_id for t in options.voters]
+        if journal is not None and (journal.cluster_id != cluster_id or journal.voters != ids):
+            raise BadFlagError(
+                f"--journal {options.journal_dir}: the journal is for cluster "
+                f"{journal.cluster_id!r} with voters {journal.voters}, not {cluster_id!r} with "
+                f"{ids}; point --journal elsewhere or remove it")
+        quorum = LocalVoterQuorum([(t.node_id, t.path) for t in options.voters],
+                                  cluster_id=cluster_id, leader_epoch=_LEADER_EPOCH)
+        try:
+            for r in quorum.repairs:
+                sink.say(f"resume: {r.describe()} (a crash left the voters uneven)")
+            if journal is None:
+                journal = Journal(options.journal_dir, cluster_id=cluster_id, voters=ids,
+                                  leader_epoch=quorum.leader_epoch)
+                if quorum.last_offset >= 0:
+                    raise VoterStateError(
+                        f"the voters already hold a metadata log (offsets 0.."
+                        f"{quorum.last_offset}) and there is no journal at "
+                        f"{journal.path}: refusing to write into a log this run did not start")
+                journal.save(phase="precopy")
+            run = _Run(options, session, quorum, journal, sink, clock, trigger)
+            try:
+                out = run.run()
+            except _Refused:
+                return run.out
+            out.repairs = [r.describe() for r in quorum.repairs]
+            return out
+        finally:
+            quorum.close()
+

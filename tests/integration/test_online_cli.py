@@ -1,0 +1,139 @@
+"""`zk2kraft migrate --cutover now|manual` end to end against real ZooKeeper.
+
+A background writer changes the tree while the tool pre-copies, mirrors and cuts over; then
+`zk2kraft verify` (replaying the log, reading ZooKeeper afresh) must find 0 differences, and the
+log must be one open-then-closed "ZK Migration" transaction. The "KRaft controller" of the
+handoff is a script that claims /controller with a higher kraftControllerEpoch, as Kafka's
+controller does (reference §3.2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.churn import Churn
+from writers import open_log_source
+from zkreader import SampleSpec
+
+pytestmark = pytest.mark.slow
+
+ZK2KRAFT = [sys.executable, "-m", "migrate.cli"]
+VOTERS = (3000, 3001, 3002)
+
+CLAIM = (
+    "import json,sys; from kazoo.client import KazooClient; c=KazooClient(sys.argv[1]); "
+    "c.start(); d,s=c.get('/controller'); o=json.loads(d); "
+    "o.update(brokerid=3001, kraftControllerEpoch=o['kraftControllerEpoch']+1); "
+    "c.set('/controller', json.dumps(o).encode(), version=s.version); c.stop()"
+)
+
+
+def claim_cmd(connect: str) -> str:
+    return f"{sys.executable} -c \"{CLAIM}\" {connect}"
+
+
+def online(connect: str, root: Path, *extra: str, mode: str = "now",
+           **kw: Any) -> subprocess.Popen[str]:
+    cmd = [*ZK2KRAFT, "migrate", "--zookeeper", connect,
+           *[f"--voter={v}={root / f'c{v}'}" for v in VOTERS],
+           "--cutover", mode, "--json", str(root / "migrate.json"), *extra]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "COLUMNS": "200", **kw.get("env", {})})
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = 300) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out, err
+
+
+def verify(connect: str, root: Path) -> subprocess.CompletedProcess[str]:
+    cmd = [*ZK2KRAFT, "verify", "--zookeeper", connect,
+           *[f"--voter={v}={root / f'c{v}'}" for v in VOTERS], "--json", str(root / "v.json")]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+
+
+def record_types(voter: Path) -> list[str]:
+    out = []
+    for e in open_log_source(voter).entries():
+        out += [r.type for r in e.batch.records]
+    return out
+
+
+def assert_one_closed_transaction(root: Path) -> list[str]:
+    logs = [(root / f"c{v}" / "__cluster_metadata-0") for v in VOTERS]
+    first = b"".join(p.read_bytes() for p in sorted(logs[0].glob("*.log")))
+    for other in logs[1:]:
+        assert b"".join(p.read_bytes() for p in sorted(other.glob("*.log"))) == first
+    types = record_types(root / f"c{VOTERS[0]}")
+    assert types[:2] == ["FEATURE_LEVEL_RECORD", "BEGIN_TRANSACTION_RECORD"]
+    assert types[-2:] == ["ZK_MIGRATION_STATE_RECORD", "END_TRANSACTION_RECORD"]
+    assert types.count("BEGIN_TRANSACTION_RECORD") == 1
+    assert types.count("END_TRANSACTION_RECORD") == 1
+    return types
+
+
+def test_cutover_now_under_churn_gives_parity_and_window_figures(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=10, partitions_per_topic=4))
+    with Churn(cluster.connect, rate=200) as churn:
+        churn.wait_changes(100)
+        proc = online(cluster.connect, tmp_path, "--on-cutover", claim_cmd(cluster.connect))
+        code, out, err = finish(proc)
+        assert code == 0, err + out
+        assert churn.fenced.is_set()  # its next write failed the /controller_epoch check
+        churn.stop()
+        assert churn.errors == [], churn.errors[:3]
+        assert churn.achieved_rate >= 150, churn.achieved_rate  # paced at 200/s
+        print(f"churn: {churn.changes} changes at {churn.achieved_rate:.0f}/s; "
+              f"window_ms {json.loads((tmp_path / 'migrate.json').read_text())['window_ms']}")
+        assert churn.kinds_done() >= churn.ALL_KINDS, churn.kinds_done()
+        doc = json.loads((tmp_path / "migrate.json").read_text())
+        assert doc["window_ms"]["tool"] is not None and doc["window_ms"]["tool"] > 0
+        assert doc["window_ms"]["total"] is not None
+        assert doc["window_ms"]["total"] >= doc["window_ms"]["tool"]
+        assert doc["fence"]["controller_epoch"] == 4  # the sample's /controller_epoch 3, plus 1
+        assert doc["last_offset"] > 0 and doc["mirrored_records"] > 0
+        assert "window: tool (t1-t0)" in out + err
+        assert_one_closed_transaction(tmp_path)
+        # /migration names the log's last offset and epoch
+        mig = json.loads(churn.client.get("/migration")[0])
+        assert mig["kraft_metadata_offset"] == doc["last_offset"]
+        assert mig["kraft_metadata_epoch"] == 1 and mig["kraft_controller_id"] == 3000
+        result = verify(cluster.connect, tmp_path)
+        assert result.returncode == 0, result.stdout + result.stderr
+    # a re-run after completion changes nothing
+    again = online(cluster.connect, tmp_path)
+    code, out, err = finish(again)
+    assert code == 0 and "already finished" in out + err
+
+
+def test_manual_cutover_waits_for_sigusr1(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2))
+    proc = online(cluster.connect, tmp_path, mode="manual")
+    journal = tmp_path / ".zk2kraft-journal" / "journal.json"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if journal.exists() and json.loads(journal.read_text())["phase"] == "mirror":
+            break
+        time.sleep(0.1)
+    time.sleep(1.0)
+    assert proc.poll() is None  # still mirroring: nothing cut over yet
+    assert json.loads(journal.read_text())["phase"] == "mirror"
+    proc.send_signal(signal.SIGUSR1)
+    code, out, err = finish(proc)
+    assert code == 0, err
+    assert_one_closed_transaction(tmp_path)
+    assert verify(cluster.connect, tmp_path).returncode == 0
