@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.buffer.write(document)
         sys.stdout.flush()
     elif args.json is not None:
-        write_private(args.json, [document])
+        write_private("--json", args.json, [document])
     if not args.quiet:
         _print(console, outcome, source=args.zookeeper)
     if outcome.refused:
