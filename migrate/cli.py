@@ -298,6 +298,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run the parity joins on Spark (default: in-process)")
 
     p = sub.add_parser(
+        "rollback",
+        help="undo an online cutover before finalisation (ZooKeeper's controller leads again)",
+        description="Remove zk2kraft's (or a KRaft controller's) /controller claim and "
+        "/migration in one multi-op checking /controller_epoch, and lift /controller_epoch "
+        "above every controller_epoch in the partition state znodes (KAFKA-20488). Refuses "
+        "while a voter's .lock is held (exit 3) or after finalisation (exit 1).",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_zookeeper(p)
+    _add_voters(p, required=True)
+    _add_output(p)
+    p.add_argument("--journal", metavar="DIR",
+                   help="the online run's journal dir, moved aside (default: beside the voters)")
+
+    p = sub.add_parser(
         "inspect",
         help="decode a voter dir, log dir, .log or .checkpoint",
         description="Decode and validate a metadata log: every CRC, offset and record.\n"

@@ -137,3 +137,66 @@ def test_manual_cutover_waits_for_sigusr1(
     assert code == 0, err
     assert_one_closed_transaction(tmp_path)
     assert verify(cluster.connect, tmp_path).returncode == 0
+
+
+LOCK_HOLDER = (
+    "import fcntl, os, sys, time\n"
+    "fd = os.open(sys.argv[1], os.O_RDWR)\n"
+    "fcntl.lockf(fd, fcntl.LOCK_EX)\n"
+    "print('locked', flush=True)\n"
+    "time.sleep(120)\n"
+)
+
+
+def rollback(connect: str, root: Path) -> subprocess.CompletedProcess[str]:
+    cmd = [*ZK2KRAFT, "rollback", "--zookeeper", connect,
+           *[f"--voter={v}={root / f'c{v}'}" for v in VOTERS]]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+def test_rollback_refuses_while_locked_then_lets_a_zookeeper_controller_lead(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2))
+    code, out, err = finish(online(cluster.connect, tmp_path))
+    assert code == 0, err
+    zk = cluster.client
+    assert zk.exists("/migration") is not None
+    # dual-write by a KRaft controller in epoch 9 wrote its epoch into a state znode
+    topic = sorted(zk.get_children("/brokers/topics"))[0]
+    spath = f"/brokers/topics/{topic}/partitions/0/state"
+    state = json.loads(zk.get(spath)[0])
+    zk.set(spath, json.dumps({**state, "controller_epoch": 9}).encode())
+
+    holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER,
+                               str(tmp_path / "c3001" / ".lock")], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        refused = rollback(cluster.connect, tmp_path)
+        assert refused.returncode == 3 and "c3001" in refused.stderr, refused.stderr
+        assert zk.exists("/migration") is not None  # nothing was touched
+    finally:
+        holder.kill()
+        holder.wait()
+
+    done = rollback(cluster.connect, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert zk.exists("/controller") is None and zk.exists("/migration") is None
+    epoch_data, epoch_stat = zk.get("/controller_epoch")
+    assert int(epoch_data) >= 10  # above the 9 in the state znode
+    # a ZooKeeper controller is elected and moves a partition's leadership (KafkaController)
+    zk.create("/controller", b'{"version":2,"brokerid":1,"timestamp":"1",'
+              b'"kraftControllerEpoch":-1}', ephemeral=True)
+    new_epoch = int(epoch_data) + 1
+    tx = zk.transaction()
+    tx.set_data("/controller_epoch", str(new_epoch).encode(), version=epoch_stat.version)
+    assert not any(isinstance(r, Exception) for r in tx.commit())
+    current = json.loads(zk.get(spath)[0])
+    assert current["controller_epoch"] <= new_epoch  # PartitionStateMachine would not abort
+    tx = zk.transaction()
+    tx.check("/controller_epoch", epoch_stat.version + 1)
+    tx.set_data(spath, json.dumps({**current, "controller_epoch": new_epoch,
+                                   "leader_epoch": current["leader_epoch"] + 1}).encode())
+    assert not any(isinstance(r, Exception) for r in tx.commit())
+    assert not (tmp_path / ".zk2kraft-journal" / "journal.json").exists()

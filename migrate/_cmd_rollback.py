@@ -1,0 +1,121 @@
+"""`zk2kraft rollback`: undo an online cutover before finalisation, epoch-safely.
+
+What it does, and why (reference kafka-zk-migration.md §3.5, KAFKA-20488):
+
+1. Refuses while any voter's `.lock` is held: a running KRaft controller owns ZooKeeper now and
+   would claim `/controller` again (exit 3). Stop (deprovision) the controllers first.
+2. Refuses a finalised migration: once the log holds `ZkMigrationStateRecord(POST_MIGRATION)`
+   there is no way back (exit 1).
+3. One multi-op, checking `/controller_epoch`'s version: delete our persistent `/controller`
+   claim, delete `/migration`, and lift `/controller_epoch` to at least one above the highest
+   `controller_epoch` written into any partition state znode. In dual-write the KRaft controller
+   writes its own epoch there, and a ZooKeeper controller whose epoch is not above it aborts its
+   leader elections for those partitions ("…already written by another controller").
+4. Moves the online journal aside, so a later `migrate` does not resume a rolled-back run.
+
+The voters' logs are left alone (the operator deprovisions the controllers and clears their
+metadata directories before migrating again); ZooKeeper brokers then elect a controller.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import os
+import sys
+from pathlib import Path
+
+import orjson
+
+from migrate._journal import default_journal_dir
+from migrate._private_file import check_output_path, write_private
+from migrate._voterargs import check_voter_flags
+from migrate._zkargs import connect_options
+from migrate.errors import BlockersFoundError
+from writers import VoterUnavailableError, open_log_source
+from zkreader import open_session, read_cluster, read_fence_state, release_claim
+
+__all__ = ["run"]
+
+_POST_MIGRATION = 3
+
+
+def _lock_held(path: Path) -> bool:
+    lock = path / ".lock"
+    if not lock.exists():
+        return False
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing releases our probe lock
+    return False
+
+
+def _finalised(path: Path) -> bool:
+    partition = path / "__cluster_metadata-0"
+    if not partition.exists():
+        return False
+    for entry in open_log_source(partition).entries():
+        for r in entry.batch.records:
+            if r.type == "ZK_MIGRATION_STATE_RECORD" and \
+                    int(r.data["zkMigrationState"]) == _POST_MIGRATION:  # type: ignore[union-attr]
+                return True
+    return False
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the rollback; 0 when ZooKeeper can lead again (or already could)."""
+    voters = check_voter_flags(args.voters, required=True)
+    check_output_path("--json", args.json)
+    for node_id, path in voters:
+        if _lock_held(path):
+            raise VoterUnavailableError(
+                f"--voter {node_id}={path}: {path / '.lock'} is held by a running process (a "
+                "KRaft controller or a zk2kraft migrate): stop it before rolling back, or it "
+                "would claim /controller again")
+    for node_id, path in voters:
+        if _finalised(path):
+            raise BlockersFoundError(
+                f"--voter {node_id}={path}: the log holds ZkMigrationStateRecord(POST_MIGRATION):"
+                " the migration was finalised and cannot be rolled back")
+    with open_session(connect_options(args)) as session:
+        before = read_fence_state(session)
+        if before.controller is not None and before.controller_ephemeral and \
+                before.migration is None:
+            doc: dict[str, object] = {"rolled_back": False,
+                                      "reason": "no KRaft claim: ZooKeeper already has its own "
+                                      "controller"}
+        else:
+            snapshot = read_cluster(session, watch=False)
+            highest = max((s.controller_epoch for s in snapshot.partition_states.values()),
+                          default=0)
+            done = release_claim(session, min_controller_epoch=highest + 1)
+            doc = {"rolled_back": True, "highest_partition_controller_epoch": highest, **done}
+    journal = Path(args.journal) if args.journal else default_journal_dir(voters[0][1])
+    moved = None
+    if (journal / "journal.json").exists():
+        moved = journal / "journal.rolled-back.json"
+        os.replace(journal / "journal.json", moved)
+        doc["journal_moved_to"] = str(moved)
+    if args.json is not None:
+        write_private("--json", args.json, [orjson.dumps(doc, option=orjson.OPT_INDENT_2)])
+    if not args.quiet:
+        out = sys.stdout
+        if doc["rolled_back"]:
+            ce = doc["controller_epoch"]
+            assert isinstance(ce, dict)
+            out.write(f"rolled back: removed {', '.join(doc['removed']) or 'nothing'}; "  # type: ignore[arg-type]
+                      f"/controller_epoch {ce['before']} -> {ce['after']} (above every "
+                      f"partition state's controller_epoch, highest "
+                      f"{doc['highest_partition_controller_epoch']})\n")
+            out.write("ZooKeeper brokers will now elect a controller. Remove the migration "
+                      "configs from the brokers and clear the KRaft controllers' metadata "
+                      "directories before migrating again.\n")
+        else:
+            out.write(f"nothing to roll back: {doc['reason']}\n")
+        if moved is not None:
+            out.write(f"journal moved aside to {moved}\n")
+    return 0
