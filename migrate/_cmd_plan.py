@@ -29,8 +29,8 @@ from migrate.errors import BadFlagError
 from zkreader import ClusterSnapshot
 
 if TYPE_CHECKING:
-    from migrate._plan_diff import VoterDiff
     from migrate.translate import TranslationResult
+    from verify import VoterDiff
     from writers import MetadataVersion
 
 __all__ = ["check_plan_flags", "plan_result", "run"]
@@ -102,8 +102,8 @@ def run(args: argparse.Namespace) -> int:
     samples = None
     diffs: list[VoterDiff] = []
     if voters:  # the dry run: what migrate would write, and how the voters differ
-        from migrate._plan_diff import voter_diffs
         from migrate._record_samples import record_samples
+        from verify import voter_diffs
 
         samples = record_samples(result.records)
         diffs = voter_diffs(snapshot, voters)

@@ -33,11 +33,27 @@ from verify._report import (
     format_value,
     is_sensitive_config,
 )
+from verify._voters import (
+    VoterDiff,
+    VoterLogs,
+    first_difference,
+    log_fingerprint,
+    read_voters,
+    transaction_differences,
+    voter_diffs,
+)
 from verify.delta import ClusterDelta
 from verify.errors import ReplayError, UnknownRecordTypeError, VerifyError
 from verify.image import ClusterImage, FrozenMap
 
 __all__ = [
+    "VoterDiff",
+    "VoterLogs",
+    "first_difference",
+    "log_fingerprint",
+    "read_voters",
+    "transaction_differences",
+    "voter_diffs",
     "InspectSummary",
     "inspect_json_lines",
     "redact_record_json",
