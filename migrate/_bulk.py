@@ -62,6 +62,7 @@ from writers import (
     VoterDir,
     VoterStateError,
     VoterUnavailableError,
+    hold_voter_locks,
     open_log_source,
     read_meta_properties,
 )
@@ -441,11 +442,22 @@ def run_bulk(
         (`outcome.refused`), and the command turns that into exit 1.
 
     Raises:
+        VoterLockedError: a voter's `.lock` is held (a Kafka controller, another run) (exit 3,
+            names the directory and the holder); nothing was read or written.
         ZkUnreachableError / VoterUnavailableError / SparkError: exit 3.
         ZnodeFormatError / TranslationError: malformed input (exit 2, names the znode).
         VoterStateError: a voter holds something else (exit 1); nothing was written.
     """
     t0 = clock()
+    # Every voter's `.lock` (Kafka's own) is held from before the first read until the promoted
+    # logs have been checked: a running controller or a second run is refused (exit 3) up front.
+    with hold_voter_locks([t.path for t in options.voters]):
+        return _run_locked(options, bars=bars, clock=clock, t0=t0)
+
+
+def _run_locked(
+    options: BulkOptions, *, bars: ProgressBars, clock: Callable[[], float], t0: float
+) -> BulkOutcome:
     targets = list(options.voters)
     translation = TranslationOptions(
         metadata_version=options.metadata_version,

@@ -88,10 +88,12 @@ from writers._schema import (
     record_spec,
     spec_for_type,
 )
+from writers._voterlock import LOCK_FILE_NAME, VoterLocks, hold_voter_locks
 from writers.errors import (
     LogCorruptionError,
     SchemaError,
     VoterFileFormatError,
+    VoterLockedError,
     VoterStateError,
     VoterUnavailableError,
     WriterError,
@@ -178,4 +180,8 @@ __all__ = [
     "VoterStateError",
     "VoterUnavailableError",
     "WriterError",
+    "LOCK_FILE_NAME",
+    "VoterLocks",
+    "VoterLockedError",
+    "hold_voter_locks",
 ]

@@ -3,7 +3,7 @@
 For `--voter ID=DIR` (reference kraft-log-format.md §4):
 
     DIR/meta.properties                     version=1, cluster.id, node.id, directory.id
-    DIR/.lock                               held (fcntl) while we write; Kafka holds the same lock
+    DIR/.lock                               Kafka's lock (fcntl), held while we write (_voterlock)
     DIR/__cluster_metadata-0/
         00000000000000000000.log            segments named by base offset (%020d.log)
         <end offset %020d>-<epoch %010d>.checkpoint   snapshots (written via .checkpoint.part)
@@ -12,6 +12,9 @@ For `--voter ID=DIR` (reference kraft-log-format.md §4):
         partition.metadata                  topic_id = Uuid(0, 1), the metadata topic's id
 
 Why each choice:
+* Files are created 0600 and directories 0700, with the owner and group of DIR (`_fsutil`):
+  the log holds broker passwords in clear, and a controller running as its own user must be
+  able to read what a root-run zk2kraft wrote.
 * Every append is fsync'd (file), and every file creation or rename fsyncs the directory, so a
   batch reported durable survives a crash (design I5). Small files are replaced atomically
   (temp file, fsync, rename, directory fsync).
@@ -28,16 +31,23 @@ Why each choice:
 from __future__ import annotations
 
 import base64
-import fcntl
 import hashlib
 import json
 import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from writers._batch import BatchHeader, batch_records
+from writers._fsutil import (
+    Ownership,
+    atomic_write,
+    fsync_dir,
+    make_private_dir,
+    open_private,
+    write_all,
+)
 from writers._logreader import (
     METADATA_PARTITION_DIR,
     METADATA_TOPIC_ID,
@@ -48,6 +58,7 @@ from writers._logreader import (
     scan_frames,
 )
 from writers._records import ControlRecord, MetadataRecord
+from writers._voterlock import acquire_voter_lock
 from writers.errors import LogCorruptionError, VoterStateError, VoterUnavailableError
 
 __all__ = [
@@ -157,34 +168,6 @@ def _is_torn_tail(data: bytes, exc: LogCorruptionError) -> bool:
     return exc.position + declared >= len(data)
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` durably: temp file, fsync, rename, directory fsync."""
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        _write_all(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-
-
 class VoterDir:
     """The metadata directory of one voter, opened for appending (a `VoterLog`).
 
@@ -223,7 +206,8 @@ class VoterDir:
         self.cluster_id = cluster_id
         self.segment_bytes = segment_bytes
         self.partition_dir = self.path / METADATA_PARTITION_DIR
-        self._lock_fd: int | None = None
+        self._release_lock: Callable[[], None] | None = None
+        self._owner: Ownership | None = None
         self._seg_fd: int | None = None
         self._seg_size = 0
         self._epochs: list[tuple[int, int]] = []
@@ -249,13 +233,14 @@ class VoterDir:
         )
 
     def _open(self) -> None:
-        self.path.mkdir(parents=True, exist_ok=True)
-        self._lock()
+        # creates a missing directory (0700, owned like its parent) and takes or joins `.lock`
+        self._release_lock = acquire_voter_lock(self.path)
+        self._owner = Ownership.of_dir(self.path)
         existing = read_meta_properties(self.path)
         if existing is None:
             meta = MetaProperties(self.cluster_id, self.node_id,
                                   directory_id_for(self.cluster_id, self.node_id))
-            _atomic_write(self.path / "meta.properties", meta.render().encode())
+            atomic_write(self.path / "meta.properties", meta.render().encode(), self._owner)
         else:
             if existing.cluster_id != self.cluster_id:
                 raise VoterStateError(
@@ -267,26 +252,12 @@ class VoterDir:
                     f"voter {self.node_id} ({self.path}): meta.properties has node.id "
                     f"{existing.node_id}, expected {self.node_id}"
                 )
-        created = not self.partition_dir.exists()
-        self.partition_dir.mkdir(exist_ok=True)
-        if created:
-            _fsync_dir(self.path)
+        if make_private_dir(self.partition_dir, self._owner):
+            fsync_dir(self.path)
         pm = self.partition_dir / "partition.metadata"
         if not pm.exists():
-            _atomic_write(pm, f"version: 0\ntopic_id: {METADATA_TOPIC_ID}".encode())
+            atomic_write(pm, f"version: 0\ntopic_id: {METADATA_TOPIC_ID}".encode(), self._owner)
         self._scan_existing()
-
-    def _lock(self) -> None:
-        fd = os.open(self.path / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            os.close(fd)
-            raise VoterUnavailableError(
-                f"voter {self.node_id} ({self.path}): {self.path / '.lock'} is locked "
-                "(a Kafka process or another zk2kraft is using this directory)"
-            ) from exc
-        self._lock_fd = fd
 
     def segments(self) -> list[Path]:
         """The log segments in base-offset order."""
@@ -360,7 +331,7 @@ class VoterDir:
             ):
                 self._roll(batch.base_offset)
             assert self._seg_fd is not None
-            _write_all(self._seg_fd, batch.data)
+            write_all(self._seg_fd, batch.data)
             os.fsync(self._seg_fd)
             self._seg_size += len(batch.data)
             if not self._epochs or batch.leader_epoch > self._epochs[-1][0]:
@@ -440,7 +411,7 @@ class VoterDir:
                     f.flush()
                     os.fsync(f.fileno())
                 break
-            _fsync_dir(self.partition_dir)
+            fsync_dir(self.partition_dir)
             self._epochs = [(e, o) for e, o in self._epochs if o < next_offset]
             self._write_epoch_checkpoint()
             segs = self.segments()
@@ -459,15 +430,15 @@ class VoterDir:
             os.close(self._seg_fd)
             self._seg_fd = None
         seg = self.partition_dir / segment_name(base_offset)
-        self._seg_fd = os.open(seg, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        self._seg_fd = open_private(seg, os.O_WRONLY | os.O_EXCL | os.O_APPEND, self._owner)
         self._seg_size = 0
-        _fsync_dir(self.partition_dir)
+        fsync_dir(self.partition_dir)
         log.debug("voter %d: new segment %s", self.node_id, seg.name)
 
     def _write_epoch_checkpoint(self) -> None:
         lines = ["0", str(len(self._epochs))] + [f"{e} {o}" for e, o in self._epochs]
-        _atomic_write(self.partition_dir / "leader-epoch-checkpoint",
-                      ("\n".join(lines) + "\n").encode())
+        atomic_write(self.partition_dir / "leader-epoch-checkpoint",
+                     ("\n".join(lines) + "\n").encode(), self._owner)
 
     def write_quorum_state(
         self, *, leader_epoch: int, voters: Sequence[int], leader_id: int = -1, voted_id: int = -1
@@ -494,7 +465,7 @@ class VoterDir:
         }
         text = json.dumps(state, separators=(",", ":"))
         try:
-            _atomic_write(self.partition_dir / "quorum-state", text.encode())
+            atomic_write(self.partition_dir / "quorum-state", text.encode(), self._owner)
         except OSError as exc:
             raise self._unavailable("cannot write quorum-state", exc) from exc
 
@@ -520,7 +491,7 @@ class VoterDir:
         part = final.with_name(final.name + ".part")
         expected = 0
         try:
-            fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            fd = open_private(part, os.O_WRONLY | os.O_TRUNC, self._owner)
             try:
                 for b in batches:
                     if b.base_offset != expected:
@@ -528,13 +499,13 @@ class VoterDir:
                             f"snapshot {final.name}: batch at offset {b.base_offset}, "
                             f"expected {expected}"
                         )
-                    _write_all(fd, b.data)
+                    write_all(fd, b.data)
                     expected = b.last_offset + 1
                 os.fsync(fd)
             finally:
                 os.close(fd)
             os.replace(part, final)
-            _fsync_dir(self.partition_dir)
+            fsync_dir(self.partition_dir)
         except OSError as exc:
             raise self._unavailable(f"cannot write snapshot {final.name}", exc) from exc
         except VoterStateError:
@@ -552,9 +523,9 @@ class VoterDir:
         if self._seg_fd is not None:
             os.close(self._seg_fd)
             self._seg_fd = None
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        if self._release_lock is not None:
+            self._release_lock()
+            self._release_lock = None
 
     def __enter__(self) -> VoterDir:
         return self

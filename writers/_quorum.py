@@ -10,6 +10,8 @@
   fsync'd; a slower voter may trail by up to `max_lag_batches` before the writer waits for it.
 * A voter whose write fails is reported (`failures`, a WARNING log) and dropped; writing goes on
   only while a majority of *all* voters remains, otherwise `VoterUnavailableError` (exit 3).
+  A voter's results are only ever collected in the order its writes were queued (`_reap`), so
+  the failure is reported at the first offset that failed, whichever future is noticed first.
 * Base offsets are asserted, never assumed: a batch must start at `next_offset`. Re-sending the
   last durable batch unchanged (a retry) is accepted as a no-op; anything else raises, so a retry
   can never skip ahead or duplicate (design I1, after seeds/000).
@@ -194,12 +196,13 @@ class QuorumWriter:
         while remaining and ok < self.majority:
             done, remaining = wait(remaining, return_when=FIRST_COMPLETED)
             for fut in done:
-                n = futures[fut]
-                exc = fut.exception()
-                if exc is None:
+                if fut.exception() is None:
                     ok += 1
                 else:
-                    self._drop(n, offset, exc)
+                    # Collect this voter's older writes first, in order: one of them may have
+                    # failed before this one (it finished earlier but nobody looked yet), and
+                    # the failure must be reported at the first offset that failed.
+                    self._reap(futures[fut], block_until=0)
             self._require_majority(offset)
         for n in list(self._live):
             self._reap(n, block_until=self.max_lag_batches)

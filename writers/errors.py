@@ -6,14 +6,18 @@
     ├── VoterStateError           a voter directory holds something else / is inconsistent (exit 1)
     │   └── VoterFileFormatError  a voter's meta.properties / quorum-state is malformed (exit 2)
     └── VoterUnavailableError     voter dir unusable, or majority lost (exit 3)
+        └── VoterLockedError      a voter dir's `.lock` is held (Kafka, another run) (exit 3)
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 __all__ = [
     "LogCorruptionError",
     "SchemaError",
     "VoterFileFormatError",
+    "VoterLockedError",
     "VoterStateError",
     "VoterUnavailableError",
     "WriterError",
@@ -60,3 +64,20 @@ class VoterFileFormatError(VoterStateError):
 
 class VoterUnavailableError(WriterError):
     """A voter directory cannot be read or written, or fewer than a majority remain."""
+
+
+class VoterLockedError(VoterUnavailableError):
+    """A voter directory's `.lock` is held by another process (or run); names the holder.
+
+    Attributes:
+        directory: the voter directory.
+        lock_file: its `.lock`.
+        holder_pid: the holder's pid, when it could be found (F_GETLK or /proc/locks).
+    """
+
+    def __init__(self, message: str, *, directory: Path, lock_file: Path,
+                 holder_pid: int | None) -> None:
+        super().__init__(message)
+        self.directory = directory
+        self.lock_file = lock_file
+        self.holder_pid = holder_pid

@@ -157,7 +157,7 @@ def test_second_writer_is_locked_out(tmp_path: Path) -> None:
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               check=False)
         assert proc.returncode == 3, proc.stderr
-        assert ".lock is locked" in proc.stdout
+        assert f"{tmp_path / '.lock'} is held by pid {os.getpid()}" in proc.stdout
 
 
 def _make_unwritable(path: Path) -> None:

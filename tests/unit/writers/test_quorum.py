@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import struct
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import crc32c
@@ -39,11 +39,16 @@ class MemVoter:
         self.batches: list[EncodedBatch] = []
         self.fail_at: int | None = None
         self.gate: threading.Event | None = None
+        self.before: dict[int, Callable[[], None]] = {}
+        self.tried: dict[int, threading.Event] = {}
         self.closed = False
 
     def append(self, batch: EncodedBatch) -> None:
         if self.gate is not None:
             assert self.gate.wait(10)
+        if batch.base_offset in self.before:
+            self.before[batch.base_offset]()
+        self.tried.setdefault(batch.base_offset, threading.Event()).set()
         if self.fail_at is not None and batch.base_offset >= self.fail_at:
             raise VoterUnavailableError(f"voter {self.node_id}: disk on fire")
         assert batch.base_offset == self.next_offset
@@ -100,6 +105,30 @@ def test_failed_voter_is_dropped_and_reported_while_majority_holds() -> None:
     assert "disk on fire" in q.failures[0].error
     q.close()
     assert len(vs[0].batches) == 6 and len(vs[2].batches) == 3
+
+
+def test_a_failure_is_reported_at_the_first_failed_offset_whatever_finishes_first() -> None:
+    # The race the audit hit: voter 3 runs late, fails at offset 3, and its (also failing)
+    # write of offset 4 finishes while the writer waits for offset 4's majority, before anyone
+    # collected offset 3's result. The failure still belongs to offset 3.
+    vs = [MemVoter(i) for i in (1, 2, 3)]
+    late = threading.Event()
+    vs[2].gate, vs[2].fail_at = late, 3
+    vs[2].tried[4] = threading.Event()
+
+    def voter_3_catches_up() -> None:
+        late.set()
+        assert vs[2].tried[4].wait(10)
+
+    vs[0].before[4] = vs[1].before[4] = voter_3_catches_up
+    q = QuorumWriter(vs, max_lag_batches=8)
+    for off in range(6):
+        q.append_encoded(frame(off))
+    q.flush()
+    assert [(f.node_id, f.offset) for f in q.failures] == [(3, 3)]
+    assert q.live_voters == [1, 2]
+    q.close()
+    assert len(vs[2].batches) == 3
 
 
 def test_losing_the_majority_raises_unavailable() -> None:

@@ -1,0 +1,151 @@
+"""Durable, private file-system steps shared by every writer of voter directories.
+
+Why these exist as one small module:
+* `fsync_dir`: a file creation or rename is only durable once its directory is fsync'd (I5);
+  one copy for the log writer, the lock and the staging/promotion code.
+* Voter files hold decrypted broker passwords in clear (Kafka's log does too), so everything
+  zk2kraft creates in a voter directory is private: files 0600, directories 0700 (I7).
+* A controller usually runs as its own user while zk2kraft may run as root, so what we create
+  takes the owner and group of the voter directory (`Ownership.of_dir`): the controller can then
+  read and lock what a root-run migration wrote.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "DIR_MODE",
+    "FILE_MODE",
+    "Ownership",
+    "atomic_write",
+    "fsync_dir",
+    "make_private_dir",
+    "open_private",
+    "write_all",
+]
+
+log = logging.getLogger(__name__)
+
+FILE_MODE = 0o600
+"""Mode of every file zk2kraft creates in a voter directory."""
+
+DIR_MODE = 0o700
+"""Mode of every directory zk2kraft creates in (or as) a voter directory."""
+
+
+def fsync_dir(path: Path) -> None:
+    """fsync a directory so the names created or renamed in it survive a crash."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte (os.write may write fewer than asked)."""
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+@dataclass(frozen=True, slots=True)
+class Ownership:
+    """The owner and group new files and directories get (those of the voter directory)."""
+
+    uid: int
+    gid: int
+
+    @classmethod
+    def of_dir(cls, path: Path) -> Ownership:
+        """The owner and group of `path` (an existing directory)."""
+        st = os.stat(path)
+        return cls(st.st_uid, st.st_gid)
+
+    def apply_fd(self, fd: int) -> None:
+        """Give an open file this ownership (no-op if it already has it)."""
+        st = os.fstat(fd)
+        if (st.st_uid, st.st_gid) == (self.uid, self.gid):
+            return
+        try:
+            os.fchown(fd, self.uid, self.gid)
+        except PermissionError:
+            # Not root: our files stay ours, the only owner we may give them.
+            log.debug("cannot give fd %d to %d:%d (not root)", fd, self.uid, self.gid)
+
+    def apply(self, path: Path) -> None:
+        """Give an existing path this ownership (no-op if it already has it)."""
+        st = os.lstat(path)
+        if (st.st_uid, st.st_gid) == (self.uid, self.gid):
+            return
+        try:
+            os.lchown(path, self.uid, self.gid)
+        except PermissionError:
+            log.debug("cannot give %s to %d:%d (not root)", path, self.uid, self.gid)
+
+
+def make_private_dir(path: Path, owner: Ownership | None) -> bool:
+    """Create `path` (mode 0700, given ownership) if missing; its parent must exist.
+
+    Returns:
+        True if it was created now.
+
+    Raises:
+        OSError: it cannot be created (FileExistsError is not raised for an existing dir).
+    """
+    try:
+        os.mkdir(path, DIR_MODE)
+    except FileExistsError:
+        if not path.is_dir():
+            raise
+        return False
+    if owner is not None:
+        owner.apply(path)
+    return True
+
+
+def open_private(path: Path, flags: int, owner: Ownership | None) -> int:
+    """`os.open(path, flags | O_CREAT, 0600)`, giving a newly created file `owner`.
+
+    Returns:
+        The file descriptor.
+    """
+    fd = os.open(path, flags | os.O_CREAT, FILE_MODE)
+    if owner is not None:
+        try:
+            owner.apply_fd(fd)
+        except OSError:
+            os.close(fd)
+            raise
+    return fd
+
+
+def atomic_write(path: Path, data: bytes, owner: Ownership | None) -> None:
+    """Replace `path` with `data` durably: temp file (0600), fsync, rename, directory fsync.
+
+    Raises:
+        OSError: any step failed (the temp file is removed).
+    """
+    tmp = path.with_name(path.name + ".tmp")
+    fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC, owner)
+    try:
+        try:
+            write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError as cleanup:
+            if cleanup.errno != errno.ENOENT:
+                log.debug("cannot remove %s: %s", tmp, cleanup)
+        raise
+    fsync_dir(path.parent)
