@@ -6,6 +6,15 @@ Public API only; implementation modules are `_`-prefixed.
 from migrate._bulk import BulkOptions, BulkOutcome, VoterTarget, check_voters, run_bulk
 from migrate._pipeline import EncodedLog, compare_spark, encode_log, plan_batches
 from migrate._spark import SparkRuntime, SparkStarter
+from migrate._translate_framing import closing_records, opening_records
+from migrate.entities import (
+    EntityDelta,
+    EntityKey,
+    bulk_entity_keys,
+    delta_records,
+    entity_key_for_path,
+    entity_records,
+)
 from migrate.errors import (
     BadFlagError,
     BlockersFoundError,
@@ -16,6 +25,14 @@ from migrate.errors import (
 from migrate.translate import TranslationOptions, TranslationResult, translate
 
 __all__ = [
+    "EntityDelta",
+    "EntityKey",
+    "bulk_entity_keys",
+    "closing_records",
+    "delta_records",
+    "entity_key_for_path",
+    "entity_records",
+    "opening_records",
     "BadFlagError",
     "BlockersFoundError",
     "BulkOptions",

@@ -11,8 +11,7 @@ construction and is asserted by tests.
 Where the topic records go: `translate` (migrate/translate.py) orders the log as
 header, brokers, topics by name, then configs, quotas, SCRAM, producer ids, ACLs, tokens,
 trailer. The small tables (everything but topics) are translated in-process by `translate`
-itself, on the snapshot with the migrated topics taken out (topics without an id are left in, so
-`translate` reports their blockers as it always does), and the topic records are spliced in right
+itself, on the snapshot with the topics taken out, and the topic records are spliced in right
 after the broker registrations. No second copy of the ordering or blocker rules exists here.
 
 Batches: `plan_batches` frames the values with the codec's `pack_batches` into batches of
@@ -42,8 +41,8 @@ from migrate.translate import (
 )
 from verify import (
     KINDS,
-    ClusterImage,
     Difference,
+    MetadataImage,
     diff_rows,
     image_rows,
     natural_key,
@@ -62,6 +61,7 @@ from zkreader import (
     PartitionState,
     Topic,
     ZnodeStat,
+    migrating_topic,
     paused_gc,
 )
 
@@ -230,12 +230,8 @@ def _topic_works(snapshot: ClusterSnapshot) -> Iterator[TopicWork]:
 
 
 def _migrated_topic_names(snapshot: ClusterSnapshot) -> list[str]:
-    """Topics whose records the topic table produces: by name, no pending deletions, with ids."""
-    return [
-        name
-        for name in sorted(snapshot.topics)
-        if name not in snapshot.pending_deletions and snapshot.topics[name].topic_id is not None
-    ]
+    """Topics whose records the topic table produces, by name (`zkreader.migrating_topic`)."""
+    return [name for name in sorted(snapshot.topics) if migrating_topic(snapshot, name)]
 
 
 def chunk_topics(
@@ -339,14 +335,8 @@ def rest_counts(snapshot: ClusterSnapshot, rest: TranslationResult) -> dict[str,
 
 
 def _rest_snapshot(snapshot: ClusterSnapshot) -> ClusterSnapshot:
-    """The snapshot minus the topics the topic table handles (topics without id stay)."""
-    kept = {n: t for n, t in snapshot.topics.items() if t.topic_id is None}
-    return dataclasses.replace(
-        snapshot,
-        topics=kept,
-        partition_states={},
-        topic_configs={n: c for n, c in snapshot.topic_configs.items() if n in kept},
-    )
+    """The snapshot minus its topics: the topic table handles every topic that migrates."""
+    return dataclasses.replace(snapshot, topics={}, partition_states={}, topic_configs={})
 
 
 def _splice_index(records: Sequence[MetadataRecord]) -> int:
@@ -535,7 +525,7 @@ def _diff_keyed(
 
 
 def compare_spark(
-    zk_image: ClusterImage, quorum_image: ClusterImage, spark: SparkRuntime
+    zk_image: MetadataImage, quorum_image: MetadataImage, spark: SparkRuntime
 ) -> list[Difference]:
     """`verify.compare` as a Spark job: one full outer join of both images' rows by (kind, key).
 

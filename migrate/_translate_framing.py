@@ -23,7 +23,9 @@ from zkreader import ProducerIdBlock
 
 __all__ = [
     "MIGRATION_TRANSACTION_NAME",
+    "closing_records",
     "header_records",
+    "opening_records",
     "producer_id_records",
     "trailer_records",
 ]
@@ -109,3 +111,10 @@ def producer_id_records(block: ProducerIdBlock) -> list[MetadataRecord]:
             },
         )
     ]
+
+
+opening_records = header_records
+"""The records that open a migration's log (public name for callers that frame it themselves)."""
+
+closing_records = trailer_records
+"""The records that close a migration: what the cutover appends after its last delta."""

@@ -9,7 +9,7 @@ results in the order `translate` uses:
     FeatureLevelRecord(metadata.version)            header_records
     BeginTransactionRecord("ZK Migration")          (>= 3.6-IV1)
     RegisterBrokerRecord per broker, by id          broker_records
-    per topic by name (pending deletions skipped):  topic_records
+    per topic by name (`migrating_topic` only):      topic_records
         TopicRecord, ConfigRecord..., PartitionRecord...
     broker ConfigRecords, by broker entity           broker_config_records
     users: UserScramCredentialRecord..., ClientQuotaRecord...   scram_records, quota_records
@@ -20,12 +20,19 @@ results in the order `translate` uses:
     ZkMigrationStateRecord(MIGRATION)                trailer_records
     EndTransactionRecord                             (>= 3.6-IV1)
 
+The last two only with `TranslationOptions.close_migration` (the default, the bulk copy). The
+online pre-copy leaves the transaction open and its cutover appends them (`closing_records`).
+Each entity's records come from `migrate.entities.entity_records`, the one ZooKeeper->KRaft
+mapping, which the online mirror also diffs against the log's image (`delta_records`).
+
 This is Kafka 3.9's order (reference §2.1), with the broker registrations Kafka's migration
 leaves to the brokers placed before every partition that names them (I2).
 
 Things the target cannot hold faithfully are *blockers* rather than exceptions, so `plan` can list
-them all: a topic without an id, an encrypted broker password without a usable
-`password.encoder.secret`, SCRAM credentials below 3.5-IV2, delegation tokens below 3.6-IV2.
+them all: an encrypted broker password without a usable `password.encoder.secret`, SCRAM
+credentials below 3.5-IV2, delegation tokens below 3.6-IV2. Which topics migrate is one rule
+(`zkreader.migrating_topic`); a topic without an id is pre-flight's `TOPIC_WITHOUT_ID` blocker
+(`migrate._preflight`), reported there once.
 Malformed data (a quota that is not a number, an unknown ACL operation) raises
 `TranslationError` naming the znode.
 """
@@ -34,18 +41,25 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from migrate._findings import Finding
-from migrate._translate_acls import acl_path, acl_records, acl_resource_sort_key
+from migrate._translate_acls import acl_records
 from migrate._translate_brokers import broker_records
 from migrate._translate_configs import broker_config_records, config_records
-from migrate._translate_framing import header_records, producer_id_records, trailer_records
-from migrate._translate_quotas import SCRAM_MECHANISMS, quota_records, scram_records
-from migrate._translate_tokens import token_path, token_records
+from migrate._translate_framing import (
+    closing_records,
+    header_records,
+    opening_records,
+    producer_id_records,
+    trailer_records,
+)
+from migrate._translate_quotas import quota_records, scram_records
+from migrate._translate_tokens import token_records
 from migrate._translate_topics import partition_record, topic_records
+from migrate.entities import bulk_entity_keys, diff_entities, entity_context
 from migrate.errors import BadFlagError
+from verify import MetadataImage
 from writers import (
     LATEST_PRODUCTION,
     MetadataRecord,
@@ -53,7 +67,7 @@ from writers import (
     WriterError,
     parse_metadata_version,
 )
-from zkreader import ClusterSnapshot, PartitionState, paused_gc
+from zkreader import ClusterSnapshot, paused_gc
 
 __all__ = [
     "TranslationOptions",
@@ -61,8 +75,10 @@ __all__ = [
     "acl_records",
     "broker_config_records",
     "broker_records",
+    "closing_records",
     "config_records",
     "header_records",
+    "opening_records",
     "parse_target_version",
     "partition_record",
     "producer_id_records",
@@ -76,12 +92,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_DEFAULT_BROKER_ENTITY = "<default>"
 # First metadata.version of each capability (Kafka's MetadataVersion.is*Supported).
 _MIGRATION = "3.4-IV0"
-_SCRAM = "3.5-IV2"
 _TRANSACTIONS = "3.6-IV1"
-_DELEGATION_TOKENS = "3.6-IV2"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,11 +108,17 @@ class TranslationOptions:
             dynamic broker passwords. Kept out of `repr` so it never reaches a log line.
         clock_ms: a fixed clock for callers that stamp batches; no record field is a
             timestamp of the migration itself, so translation does not read it.
+        close_migration: the caller decides the framing. True (the bulk copy, `--cutover
+            none`): the records end with `ZkMigrationStateRecord(MIGRATION)` and, at >=
+            3.6-IV1, `EndTransactionRecord`. False (the online pre-copy): they stop before
+            them and the transaction stays open; the cutover appends `closing_records(mv)`
+            after the last mirrored delta.
     """
 
     metadata_version: MetadataVersion = LATEST_PRODUCTION
     password_encoder_secret: str | None = field(default=None, repr=False)
     clock_ms: int | None = None
+    close_migration: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,22 +150,17 @@ def parse_target_version(name: str) -> MetadataVersion:
         mv = parse_metadata_version(name)
     except (ValueError, KeyError, WriterError) as exc:
         raise BadFlagError(f"--metadata-version {name!r}: {exc}") from None
-    _require_migration(mv)
+    require_migration(mv)
     return mv
 
 
-def _require_migration(mv: MetadataVersion) -> None:
+def require_migration(mv: MetadataVersion) -> None:
+    """Raise `BadFlagError` unless `mv` can carry a ZooKeeper migration (>= 3.4-IV0)."""
     if not mv.at_least(_MIGRATION):
         raise BadFlagError(
             f"--metadata-version {mv.name!r}: ZooKeeper migration needs metadata.version "
             "3.4-IV0 or later"
         )
-
-
-def _states(snapshot: ClusterSnapshot, topic: str, partitions: Mapping[int, object]) -> dict[
-    int, PartitionState | None
-]:
-    return {p: snapshot.partition_states.get((topic, p)) for p in partitions}
 
 
 def translate(snapshot: ClusterSnapshot, options: TranslationOptions) -> TranslationResult:
@@ -171,7 +185,7 @@ def translate(snapshot: ClusterSnapshot, options: TranslationOptions) -> Transla
 
 def _translate(snapshot: ClusterSnapshot, options: TranslationOptions) -> TranslationResult:
     mv = options.metadata_version
-    _require_migration(mv)
+    require_migration(mv)
     records: list[MetadataRecord] = header_records(mv)
     blockers: list[Finding] = []
     warnings: list[Finding] = []
@@ -186,90 +200,14 @@ def _translate(snapshot: ClusterSnapshot, options: TranslationOptions) -> Transl
             )
         )
 
-    cluster_id = snapshot.cluster_id.cluster_id if snapshot.cluster_id is not None else ""
-    for broker_id in sorted(snapshot.brokers):
-        records += broker_records(snapshot.brokers[broker_id], mv, cluster_id)
+    # The bulk copy is diff(nothing, everything): the one per-entity mapping, on an empty log.
+    body = diff_entities(MetadataImage.EMPTY, snapshot, bulk_entity_keys(snapshot),
+                         entity_context(snapshot, mv, options))
+    records += body.records
+    blockers += body.blockers
 
-    for name in sorted(snapshot.topics):
-        if name in snapshot.pending_deletions:
-            continue
-        topic = snapshot.topics[name]
-        if topic.topic_id is None:
-            blockers.append(
-                Finding(
-                    "TOPIC_WITHOUT_ID",
-                    f"topic {name!r} has no topic_id (created before IBP 2.8): Kafka's "
-                    "migration aborts on it, and its records are left out.",
-                    f"/brokers/topics/{name}",
-                )
-            )
-            continue
-        states = _states(snapshot, name, topic.assignment)
-        records += topic_records(topic, states, snapshot.topic_configs.get(name), mv)
-
-    for entity in sorted(snapshot.broker_configs, key=_broker_entity_key):
-        config_recs, config_blockers = broker_config_records(
-            snapshot.broker_configs[entity], options.password_encoder_secret
-        )
-        records += config_recs
-        blockers += config_blockers
-
-    for user in sorted(snapshot.user_configs):
-        znode = snapshot.user_configs[user]
-        if any(m in znode.config for m in SCRAM_MECHANISMS):
-            if mv.at_least(_SCRAM):
-                records += scram_records(znode)
-            else:
-                blockers.append(
-                    Finding(
-                        "SCRAM_NEEDS_NEWER_METADATA_VERSION",
-                        f"SCRAM credentials cannot be written at metadata.version {mv.name} "
-                        "(they need 3.5-IV2 or later); the user could no longer authenticate.",
-                        f"/config/{znode.entity_path}",
-                    )
-                )
-        records += quota_records(znode)
-    for client in sorted(snapshot.client_configs):
-        records += quota_records(snapshot.client_configs[client])
-    for pair in sorted(snapshot.user_client_configs):
-        records += quota_records(snapshot.user_client_configs[pair])
-    for ip in sorted(snapshot.ip_configs):
-        records += quota_records(snapshot.ip_configs[ip])
-
-    if snapshot.producer_id_block is not None:
-        records += producer_id_records(snapshot.producer_id_block)
-
-    seen_acl_ids: set[object] = set()
-    for resource in sorted(snapshot.acls, key=lambda r: (acl_resource_sort_key(r), acl_path(r))):
-        for record in acl_records(resource):
-            if record.data["id"] not in seen_acl_ids:
-                seen_acl_ids.add(record.data["id"])
-                records.append(record)
-
-    for token_id in sorted(snapshot.delegation_tokens):
-        token = snapshot.delegation_tokens[token_id]
-        if mv.at_least(_DELEGATION_TOKENS):
-            records += token_records(token)
-        else:
-            blockers.append(
-                Finding(
-                    "TOKENS_NEED_NEWER_METADATA_VERSION",
-                    f"delegation tokens cannot be written at metadata.version {mv.name} (they "
-                    "need 3.6-IV2 or later); clients using this token would be refused.",
-                    token_path(token),
-                )
-            )
-
-    records += trailer_records(mv)
+    if options.close_migration:
+        records += trailer_records(mv)
     counts = dict(sorted(Counter(r.type for r in records).items()))
     logger.debug("translated %d records at metadata.version %s", len(records), mv.name)
     return TranslationResult(records, blockers, warnings, counts, mv)
-
-
-def _broker_entity_key(entity: str) -> tuple[int, int, str]:
-    """`<default>` first, then numeric broker ids in numeric order, then anything else."""
-    if entity == _DEFAULT_BROKER_ENTITY:
-        return (0, 0, "")
-    if entity.isdigit():
-        return (1, int(entity), "")
-    return (2, 0, entity)

@@ -31,7 +31,6 @@ from verify.image import (
     AclsImage,
     BrokerEndpoint,
     BrokerRegistration,
-    BrokersImage,
     ClientQuotasImage,
     ClusterImage,
     ConfigResource,
@@ -40,6 +39,7 @@ from verify.image import (
     DelegationTokensImage,
     FeaturesImage,
     FrozenMap,
+    MetadataImage,
     PartitionImage,
     ProducerIdsImage,
     QuotaEntity,
@@ -119,7 +119,7 @@ def parse_scram(text: str) -> ScramCredential | None:
         return None
 
 
-def _brokers(snapshot: ClusterSnapshot) -> BrokersImage:
+def _brokers(snapshot: ClusterSnapshot) -> ClusterImage:
     brokers = {}
     for broker_id, b in snapshot.brokers.items():
         endpoints = tuple(
@@ -132,7 +132,7 @@ def _brokers(snapshot: ClusterSnapshot) -> BrokersImage:
             features=FrozenMap(), rack=b.rack, fenced=True, in_controlled_shutdown=False,
             is_migrating_zk_broker=True,
         )
-    return BrokersImage(FrozenMap(brokers), FrozenMap())
+    return ClusterImage(FrozenMap(brokers), FrozenMap())
 
 
 def _topics(snapshot: ClusterSnapshot) -> TopicsImage:
@@ -257,21 +257,21 @@ def _tokens(snapshot: ClusterSnapshot) -> DelegationTokensImage:
     return DelegationTokensImage(FrozenMap(tokens))
 
 
-def expected_image(snapshot: ClusterSnapshot) -> ClusterImage:
+def expected_image(snapshot: ClusterSnapshot) -> MetadataImage:
     """The image a correct migration of `snapshot` replays to (features left empty).
 
     Args:
         snapshot: a fresh read of the ZooKeeper tree.
 
     Returns:
-        The expected `ClusterImage`; its ACL ids and broker incarnation ids are placeholders
+        The expected `MetadataImage`; its ACL ids and broker incarnation ids are placeholders
         that parity does not compare.
     """
     with paused_gc():
         return _expected_image(snapshot)
 
 
-def _expected_image(snapshot: ClusterSnapshot) -> ClusterImage:
+def _expected_image(snapshot: ClusterSnapshot) -> MetadataImage:
     topics = _topics(snapshot)
     block = snapshot.producer_id_block
     producer_ids = (
@@ -279,9 +279,9 @@ def _expected_image(snapshot: ClusterSnapshot) -> ClusterImage:
         if block is not None
         else ProducerIdsImage.EMPTY
     )
-    return ClusterImage(
+    return MetadataImage(
         features=FeaturesImage.EMPTY,
-        brokers=_brokers(snapshot),
+        cluster=_brokers(snapshot),
         topics=topics,
         configs=_configs(snapshot, topics),
         client_quotas=_quotas(snapshot),

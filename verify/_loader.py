@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from os import PathLike
 from typing import Protocol
 
-from verify.delta import ClusterDelta
+from verify.delta import MetadataDelta
 from verify.errors import ReplayError
-from verify.image import ClusterImage
+from verify.image import MetadataImage
 from writers import ControlRecord, MetadataRecord, RecordBatch
 from zkreader import paused_gc
 
@@ -78,7 +78,7 @@ class LoadedLog:
         aborted_transactions: how many transactions were aborted (their records discarded).
     """
 
-    image: ClusterImage
+    image: MetadataImage
     provenance: Provenance
     open_transaction: OpenTransaction | None = None
     aborted_transactions: int = 0
@@ -88,12 +88,12 @@ class MetadataLoader:
     """Feeds batches to deltas, tracking offsets, epochs and the open transaction.
 
     Args:
-        base: the image to start from (`ClusterImage.EMPTY` for a whole log).
+        base: the image to start from (`MetadataImage.EMPTY` for a whole log).
     """
 
-    def __init__(self, base: ClusterImage | None = None) -> None:
-        self._committed = base if base is not None else ClusterImage.EMPTY
-        self._delta = ClusterDelta(self._committed)
+    def __init__(self, base: MetadataImage | None = None) -> None:
+        self._committed = base if base is not None else MetadataImage.EMPTY
+        self._delta = MetadataDelta(self._committed)
         self._txn: OpenTransaction | None = None
         self._txn_records = 0
         self._aborted = 0
@@ -144,7 +144,7 @@ class MetadataLoader:
             self._txn = None
         elif kind == "ABORT_TRANSACTION_RECORD":
             self._require_txn(kind, offset)
-            self._delta = ClusterDelta(self._committed)
+            self._delta = MetadataDelta(self._committed)
             self._txn = None
             self._aborted += 1
         else:
@@ -162,7 +162,7 @@ class MetadataLoader:
     def _commit(self) -> None:
         if self._delta.records_replayed:
             self._committed = self._delta.apply()
-            self._delta = ClusterDelta(self._committed)
+            self._delta = MetadataDelta(self._committed)
 
     def _advance(self, batch: RecordBatch) -> None:
         if batch.records:
@@ -187,7 +187,7 @@ class MetadataLoader:
         if self._txn is not None:
             raise ReplayError("a snapshot cannot be loaded inside an open transaction")
         self._commit()
-        delta = ClusterDelta(self._committed)
+        delta = MetadataDelta(self._committed)
         last_ts = -1
         for batch in batches:
             for index, record in enumerate(batch.records):
@@ -202,7 +202,7 @@ class MetadataLoader:
             last_ts = batch.timestamp_ms
         delta.finish_snapshot()
         self._committed = delta.apply()
-        self._delta = ClusterDelta(self._committed)
+        self._delta = MetadataDelta(self._committed)
         self._last_offset = end_offset - 1
         self._last_epoch = epoch
         self._last_ts = last_ts

@@ -38,7 +38,7 @@ from verify._expected import (
     SECURITY_PROTOCOLS,
 )
 from verify._report import Difference, JsonValue, ParityReport, is_sensitive_config
-from verify.image import SCRAM_MECHANISMS, ClusterImage, PartitionImage, TopicImage
+from verify.image import SCRAM_MECHANISMS, MetadataImage, PartitionImage, TopicImage
 
 __all__ = [
     "EXISTS",
@@ -134,7 +134,7 @@ def _quota_key(entity: tuple[tuple[str, str | None], ...]) -> str:
     return ",".join(f"{t}={'<default>' if n is None else n}" for t, n in parts)
 
 
-def image_rows(image: ClusterImage, kind: str) -> dict[str, Row]:
+def image_rows(image: MetadataImage, kind: str) -> dict[str, Row]:
     """One kind of entity of `image` as rows `key → {field: value}` (see the module doc).
 
     Raises:
@@ -142,7 +142,7 @@ def image_rows(image: ClusterImage, kind: str) -> dict[str, Row]:
     """
     rows: dict[str, Row] = {}
     if kind == "broker":
-        for bid, b in image.brokers.brokers.items():
+        for bid, b in image.cluster.brokers.items():
             rows[str(bid)] = {
                 "endPoints": _jlist(sorted(
                     f"{e.name}://{e.host}:{e.port}/"
@@ -263,7 +263,7 @@ def _diff_partitions(
     return out, checked
 
 
-def _compare(zk: ClusterImage, q: ClusterImage) -> tuple[list[Difference], dict[str, int]]:
+def _compare(zk: MetadataImage, q: MetadataImage) -> tuple[list[Difference], dict[str, int]]:
     differences: list[Difference] = []
     checked: dict[str, int] = {}
     for kind in KINDS:
@@ -277,7 +277,7 @@ def _compare(zk: ClusterImage, q: ClusterImage) -> tuple[list[Difference], dict[
     return differences, checked
 
 
-def compare(zk_image: ClusterImage, quorum_image: ClusterImage) -> list[Difference]:
+def compare(zk_image: MetadataImage, quorum_image: MetadataImage) -> list[Difference]:
     """Every difference between the image ZooKeeper implies and the quorum's, stable order.
 
     Args:
@@ -291,8 +291,8 @@ def compare(zk_image: ClusterImage, quorum_image: ClusterImage) -> list[Differen
 
 
 def parity_report(
-    zk_image: ClusterImage,
-    quorum_image: ClusterImage,
+    zk_image: MetadataImage,
+    quorum_image: MetadataImage,
     *,
     extra: tuple[Difference, ...] = (),
     provenance: Mapping[str, JsonValue] | None = None,

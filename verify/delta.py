@@ -1,6 +1,6 @@
 """Deltas: mutable accumulators that replay metadata records on top of an image.
 
-Shaped like Kafka's `MetadataDelta`: `ClusterDelta.replay(record)` looks the record's type up in
+Shaped like Kafka's `MetadataDelta`: `MetadataDelta.replay(record)` looks the record's type up in
 ONE router table (`_ROUTES`) and hands the record to the sub-delta that owns it, created on first
 use; an unknown type raises `UnknownRecordTypeError` (nothing is skipped), `NO_OP_RECORD` is an
 explicit no-op, and `REMOVE_TOPIC_RECORD`, which touches two entities, is split by the router
@@ -17,7 +17,7 @@ A field left out takes the schema default, as the codec would decode it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from verify.errors import ReplayError, UnknownRecordTypeError
@@ -26,7 +26,6 @@ from verify.image import (
     AclsImage,
     BrokerEndpoint,
     BrokerRegistration,
-    BrokersImage,
     ClientQuotasImage,
     ClusterImage,
     ConfigResource,
@@ -36,6 +35,7 @@ from verify.image import (
     DelegationTokensImage,
     FeaturesImage,
     FrozenMap,
+    MetadataImage,
     PartitionImage,
     ProducerIdsImage,
     QuotaEntity,
@@ -47,7 +47,21 @@ from verify.image import (
 )
 from writers import MetadataRecord
 
-__all__ = ["RECORD_TYPES", "TRANSACTION_RECORD_TYPES", "ClusterDelta"]
+__all__ = [
+    "RECORD_TYPES",
+    "TRANSACTION_RECORD_TYPES",
+    "AclsDelta",
+    "ClientQuotasDelta",
+    "ClusterDelta",
+    "ConfigsDelta",
+    "DelegationTokensDelta",
+    "FeaturesDelta",
+    "MetadataDelta",
+    "ScramDelta",
+    "TopicDelta",
+    "TopicsDelta",
+    "apply_records",
+]
 
 Data = Mapping[str, Any]
 
@@ -102,6 +116,10 @@ class FeaturesDelta:
         name, level = data["name"], int(data["featureLevel"])
         self._changes[name] = None if level == 0 and name != "metadata.version" else level
 
+    def changed_features(self) -> frozenset[str]:
+        """Names of the features this delta sets or removes."""
+        return frozenset(self._changes)
+
     def finish_snapshot(self) -> None:
         """Drop every feature the snapshot did not mention."""
         for name in self._base.levels:
@@ -118,10 +136,10 @@ class FeaturesDelta:
         return FeaturesImage(FrozenMap(levels))
 
 
-class BrokersDelta:
-    """Broker and controller registrations (Kafka's `ClusterDelta`)."""
+class ClusterDelta:
+    """Broker and controller registrations (Kafka's `MetadataDelta`)."""
 
-    def __init__(self, base: BrokersImage) -> None:
+    def __init__(self, base: ClusterImage) -> None:
         self._base = base
         self._brokers: dict[int, BrokerRegistration | None] = {}
         self._controllers: dict[int, ControllerRegistration | None] = {}
@@ -197,6 +215,14 @@ class BrokersDelta:
             _features(data),
         )
 
+    def changed_broker_ids(self) -> frozenset[int]:
+        """Brokers this delta registers, changes or unregisters."""
+        return frozenset(self._brokers)
+
+    def changed_controller_ids(self) -> frozenset[int]:
+        """Controllers this delta registers."""
+        return frozenset(self._controllers)
+
     def finish_snapshot(self) -> None:
         """Drop every registration the snapshot did not mention."""
         for broker_id in self._base.brokers:
@@ -204,16 +230,22 @@ class BrokersDelta:
         for controller_id in self._base.controllers:
             self._controllers.setdefault(controller_id, None)
 
-    def apply(self) -> BrokersImage:
+    def apply(self) -> ClusterImage:
         """The next brokers image."""
-        return BrokersImage(
+        return ClusterImage(
             _merged(self._base.brokers, self._brokers),
             _merged(self._base.controllers, self._controllers),
         )
 
 
-class _TopicDelta:
-    """Partition changes of one topic on top of its image."""
+class TopicDelta:
+    """Partition changes of one topic on top of its image (Kafka's `TopicDelta`).
+
+    Attributes:
+        base: the topic as it was (a created topic starts from an empty `TopicImage`).
+        partitions: partition id -> its new registration, for the partitions this delta
+            created or changed. Read-only for callers.
+    """
 
     __slots__ = ("base", "partitions")
 
@@ -221,10 +253,27 @@ class _TopicDelta:
         self.base = base
         self.partitions: dict[int, PartitionImage] = {}
 
+    @property
+    def topic_id(self) -> str:
+        """The topic's id."""
+        return self.base.topic_id
+
+    @property
+    def name(self) -> str:
+        """The topic's name."""
+        return self.base.name
+
+    def changed_partitions(self) -> frozenset[int]:
+        """Ids of the partitions this delta created or changed."""
+        return frozenset(self.partitions)
+
     def partition(self, partition_id: int) -> PartitionImage | None:
-        return self.partitions.get(partition_id) or self.base.partitions.get(partition_id)
+        """The partition as of this delta, None if the topic has no such partition."""
+        got = self.partitions.get(partition_id)
+        return got if got is not None else self.base.partitions.get(partition_id)
 
     def apply(self) -> TopicImage:
+        """The topic after this delta (the base itself when nothing changed)."""
         if not self.partitions:
             return self.base
         parts = self.base.partitions.thaw()
@@ -237,19 +286,34 @@ class TopicsDelta:
 
     def __init__(self, base: TopicsImage) -> None:
         self._base = base
-        self._changed: dict[str, _TopicDelta] = {}
+        self._changed: dict[str, TopicDelta] = {}
         self._created: set[str] = set()
         self._created_names: dict[str, str] = {}
         self._deleted: set[str] = set()
 
-    def _live(self, topic_id: str) -> _TopicDelta:
+    def changed_topics(self) -> Mapping[str, TopicDelta]:
+        """Topic id -> its `TopicDelta`, for topics created or changed (not deleted) here.
+
+        A topic created and deleted within the same delta appears nowhere.
+        """
+        return dict(self._changed)
+
+    def created_topic_ids(self) -> frozenset[str]:
+        """Ids of the topics this delta created (still present at its end)."""
+        return frozenset(self._created)
+
+    def deleted_topic_ids(self) -> frozenset[str]:
+        """Ids of base topics this delta deleted."""
+        return frozenset(self._deleted)
+
+    def _live(self, topic_id: str) -> TopicDelta:
         delta = self._changed.get(topic_id)
         if delta is not None:
             return delta
         base = self._base.by_id.get(topic_id)
         if base is None or topic_id in self._deleted:
             raise ReplayError(f"unknown topic id {topic_id}")
-        delta = self._changed[topic_id] = _TopicDelta(base)
+        delta = self._changed[topic_id] = TopicDelta(base)
         return delta
 
     def replay_topic(self, data: Data) -> None:
@@ -258,7 +322,7 @@ class TopicsDelta:
         other_id = self._created_names.get(name)
         if other_id is not None and other_id != topic_id and other_id in self._created:
             raise ReplayError(f"topic {name!r} already exists with id {other_id}")
-        self._changed[topic_id] = _TopicDelta(TopicImage(name, topic_id, FrozenMap()))
+        self._changed[topic_id] = TopicDelta(TopicImage(name, topic_id, FrozenMap()))
         self._created.add(topic_id)
         self._created_names[name] = topic_id
 
@@ -378,6 +442,10 @@ class ConfigsDelta:
         resource = (int(data["resourceType"]), data["resourceName"])
         self._changes.setdefault(resource, {})[data["name"]] = data.get("value")
 
+    def changed_resources(self) -> frozenset[ConfigResource]:
+        """(resourceType, resourceName) of every resource with a key set or deleted here."""
+        return frozenset(self._changes)
+
     def delete_resource(self, resource: ConfigResource) -> None:
         """Delete every key of a resource (the config half of `RemoveTopicRecord`)."""
         base = self._base.resources.get(resource, FrozenMap())
@@ -426,6 +494,10 @@ class ClientQuotasDelta:
         value = None if data.get("remove", False) else float(data["value"])
         self._changes.setdefault(entity, {})[data["key"]] = value
 
+    def changed_entities(self) -> frozenset[QuotaEntity]:
+        """Entities with a quota key set or removed here."""
+        return frozenset(self._changes)
+
     def finish_snapshot(self) -> None:
         """Delete every quota the snapshot did not mention."""
         for entity, quotas in self._base.entities.items():
@@ -457,7 +529,12 @@ class _KeyedDelta:
         self._base = base
         self._changes: dict[Any, Any] = {}
 
+    def changed_keys(self) -> frozenset[Any]:
+        """Keys upserted or removed here: (user, mechanism), ACL ids, token ids."""
+        return frozenset(self._changes)
+
     def get(self, key: Any) -> Any:
+        """The value as of this delta (None: absent)."""
         if key in self._changes:
             return self._changes[key]
         return self._base.get(key)
@@ -567,17 +644,21 @@ def _merged(base: Mapping[Any, Any], changes: Mapping[Any, Any]) -> FrozenMap[An
 # ------------------------------------------------------------------------------ the router
 
 
-class ClusterDelta:
-    """Replays metadata records on top of a `ClusterImage`; `apply()` gives the next image.
+class MetadataDelta:
+    """Replays metadata records on top of a `MetadataImage`; `apply()` gives the next image.
+
+    Asking is not creating (Kafka's `MetadataDelta`): `topics_delta()` and the other
+    `*_delta()` getters return None when no record touched that kind, so a caller can ask "was
+    this touched?"; replay goes through `get_or_create_*_delta()`.
 
     Args:
-        base: the image the records apply to (`ClusterImage.EMPTY` for a fresh log).
+        base: the image the records apply to (`MetadataImage.EMPTY` for a fresh log).
     """
 
-    def __init__(self, base: ClusterImage | None = None) -> None:
-        self.base = base if base is not None else ClusterImage.EMPTY
+    def __init__(self, base: MetadataImage | None = None) -> None:
+        self.base = base if base is not None else MetadataImage.EMPTY
         self._features: FeaturesDelta | None = None
-        self._brokers: BrokersDelta | None = None
+        self._cluster: ClusterDelta | None = None
         self._topics: TopicsDelta | None = None
         self._configs: ConfigsDelta | None = None
         self._quotas: ClientQuotasDelta | None = None
@@ -588,51 +669,92 @@ class ClusterDelta:
         self._zk_migration_state: int | None = None
         self.records_replayed = 0
 
-    # sub-deltas, created on first use
-    def features(self) -> FeaturesDelta:
-        """The features sub-delta."""
+    # -- asking (never creates) -----------------------------------------------------------
+    def features_delta(self) -> FeaturesDelta | None:
+        """The features sub-delta, None if no record touched features."""
+        return self._features
+
+    def cluster_delta(self) -> ClusterDelta | None:
+        """The broker/controller registrations sub-delta, None if untouched."""
+        return self._cluster
+
+    def topics_delta(self) -> TopicsDelta | None:
+        """The topics sub-delta, None if untouched."""
+        return self._topics
+
+    def configs_delta(self) -> ConfigsDelta | None:
+        """The configs sub-delta, None if untouched."""
+        return self._configs
+
+    def client_quotas_delta(self) -> ClientQuotasDelta | None:
+        """The client quotas sub-delta, None if untouched."""
+        return self._quotas
+
+    def scram_delta(self) -> ScramDelta | None:
+        """The SCRAM sub-delta, None if untouched."""
+        return self._scram
+
+    def acls_delta(self) -> AclsDelta | None:
+        """The ACLs sub-delta, None if untouched."""
+        return self._acls
+
+    def delegation_tokens_delta(self) -> DelegationTokensDelta | None:
+        """The delegation tokens sub-delta, None if untouched."""
+        return self._tokens
+
+    def producer_ids(self) -> ProducerIdsImage | None:
+        """The producer-ids image a `ProducerIdsRecord` here set, None if none did."""
+        return self._producer_ids
+
+    def zk_migration_state(self) -> int | None:
+        """The `ZkMigrationStateRecord` value replayed here, None if none was."""
+        return self._zk_migration_state
+
+    # -- creating (replay) ----------------------------------------------------------------
+    def get_or_create_features_delta(self) -> FeaturesDelta:
+        """The features sub-delta, created on first use."""
         if self._features is None:
             self._features = FeaturesDelta(self.base.features)
         return self._features
 
-    def brokers(self) -> BrokersDelta:
-        """The brokers sub-delta."""
-        if self._brokers is None:
-            self._brokers = BrokersDelta(self.base.brokers)
-        return self._brokers
+    def get_or_create_cluster_delta(self) -> ClusterDelta:
+        """The registrations sub-delta, created on first use."""
+        if self._cluster is None:
+            self._cluster = ClusterDelta(self.base.cluster)
+        return self._cluster
 
-    def topics(self) -> TopicsDelta:
-        """The topics sub-delta."""
+    def get_or_create_topics_delta(self) -> TopicsDelta:
+        """The topics sub-delta, created on first use."""
         if self._topics is None:
             self._topics = TopicsDelta(self.base.topics)
         return self._topics
 
-    def configs(self) -> ConfigsDelta:
-        """The configs sub-delta."""
+    def get_or_create_configs_delta(self) -> ConfigsDelta:
+        """The configs sub-delta, created on first use."""
         if self._configs is None:
             self._configs = ConfigsDelta(self.base.configs)
         return self._configs
 
-    def client_quotas(self) -> ClientQuotasDelta:
-        """The client quotas sub-delta."""
+    def get_or_create_client_quotas_delta(self) -> ClientQuotasDelta:
+        """The client quotas sub-delta, created on first use."""
         if self._quotas is None:
             self._quotas = ClientQuotasDelta(self.base.client_quotas)
         return self._quotas
 
-    def scram(self) -> ScramDelta:
-        """The SCRAM sub-delta."""
+    def get_or_create_scram_delta(self) -> ScramDelta:
+        """The SCRAM sub-delta, created on first use."""
         if self._scram is None:
             self._scram = ScramDelta(self.base.scram)
         return self._scram
 
-    def acls(self) -> AclsDelta:
-        """The ACLs sub-delta."""
+    def get_or_create_acls_delta(self) -> AclsDelta:
+        """The ACLs sub-delta, created on first use."""
         if self._acls is None:
             self._acls = AclsDelta(self.base.acls)
         return self._acls
 
-    def delegation_tokens(self) -> DelegationTokensDelta:
-        """The delegation tokens sub-delta."""
+    def get_or_create_delegation_tokens_delta(self) -> DelegationTokensDelta:
+        """The delegation tokens sub-delta, created on first use."""
         if self._tokens is None:
             self._tokens = DelegationTokensDelta(self.base.delegation_tokens)
         return self._tokens
@@ -660,25 +782,25 @@ class ClusterDelta:
 
     def finish_snapshot(self) -> None:
         """Mark everything a snapshot did not mention as deleted (call after replaying it)."""
-        self.features().finish_snapshot()
-        self.brokers().finish_snapshot()
-        self.topics().finish_snapshot()
-        self.configs().finish_snapshot()
-        self.client_quotas().finish_snapshot()
-        self.scram().finish_snapshot()
-        self.acls().finish_snapshot()
-        self.delegation_tokens().finish_snapshot()
+        self.get_or_create_features_delta().finish_snapshot()
+        self.get_or_create_cluster_delta().finish_snapshot()
+        self.get_or_create_topics_delta().finish_snapshot()
+        self.get_or_create_configs_delta().finish_snapshot()
+        self.get_or_create_client_quotas_delta().finish_snapshot()
+        self.get_or_create_scram_delta().finish_snapshot()
+        self.get_or_create_acls_delta().finish_snapshot()
+        self.get_or_create_delegation_tokens_delta().finish_snapshot()
         if self._producer_ids is None:
             self._producer_ids = ProducerIdsImage.EMPTY
         if self._zk_migration_state is None:
             self._zk_migration_state = 0
 
-    def apply(self) -> ClusterImage:
+    def apply(self) -> MetadataImage:
         """The image after every replayed record; untouched sub-images are reused."""
         b = self.base
-        return ClusterImage(
+        return MetadataImage(
             features=self._features.apply() if self._features else b.features,
-            brokers=self._brokers.apply() if self._brokers else b.brokers,
+            cluster=self._cluster.apply() if self._cluster else b.cluster,
             topics=self._topics.apply() if self._topics else b.topics,
             configs=self._configs.apply() if self._configs else b.configs,
             client_quotas=self._quotas.apply() if self._quotas else b.client_quotas,
@@ -694,23 +816,24 @@ class ClusterDelta:
     # handlers (one per record type; see _ROUTES)
     def _fence(self, r: MetadataRecord) -> None:
         d: Data = r.data
-        self.brokers().replay_change(int(d["id"]), int(d["epoch"]), fenced=1)
+        self.get_or_create_cluster_delta().replay_change(int(d["id"]), int(d["epoch"]), fenced=1)
 
     def _unfence(self, r: MetadataRecord) -> None:
         d: Data = r.data
-        self.brokers().replay_change(int(d["id"]), int(d["epoch"]), fenced=-1)
+        self.get_or_create_cluster_delta().replay_change(int(d["id"]), int(d["epoch"]),
+                                                         fenced=-1)
 
     def _registration_change(self, r: MetadataRecord) -> None:
         d: Data = r.data
-        self.brokers().replay_change(
+        self.get_or_create_cluster_delta().replay_change(
             int(d["brokerId"]), int(d["brokerEpoch"]), fenced=int(d.get("fenced", 0)),
             controlled_shutdown=int(d.get("inControlledShutdown", 0)),
             log_dirs=list(d.get("logDirs") or ()),
         )
 
     def _remove_topic(self, r: MetadataRecord) -> None:
-        name = self.topics().replay_remove(r.data)
-        self.configs().delete_resource((TOPIC_RESOURCE, name))
+        name = self.get_or_create_topics_delta().replay_remove(r.data)
+        self.get_or_create_configs_delta().delete_resource((TOPIC_RESOURCE, name))
 
     def _producer_ids_record(self, r: MetadataRecord) -> None:
         d: Data = r.data
@@ -729,34 +852,70 @@ class ClusterDelta:
         raise ReplayError("transaction markers are handled by the loader, not replayed")
 
 
-_Handler = Callable[[ClusterDelta, MetadataRecord], None]
+def apply_records(image: MetadataImage, records: Iterable[MetadataRecord]) -> MetadataImage:
+    """Replay a batch of metadata records onto `image` and return the next image.
+
+    What the online mirror uses to keep "what the log holds" current after each append.
+    Transaction markers are not metadata (the loader handles them) and raise here; pass only
+    the metadata records of what was appended.
+
+    Raises:
+        UnknownRecordTypeError, ReplayError: as `MetadataDelta.replay`.
+    """
+    delta = MetadataDelta(image)
+    for record in records:
+        delta.replay(record)
+    return delta.apply()
+
+
+_Handler = Callable[[MetadataDelta, MetadataRecord], None]
+
+def _cluster(d: MetadataDelta) -> ClusterDelta:
+    return d.get_or_create_cluster_delta()
+
+
+def _topics(d: MetadataDelta) -> TopicsDelta:
+    return d.get_or_create_topics_delta()
+
+
+def _scram(d: MetadataDelta) -> ScramDelta:
+    return d.get_or_create_scram_delta()
+
+
+def _acls(d: MetadataDelta) -> AclsDelta:
+    return d.get_or_create_acls_delta()
+
+
+def _tokens(d: MetadataDelta) -> DelegationTokensDelta:
+    return d.get_or_create_delegation_tokens_delta()
+
 
 _ROUTES: dict[str, _Handler] = {
-    "REGISTER_BROKER_RECORD": lambda d, r: d.brokers().replay_register(r.data),
-    "UNREGISTER_BROKER_RECORD": lambda d, r: d.brokers().replay_unregister(r.data),
-    "TOPIC_RECORD": lambda d, r: d.topics().replay_topic(r.data),
-    "PARTITION_RECORD": lambda d, r: d.topics().replay_partition(r.data, r.version),
-    "CONFIG_RECORD": lambda d, r: d.configs().replay(r.data),
-    "PARTITION_CHANGE_RECORD": lambda d, r: d.topics().replay_partition_change(r.data),
-    "FENCE_BROKER_RECORD": ClusterDelta._fence,
-    "UNFENCE_BROKER_RECORD": ClusterDelta._unfence,
-    "REMOVE_TOPIC_RECORD": ClusterDelta._remove_topic,
-    "DELEGATION_TOKEN_RECORD": lambda d, r: d.delegation_tokens().replay(r.data),
-    "USER_SCRAM_CREDENTIAL_RECORD": lambda d, r: d.scram().replay(r.data),
-    "FEATURE_LEVEL_RECORD": lambda d, r: d.features().replay(r.data),
-    "CLIENT_QUOTA_RECORD": lambda d, r: d.client_quotas().replay(r.data),
-    "PRODUCER_IDS_RECORD": ClusterDelta._producer_ids_record,
-    "BROKER_REGISTRATION_CHANGE_RECORD": ClusterDelta._registration_change,
-    "ACCESS_CONTROL_ENTRY_RECORD": lambda d, r: d.acls().replay(r.data),
-    "REMOVE_ACCESS_CONTROL_ENTRY_RECORD": lambda d, r: d.acls().replay_remove(r.data),
-    "NO_OP_RECORD": ClusterDelta._no_op,
-    "ZK_MIGRATION_STATE_RECORD": ClusterDelta._zk_migration,
-    "REMOVE_USER_SCRAM_CREDENTIAL_RECORD": lambda d, r: d.scram().replay_remove(r.data),
-    "BEGIN_TRANSACTION_RECORD": ClusterDelta._transaction_marker,
-    "END_TRANSACTION_RECORD": ClusterDelta._transaction_marker,
-    "ABORT_TRANSACTION_RECORD": ClusterDelta._transaction_marker,
-    "REMOVE_DELEGATION_TOKEN_RECORD": lambda d, r: d.delegation_tokens().replay_remove(r.data),
-    "REGISTER_CONTROLLER_RECORD": lambda d, r: d.brokers().replay_register_controller(r.data),
+    "REGISTER_BROKER_RECORD": lambda d, r: _cluster(d).replay_register(r.data),
+    "UNREGISTER_BROKER_RECORD": lambda d, r: _cluster(d).replay_unregister(r.data),
+    "TOPIC_RECORD": lambda d, r: _topics(d).replay_topic(r.data),
+    "PARTITION_RECORD": lambda d, r: _topics(d).replay_partition(r.data, r.version),
+    "CONFIG_RECORD": lambda d, r: d.get_or_create_configs_delta().replay(r.data),
+    "PARTITION_CHANGE_RECORD": lambda d, r: _topics(d).replay_partition_change(r.data),
+    "FENCE_BROKER_RECORD": MetadataDelta._fence,
+    "UNFENCE_BROKER_RECORD": MetadataDelta._unfence,
+    "REMOVE_TOPIC_RECORD": MetadataDelta._remove_topic,
+    "DELEGATION_TOKEN_RECORD": lambda d, r: _tokens(d).replay(r.data),
+    "USER_SCRAM_CREDENTIAL_RECORD": lambda d, r: _scram(d).replay(r.data),
+    "FEATURE_LEVEL_RECORD": lambda d, r: d.get_or_create_features_delta().replay(r.data),
+    "CLIENT_QUOTA_RECORD": lambda d, r: d.get_or_create_client_quotas_delta().replay(r.data),
+    "PRODUCER_IDS_RECORD": MetadataDelta._producer_ids_record,
+    "BROKER_REGISTRATION_CHANGE_RECORD": MetadataDelta._registration_change,
+    "ACCESS_CONTROL_ENTRY_RECORD": lambda d, r: _acls(d).replay(r.data),
+    "REMOVE_ACCESS_CONTROL_ENTRY_RECORD": lambda d, r: _acls(d).replay_remove(r.data),
+    "NO_OP_RECORD": MetadataDelta._no_op,
+    "ZK_MIGRATION_STATE_RECORD": MetadataDelta._zk_migration,
+    "REMOVE_USER_SCRAM_CREDENTIAL_RECORD": lambda d, r: _scram(d).replay_remove(r.data),
+    "BEGIN_TRANSACTION_RECORD": MetadataDelta._transaction_marker,
+    "END_TRANSACTION_RECORD": MetadataDelta._transaction_marker,
+    "ABORT_TRANSACTION_RECORD": MetadataDelta._transaction_marker,
+    "REMOVE_DELEGATION_TOKEN_RECORD": lambda d, r: _tokens(d).replay_remove(r.data),
+    "REGISTER_CONTROLLER_RECORD": lambda d, r: _cluster(d).replay_register_controller(r.data),
 }
 
 RECORD_TYPES: frozenset[str] = frozenset(_ROUTES)

@@ -1,13 +1,15 @@
 """The metadata image: an immutable value holding everything a KRaft log says about a cluster.
 
-Shaped like Kafka's `org.apache.kafka.image` package: `ClusterImage` (Kafka's `MetadataImage`)
-bundles one frozen image per entity kind, each with an `EMPTY` constant. Images are values
+Shaped like Kafka's `org.apache.kafka.image` package, with Kafka's names: `MetadataImage` bundles
+one frozen image per entity kind (`ClusterImage` for broker and controller registrations,
+`TopicsImage`, `ConfigsImage`, ...), each with an `EMPTY` constant. Images are values
 (frozen, slotted, compared by value) so parity can compare an image replayed from a voter log
 with one built straight from ZooKeeper. Deltas (`verify.delta`) produce new images; nothing here
-mutates.
+mutates. The online mirror holds the image of what the log holds and diffs ZooKeeper against it
+(`migrate.entities`), so this is public API shared by `verify` and `migrate`.
 
 Maps inside images are `FrozenMap`s: read-only, picklable (the Spark parity job ships images to
-executors) and cheap to compare. `ClusterImage.records()` is the inverse of replay (Kafka's
+executors) and cheap to compare. `MetadataImage.records()` is the inverse of replay (Kafka's
 `MetadataImage.write`), used to prove replay round-trips.
 """
 
@@ -24,9 +26,9 @@ __all__ = [
     "AclsImage",
     "BrokerEndpoint",
     "BrokerRegistration",
-    "BrokersImage",
-    "ClientQuotasImage",
     "ClusterImage",
+    "ClientQuotasImage",
+    "MetadataImage",
     "ConfigResource",
     "ConfigsImage",
     "ControllerRegistration",
@@ -207,13 +209,13 @@ class ControllerRegistration:
 
 
 @dataclass(frozen=True, slots=True)
-class BrokersImage:
+class ClusterImage:
     """Registered brokers and controllers by id (Kafka's `ClusterImage`)."""
 
     brokers: FrozenMap[int, BrokerRegistration]
     controllers: FrozenMap[int, ControllerRegistration]
 
-    EMPTY: ClassVar[BrokersImage]
+    EMPTY: ClassVar[ClusterImage]
 
     def records(self, broker_version: int = 2) -> list[MetadataRecord]:
         """Registrations in id order (brokers, then controllers)."""
@@ -505,7 +507,7 @@ class DelegationTokensImage:
 
 
 @dataclass(frozen=True, slots=True)
-class ClusterImage:
+class MetadataImage:
     """Everything a metadata log says about the cluster (Kafka's `MetadataImage`).
 
     Attributes:
@@ -514,7 +516,7 @@ class ClusterImage:
     """
 
     features: FeaturesImage
-    brokers: BrokersImage
+    cluster: ClusterImage
     topics: TopicsImage
     configs: ConfigsImage
     client_quotas: ClientQuotasImage
@@ -524,7 +526,7 @@ class ClusterImage:
     delegation_tokens: DelegationTokensImage
     zk_migration_state: int = 0
 
-    EMPTY: ClassVar[ClusterImage]
+    EMPTY: ClassVar[MetadataImage]
 
     def records(self, *, broker_version: int = 2) -> list[MetadataRecord]:
         """Records that replayed onto `EMPTY` rebuild this image (Kafka's `MetadataImage.write`).
@@ -532,7 +534,7 @@ class ClusterImage:
         Order follows invariant I2: features (metadata.version first), brokers, then each topic
         followed by its configs, then the rest.
         """
-        out = self.features.records() + self.brokers.records(broker_version)
+        out = self.features.records() + self.cluster.records(broker_version)
         topic_configs = {n: c for (t, n), c in self.configs.resources.items() if t == 2}
         for name in sorted(self.topics.by_name):
             out += self.topics.by_name[name].records()
@@ -551,7 +553,7 @@ class ClusterImage:
 
 
 FeaturesImage.EMPTY = FeaturesImage(FrozenMap())
-BrokersImage.EMPTY = BrokersImage(FrozenMap(), FrozenMap())
+ClusterImage.EMPTY = ClusterImage(FrozenMap(), FrozenMap())
 TopicsImage.EMPTY = TopicsImage(FrozenMap(), FrozenMap())
 ConfigsImage.EMPTY = ConfigsImage(FrozenMap())
 ClientQuotasImage.EMPTY = ClientQuotasImage(FrozenMap())
@@ -559,9 +561,9 @@ ScramImage.EMPTY = ScramImage(FrozenMap())
 AclsImage.EMPTY = AclsImage(FrozenMap())
 ProducerIdsImage.EMPTY = ProducerIdsImage()
 DelegationTokensImage.EMPTY = DelegationTokensImage(FrozenMap())
-ClusterImage.EMPTY = ClusterImage(
+MetadataImage.EMPTY = MetadataImage(
     FeaturesImage.EMPTY,
-    BrokersImage.EMPTY,
+    ClusterImage.EMPTY,
     TopicsImage.EMPTY,
     ConfigsImage.EMPTY,
     ClientQuotasImage.EMPTY,

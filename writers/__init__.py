@@ -30,6 +30,20 @@ from writers._codec import (
     uuid_from_bytes,
     uuid_to_bytes,
 )
+from writers._facts import (
+    ACL_OPERATIONS,
+    ACL_PATTERN_TYPES,
+    ACL_PERMISSIONS,
+    ACL_RESOURCE_TYPES,
+    REDACTED,
+    SCRAM_MECHANISMS,
+    SECURITY_PROTOCOLS,
+    desanitize,
+    is_sensitive_config,
+    kafka_code,
+    kafka_name,
+    sanitize,
+)
 from writers._logdir import (
     DEFAULT_SEGMENT_BYTES,
     EncodedBatch,
@@ -100,6 +114,18 @@ from writers.errors import (
 )
 
 __all__ = [
+    "ACL_OPERATIONS",
+    "ACL_PATTERN_TYPES",
+    "ACL_PERMISSIONS",
+    "ACL_RESOURCE_TYPES",
+    "REDACTED",
+    "SCRAM_MECHANISMS",
+    "SECURITY_PROTOCOLS",
+    "desanitize",
+    "is_sensitive_config",
+    "kafka_code",
+    "kafka_name",
+    "sanitize",
     "BATCH_OVERHEAD",
     "MAX_BATCH_BYTES",
     "MAX_RECORDS_PER_BATCH",

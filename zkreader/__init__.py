@@ -3,6 +3,13 @@
 Public API only; implementation modules are `_`-prefixed.
 """
 
+from zkreader._entities import (
+    ENTITY_KINDS,
+    EntityKey,
+    changed_entities,
+    entity_key_for_path,
+    read_entities,
+)
 from zkreader._fence import (
     ControllerMovedError,
     FenceState,
@@ -35,6 +42,7 @@ from zkreader._model import (
     ProducerIdBlock,
     Topic,
     ZnodeStat,
+    migrating_topic,
 )
 from zkreader._options import ConnectOptions, ParsedConnect, parse_connect
 from zkreader._pipeline import ReadPipeline, ReadRequest, ReadResult
@@ -61,6 +69,11 @@ __all__ = [
     "read_fence_state",
     "release_claim",
     "write_migration_state",
+    "ENTITY_KINDS",
+    "EntityKey",
+    "changed_entities",
+    "entity_key_for_path",
+    "read_entities",
     "AclEntry",
     "AclResource",
     "BadConnectStringError",
@@ -99,6 +112,7 @@ __all__ = [
     "generate_sample_cluster",
     "install_kazoo_redaction",
     "kind_for_path",
+    "migrating_topic",
     "open_session",
     "paused_gc",
     "parse_connect",

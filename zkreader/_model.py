@@ -31,6 +31,7 @@ __all__ = [
     "ProducerIdBlock",
     "Topic",
     "ZnodeStat",
+    "migrating_topic",
 ]
 
 
@@ -288,3 +289,20 @@ class ClusterSnapshot:
     log_dir_events: tuple[LogDirEvent, ...] = ()
     migration: MigrationZnode | None = None
     last_zxid: int = 0
+
+
+def migrating_topic(snapshot: ClusterSnapshot, name: str) -> bool:
+    """True when topic `name` is one the migration writes: the one rule, used everywhere.
+
+    Kafka 3.9's migration skips topics queued under `/admin/delete_topics` (KAFKA-15605) and
+    aborts on a topic znode without `topic_id` (`topicIdOpt.get`); zk2kraft leaves such a
+    topic out and pre-flight reports it as the `TOPIC_WITHOUT_ID` blocker. Translation, the
+    Spark pipeline, pre-flight's counts and verify's expected image all ask this function.
+
+    Args:
+        snapshot: a whole or partial snapshot.
+        name: a topic name.
+    """
+    topic = snapshot.topics.get(name)
+    return (topic is not None and topic.topic_id is not None
+            and name not in snapshot.pending_deletions)

@@ -12,6 +12,7 @@ import pytest
 
 from migrate import TranslationOptions, translate
 from migrate._password import encode_password
+from migrate._preflight import preflight
 from verify import compare, expected_image, load_records
 from writers import decode_record, encode_record
 from zkreader import ConnectOptions, SampleCase, SampleSpec, ZkSession, open_session, read_cluster
@@ -67,7 +68,8 @@ def test_everything_sample_translates_with_kafkas_fixed_rules(
     assert pending not in topic_ids and no_id not in topic_ids
     assert topic_ids == {t: i for t, i in m.topic_ids.items() if t not in (pending, no_id)}
     assert ("TOPIC_WITHOUT_ID", f"/brokers/topics/{no_id}") in [
-        (b.code, b.path) for b in result.blockers]
+        (b.code, b.path) for b in preflight(snap).blockers]
+    assert "TOPIC_WITHOUT_ID" not in [b.code for b in result.blockers]  # reported once
     partitions = of_type(records, "PARTITION_RECORD")
     assert len(partitions) == m.partitions_to_migrate - len(snap.topics[no_id].assignment)
     by_key = {(p["topicId"], p["partitionId"]): p for p in partitions}

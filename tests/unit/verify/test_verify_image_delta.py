@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from verify import ClusterDelta, ClusterImage, ReplayError, UnknownRecordTypeError
+from verify import MetadataDelta, MetadataImage, ReplayError, UnknownRecordTypeError
 from verify.delta import RECORD_TYPES
 from verify.image import (
     MIGRATING_DIRECTORY,
     AclsImage,
     BrokerEndpoint,
     BrokerRegistration,
-    BrokersImage,
     ClientQuotasImage,
+    ClusterImage,
     ConfigsImage,
     ControllerRegistration,
     DelegationTokenData,
@@ -45,7 +45,7 @@ def part(replicas: tuple[int, ...], **kw: object) -> PartitionImage:
                           **kw)  # type: ignore[arg-type]
 
 
-def full_image() -> ClusterImage:
+def full_image() -> MetadataImage:
     topics = {
         T1: TopicImage("orders", T1, FrozenMap({0: part((1, 2), leader_epoch=3,
                                                         partition_epoch=7),
@@ -55,9 +55,9 @@ def full_image() -> ClusterImage:
         T2: TopicImage("events", T2, FrozenMap({0: part((3,))})),
     }
     endpoint = BrokerEndpoint("PLAINTEXT", "h1", 9092, 0)
-    return ClusterImage(
+    return MetadataImage(
         features=FeaturesImage(FrozenMap({"metadata.version": 21, "kraft.version": 1})),
-        brokers=BrokersImage(
+        cluster=ClusterImage(
             FrozenMap({b: BrokerRegistration(b, 100 + b, "AAAAAAAAAAAAAAAAAAAABA", (endpoint,),
                                              FrozenMap({"metadata.version": (21, 21)}),
                                              "r1" if b == 1 else None, True, False, True)
@@ -82,8 +82,8 @@ def full_image() -> ClusterImage:
     )
 
 
-def replay(records: list[MetadataRecord], base: ClusterImage | None = None) -> ClusterImage:
-    delta = ClusterDelta(base)
+def replay(records: list[MetadataRecord], base: MetadataImage | None = None) -> MetadataImage:
+    delta = MetadataDelta(base)
     for r in records:
         delta.replay(r)
     return delta.apply()
@@ -94,15 +94,15 @@ def test_round_trip_full_image(version: int) -> None:
     img = full_image()
     got = replay(img.records(broker_version=version))
     if version < 2:  # older RegisterBrokerRecords cannot say isMigratingZkBroker
-        assert {b.is_migrating_zk_broker for b in got.brokers.brokers.values()} == {False}
+        assert {b.is_migrating_zk_broker for b in got.cluster.brokers.values()} == {False}
         assert got.topics == img.topics and got.scram == img.scram
         return
     assert got == img
 
 
 def test_round_trip_empty_image() -> None:
-    assert ClusterImage.EMPTY.records() == []
-    assert replay([]) == ClusterImage.EMPTY
+    assert MetadataImage.EMPTY.records() == []
+    assert replay([]) == MetadataImage.EMPTY
 
 
 def test_records_start_with_metadata_version_and_topics_precede_configs() -> None:
@@ -119,14 +119,14 @@ def test_every_schema_type_has_a_route() -> None:
 
 def test_unknown_type_raises_naming_it() -> None:
     with pytest.raises(UnknownRecordTypeError, match="ACCESS_CONTROL_RECORD"):
-        ClusterDelta().replay(R("ACCESS_CONTROL_RECORD"))
+        MetadataDelta().replay(R("ACCESS_CONTROL_RECORD"))
 
 
 def test_no_op_changes_nothing_and_transaction_markers_belong_to_the_loader() -> None:
     img = full_image()
     assert replay([R("NO_OP_RECORD")], img) == img
     with pytest.raises(ReplayError, match="loader"):
-        ClusterDelta().replay(R("BEGIN_TRANSACTION_RECORD", name="x"))
+        MetadataDelta().replay(R("BEGIN_TRANSACTION_RECORD", name="x"))
 
 
 def test_untouched_sub_images_are_reused() -> None:
@@ -188,19 +188,19 @@ def test_partition_change_merges_like_kafka() -> None:
 def test_broker_fence_unfence_change_and_unregister() -> None:
     img = full_image()
     got = replay([R("UNFENCE_BROKER_RECORD", id=1, epoch=101)], img)
-    assert got.brokers.brokers[1].fenced is False
+    assert got.cluster.brokers[1].fenced is False
     got = replay([R("FENCE_BROKER_RECORD", id=1, epoch=101)], got)
-    assert got.brokers.brokers[1].fenced is True
+    assert got.cluster.brokers[1].fenced is True
     got = replay([R("BROKER_REGISTRATION_CHANGE_RECORD", 1, brokerId=2, brokerEpoch=102,
                     fenced=-1, inControlledShutdown=1)], got)
-    assert (got.brokers.brokers[2].fenced, got.brokers.brokers[2].in_controlled_shutdown) == (
+    assert (got.cluster.brokers[2].fenced, got.cluster.brokers[2].in_controlled_shutdown) == (
         False, True)
     with pytest.raises(ReplayError, match="epoch 101, not 5"):
         replay([R("FENCE_BROKER_RECORD", id=1, epoch=5)], img)
     with pytest.raises(ReplayError, match="no broker registration found for broker 8"):
         replay([R("UNFENCE_BROKER_RECORD", id=8, epoch=5)], img)
     got = replay([R("UNREGISTER_BROKER_RECORD", brokerId=3, brokerEpoch=103)], img)
-    assert 3 not in got.brokers.brokers
+    assert 3 not in got.cluster.brokers
 
 
 def test_config_null_value_deletes_and_empty_resource_disappears() -> None:
@@ -238,13 +238,13 @@ def test_register_controller_record() -> None:
                     incarnationId="AAAAAAAAAAAAAAAAAAAABg", zkMigrationReady=True,
                     endPoints=[{"name": "CONTROLLER", "host": "c", "port": 9093,
                                 "securityProtocol": 0}], features=[])])
-    c = got.brokers.controllers[3000]
+    c = got.cluster.controllers[3000]
     assert c.zk_migration_ready and c.endpoints[0].name == "CONTROLLER"
 
 
 def test_finish_snapshot_deletes_what_it_did_not_mention() -> None:
     img = full_image()
-    delta = ClusterDelta(img)
+    delta = MetadataDelta(img)
     for r in [R("FEATURE_LEVEL_RECORD", name="metadata.version", featureLevel=21),
               R("TOPIC_RECORD", name="events", topicId=T2),
               R("PARTITION_RECORD", partitionId=0, topicId=T2, replicas=[3], isr=[3], leader=3)]:
@@ -252,13 +252,13 @@ def test_finish_snapshot_deletes_what_it_did_not_mention() -> None:
     delta.finish_snapshot()
     got = delta.apply()
     assert set(got.topics.by_name) == {"events"} and not got.configs.resources
-    assert not got.brokers.brokers and not got.scram.credentials and not got.acls.acls
+    assert not got.cluster.brokers and not got.scram.credentials and not got.acls.acls
     assert got.features.levels == {"metadata.version": 21}
 
 
 def test_missing_field_is_a_replay_error_naming_the_type() -> None:
     with pytest.raises(ReplayError, match="TOPIC_RECORD: missing field 'topicId'"):
-        ClusterDelta().replay(R("TOPIC_RECORD", name="x"))
+        MetadataDelta().replay(R("TOPIC_RECORD", name="x"))
 
 
 def test_scram_credential_repr_hides_secret() -> None:

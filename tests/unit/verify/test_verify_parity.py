@@ -11,7 +11,7 @@ import pytest
 
 from migrate.translate import TranslationOptions, parse_target_version, translate
 from verify import (
-    ClusterImage,
+    MetadataImage,
     compare,
     diff_rows,
     expected_image,
@@ -127,7 +127,7 @@ def everything() -> ClusterSnapshot:
     )
 
 
-def quorum_of(snapshot: ClusterSnapshot, mv: str = "3.9-IV0") -> ClusterImage:
+def quorum_of(snapshot: ClusterSnapshot, mv: str = "3.9-IV0") -> MetadataImage:
     result = translate(snapshot, TranslationOptions(metadata_version=parse_target_version(mv)))
     assert not result.blockers, result.blockers
     loaded = load_records(result.records)
@@ -164,7 +164,7 @@ def test_expected_image_follows_kafkas_mapping() -> None:
     assert ("alice@example.com", 1) in img.scram.credentials
     tok = img.delegation_tokens.tokens["tok1"]
     assert (tok.owner, tok.renewers) == ("User:alice", ("User:bob",))
-    assert img.brokers.brokers[2].epoch == 1002
+    assert img.cluster.brokers[2].epoch == 1002
 
 
 def _drift(**changes: object) -> list[tuple[str, str, str]]:

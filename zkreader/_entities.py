@@ -1,0 +1,374 @@
+"""Entities: which Kafka entity a znode belongs to, and re-reading a few entities live.
+
+The migration maps ZooKeeper to KRaft one *entity* at a time (a topic with its partitions, a
+config entity, a quota entity with a user's SCRAM, an ACL resource, a broker, the producer-id
+block, a token). The online mirror learns of a change as a watch notification on one znode;
+`entity_key_for_path` names the entity that znode belongs to, `changed_entities` turns a batch of
+notifications into entity keys (re-listing a notified list znode to find what was created in it),
+and `read_entities` re-reads those entities through the reader's pipeline, re-arming a watch on
+every znode it reads (design I3: watches fire once, so every re-read must arm them again).
+
+Keys name entities as ZooKeeper stores them (sanitized names, `<default>`): desanitizing and the
+rest of the mapping belong to translation (`migrate.entities`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from zkreader import _paths
+from zkreader._model import (
+    AclResource,
+    Broker,
+    ClusterSnapshot,
+    ConfigZnode,
+    DelegationToken,
+    PartitionState,
+    ProducerIdBlock,
+    Topic,
+)
+from zkreader._pipeline import DEFAULT_BATCH, DEFAULT_WINDOW, ReadPipeline, ReadRequest
+from zkreader._reader import _assemble, _Walk
+from zkreader._session import ZkSession
+from zkreader._znodes import (
+    ACL_PATTERNS,
+    AclZnode,
+    BrokerZnode,
+    ClusterIdZnodeKind,
+    ConfigZnodeKind,
+    PartitionStateZnode,
+    ProducerIdBlockZnode,
+    TokenZnode,
+    TopicZnode,
+)
+
+__all__ = [
+    "ENTITY_KINDS",
+    "EntityKey",
+    "changed_entities",
+    "entity_key_for_path",
+    "read_entities",
+]
+
+BROKER = "broker"
+TOPIC = "topic"
+PARTITION = "partition"
+TOPIC_CONFIG = "topic_config"
+BROKER_CONFIG = "broker_config"
+CLIENT_QUOTA = "client_quota"
+PRODUCER_IDS = "producer_ids"
+ACL = "acl"
+DELEGATION_TOKEN = "delegation_token"
+
+ENTITY_KINDS: tuple[str, ...] = (
+    BROKER, TOPIC, PARTITION, TOPIC_CONFIG, BROKER_CONFIG, CLIENT_QUOTA, PRODUCER_IDS, ACL,
+    DELEGATION_TOKEN,
+)
+"""Every entity kind, in log order (Kafka 3.9's migration order, brokers first for I2)."""
+
+
+
+@dataclass(frozen=True, slots=True)
+class EntityKey:
+    """One Kafka entity in ZooKeeper.
+
+    Attributes:
+        kind: one of `ENTITY_KINDS`:
+            `broker` (name = broker id as text): `/brokers/ids/<id>`;
+            `topic` (name = topic): the topic znode, all its partition states, its
+                `/config/topics/<t>` and whether `/admin/delete_topics/<t>` exists;
+            `partition` (name = topic, `partition` = id): one partition state znode (a leader
+                or ISR change re-reads one znode, not the whole topic);
+            `topic_config` (name = topic): `/config/topics/<t>` alone;
+            `broker_config` (name = `<default>` or broker id): `/config/brokers/<e>`;
+            `client_quota` (name = path below `/config`: `users/<u>`, `clients/<c>`,
+                `users/<u>/clients/<c>`, `ips/<ip>`, sanitized as stored): its quotas, and for
+                `users/<u>` also that user's SCRAM credentials;
+            `producer_ids` (name ""): `/latest_producer_id_block`;
+            `acl` (name = `<PATTERN>/<ResourceType>/<name>`, e.g. `LITERAL/Topic/orders`):
+                one ACL resource znode;
+            `delegation_token` (name = token id).
+        name: as above.
+        partition: the partition id of a `partition` key, -1 otherwise.
+    """
+
+    kind: str
+    name: str
+    partition: int = -1
+
+    @classmethod
+    def broker(cls, broker_id: int) -> EntityKey:
+        """The key of broker `broker_id`."""
+        return cls(BROKER, str(broker_id))
+
+    @classmethod
+    def topic(cls, name: str) -> EntityKey:
+        """The key of topic `name` (with its partitions and configs)."""
+        return cls(TOPIC, name)
+
+    @classmethod
+    def partition_of(cls, topic: str, partition: int) -> EntityKey:
+        """The key of one partition's state."""
+        return cls(PARTITION, topic, partition)
+
+    @classmethod
+    def acl(cls, pattern_type: str, resource_type: str, name: str) -> EntityKey:
+        """The key of one ACL resource (`pattern_type` LITERAL or PREFIXED)."""
+        return cls(ACL, f"{pattern_type}/{resource_type}/{name}")
+
+    @property
+    def path(self) -> str:
+        """The entity's main znode (chroot-relative)."""
+        if self.kind == BROKER:
+            return _paths.broker(int(self.name))
+        if self.kind == TOPIC:
+            return _paths.topic(self.name)
+        if self.kind == PARTITION:
+            return _paths.partition_state(self.name, self.partition)
+        if self.kind == TOPIC_CONFIG:
+            return _paths.config(f"topics/{self.name}")
+        if self.kind == BROKER_CONFIG:
+            return _paths.config(f"brokers/{self.name}")
+        if self.kind == CLIENT_QUOTA:
+            return _paths.config(self.name)
+        if self.kind == PRODUCER_IDS:
+            return _paths.PRODUCER_ID_BLOCK
+        if self.kind == ACL:
+            return self.acl_znode().path
+        if self.kind == DELEGATION_TOKEN:
+            return _paths.token(self.name)
+        raise ValueError(f"unknown entity kind {self.kind!r}")
+
+    def acl_znode(self) -> AclZnode:
+        """The decoder of an `acl` key's znode."""
+        pattern, resource_type, name = self.name.split("/", 2)
+        return AclZnode(pattern, resource_type, name)
+
+
+def _key(path: str) -> EntityKey | None:
+    parts = path.split("/")[1:]
+    n = len(parts)
+    if n == 3 and parts[:2] == ["brokers", "ids"]:
+        return EntityKey(BROKER, parts[2]) if parts[2].isascii() and parts[2].isdigit() else None
+    if n == 3 and parts[:2] == ["brokers", "topics"]:
+        return EntityKey(TOPIC, parts[2])
+    if n == 6 and parts[:2] == ["brokers", "topics"] and parts[3] == "partitions" \
+            and parts[5] == "state" and parts[4].isascii() and parts[4].isdigit():
+        return EntityKey(PARTITION, parts[2], int(parts[4]))
+    if n == 3 and parts[:2] == ["admin", "delete_topics"]:
+        return EntityKey(TOPIC, parts[2])
+    if parts[0] == "config":
+        if n == 3 and parts[1] == "topics":
+            return EntityKey(TOPIC_CONFIG, parts[2])
+        if n == 3 and parts[1] == "brokers":
+            return EntityKey(BROKER_CONFIG, parts[2])
+        if (n == 3 and parts[1] in ("users", "clients", "ips")) or (
+                n == 5 and parts[1] == "users" and parts[3] == "clients"):
+            return EntityKey(CLIENT_QUOTA, "/".join(parts[1:]))
+        return None
+    if n == 3 and parts[0] == "kafka-acl" and parts[1] in _paths.ACL_RESOURCE_TYPES:
+        return EntityKey.acl("LITERAL", parts[1], parts[2])
+    if n == 4 and parts[0] == "kafka-acl-extended" and parts[1] in ACL_PATTERNS \
+            and parts[2] in _paths.ACL_RESOURCE_TYPES:
+        return EntityKey.acl(ACL_PATTERNS[parts[1]], parts[2], parts[3])
+    if n == 3 and parts[:2] == ["delegation_token", "tokens"]:
+        return EntityKey(DELEGATION_TOKEN, parts[2])
+    if path == _paths.PRODUCER_ID_BLOCK:
+        return EntityKey(PRODUCER_IDS, "")
+    return None
+
+
+def entity_key_for_path(path: str) -> EntityKey | None:
+    """The entity a notified znode belongs to, or None when it belongs to none.
+
+    Lists (`/brokers/topics`, `/config/users`, ...) belong to no entity: a child notification on
+    one means an entity was created or removed there (see `changed_entities`). So do znodes that
+    hold no migrated metadata (`/controller`, `/log_dir_event_notification/...`, `/feature`).
+
+    Args:
+        path: a chroot-relative znode path, as `ChangeEvent.path` gives it.
+    """
+    return _key(path) if path.startswith("/") else None
+
+
+def _list_children_keys(path: str, children: Iterable[str]) -> tuple[list[EntityKey], list[str]]:
+    """Keys of a list's children, and deeper lists to read (a new user's clients, ACL types)."""
+    keys: list[EntityKey] = []
+    lists: list[str] = []
+    if path in (_paths.ACL_LITERAL_ROOT,) or (
+            path.startswith(_paths.ACL_EXTENDED_ROOT + "/") and path.count("/") == 2):
+        lists += [_paths.child(path, c) for c in children if c in _paths.ACL_RESOURCE_TYPES]
+    elif path == _paths.ACL_EXTENDED_ROOT:
+        lists += [_paths.child(path, c) for c in children if c in ACL_PATTERNS]
+    else:
+        for c in children:
+            key = _key(_paths.child(path, c))
+            if key is not None:
+                keys.append(key)
+        if path == _paths.config_entities("users"):
+            lists += [_paths.user_clients(c) for c in children]
+    return keys, lists
+
+
+def _is_list(path: str) -> bool:
+    if path in (_paths.BROKER_IDS, _paths.TOPICS, _paths.DELETE_TOPICS, _paths.TOKENS,
+                _paths.ACL_LITERAL_ROOT, _paths.ACL_EXTENDED_ROOT):
+        return True
+    parts = path.split("/")[1:]
+    n = len(parts)
+    if parts[0] == "config":
+        return (n == 2 and parts[1] in _paths.CONFIG_ENTITY_TYPES) or (
+            n == 4 and parts[1] == "users" and parts[3] == "clients")
+    if parts[0] == "kafka-acl":
+        return n == 2
+    if parts[0] == "kafka-acl-extended":
+        return n in (2, 3)
+    return False
+
+
+def changed_entities(
+    session: ZkSession,
+    paths: Iterable[str],
+    *,
+    watch: bool = True,
+    only_unwatched: bool = True,
+) -> list[EntityKey]:
+    """The entities a batch of notified paths stands for, in first-notified order.
+
+    An entity znode maps to its key. A notified list (`/brokers/topics`, `/config/users`,
+    `/kafka-acl/Topic`, ...) is listed again, re-arming its child watch, and its children map to
+    keys; with `only_unwatched` only children whose own znode has no armed watch are kept (the
+    new ones: an existing child reports its own changes and deletion through its data watch), so
+    a topic creation costs one list read, not a re-read of every topic. Children of
+    `/admin/delete_topics` are always kept (nothing watches them individually).
+
+    Args:
+        session: the live session whose change feed armed the watches.
+        paths: notified chroot-relative paths (`ChangeEvent.path`), oldest first.
+        watch: re-arm child watches on the lists read.
+        only_unwatched: see above.
+
+    Returns:
+        Distinct keys, in the order their first notification came.
+
+    Raises:
+        ZkUnreachableError: the session was lost while listing.
+    """
+    feed = session.changes if watch else None
+    ordered: dict[EntityKey, None] = {}
+    pending_lists: list[str] = []
+    for path in paths:
+        key = entity_key_for_path(path)
+        if key is not None:
+            ordered.setdefault(key, None)
+        elif _is_list(path):
+            pending_lists.append(path)
+    pipeline = ReadPipeline(session, feed=feed, window=DEFAULT_WINDOW, batch=DEFAULT_BATCH)
+    seen_lists: set[str] = set()
+    while pending_lists:
+        batch = [p for p in dict.fromkeys(pending_lists) if p not in seen_lists]
+        pending_lists = []
+        seen_lists.update(batch)
+        for result in pipeline.read([ReadRequest(p, children=True) for p in batch]):
+            if result.children is None:
+                continue
+            keys, lists = _list_children_keys(result.path, result.children)
+            keep_all = result.path == _paths.DELETE_TOPICS
+            for key in keys:
+                if keep_all or not only_unwatched or feed is None or not feed.is_armed(key.path):
+                    ordered.setdefault(key, None)
+            pending_lists += lists
+    return list(ordered)
+
+
+def read_entities(
+    session: ZkSession,
+    keys: Iterable[EntityKey],
+    *,
+    watch: bool = True,
+    window: int = DEFAULT_WINDOW,
+    batch: int = DEFAULT_BATCH,
+    multi_read: bool = True,
+) -> ClusterSnapshot:
+    """Re-read some entities into a partial `ClusterSnapshot`, re-arming their watches.
+
+    The snapshot holds exactly what ZooKeeper now has for those entities: an entity absent from
+    it was not found (deleted), which is how `migrate.entities.delta_records` knows to write its
+    removal. `cluster_id` is read too (broker registrations derive their incarnation id from
+    it); nothing else outside the keys is. A `topic` key reads the topic znode, its config, the
+    pending-deletion list and then every partition state of the topic; a `partition` key reads
+    its state znode only.
+
+    Args:
+        session: an open session; with `watch`, its change feed gets the re-armed watches.
+        keys: the entities to read (`changed_entities`, or keys built with `EntityKey`).
+        watch: arm a watch on every znode read (design I3).
+        window / batch / multi_read: as `read_cluster`.
+
+    Returns:
+        The partial snapshot, shaped as `read_cluster`'s.
+
+    Raises:
+        ZnodeFormatError: a znode is malformed (names the path).
+        ZkUnreachableError: the session was lost or a read refused.
+    """
+    feed = session.changes if watch else None
+    pipeline = ReadPipeline(session, window=window, batch=batch, feed=feed,
+                            multi_read=multi_read)
+    walk = _Walk(pipeline, None)
+    kinds: list[Any] = [ClusterIdZnodeKind()]
+    lists: list[str] = []
+    wanted_topics: list[str] = []
+    single_states: list[PartitionStateZnode] = []
+    for key in dict.fromkeys(keys):
+        if key.kind == BROKER:
+            kinds.append(BrokerZnode(int(key.name)))
+        elif key.kind == TOPIC:
+            kinds.append(TopicZnode(key.name))
+            kinds.append(ConfigZnodeKind(f"topics/{key.name}"))
+            wanted_topics.append(key.name)
+        elif key.kind == PARTITION:
+            single_states.append(PartitionStateZnode(key.name, key.partition))
+        elif key.kind == TOPIC_CONFIG:
+            kinds.append(ConfigZnodeKind(f"topics/{key.name}"))
+        elif key.kind == BROKER_CONFIG:
+            kinds.append(ConfigZnodeKind(f"brokers/{key.name}"))
+        elif key.kind == CLIENT_QUOTA:
+            kinds.append(ConfigZnodeKind(key.name))
+        elif key.kind == PRODUCER_IDS:
+            kinds.append(ProducerIdBlockZnode())
+        elif key.kind == ACL:
+            kinds.append(key.acl_znode())
+        elif key.kind == DELEGATION_TOKEN:
+            kinds.append(TokenZnode(key.name))
+        else:
+            raise ValueError(f"unknown entity kind {key.kind!r}")
+    if wanted_topics:
+        lists.append(_paths.DELETE_TOPICS)
+    got1, children = walk.round(kinds + single_states, lists)
+    cluster_id = got1[0]
+    found = [x for x in got1[1:] if x is not None]
+    topics = {t.name: t for t in found if isinstance(t, Topic)}
+    states: dict[tuple[str, int], PartitionState] = {
+        (s.topic, s.partition): s for s in found if isinstance(s, PartitionState)}
+    state_kinds = [PartitionStateZnode(name, p) for name in wanted_topics if name in topics
+                   for p in sorted(topics[name].assignment)]
+    if state_kinds:
+        got2, _ = walk.round(state_kinds, [])
+        for s in got2:
+            if s is not None:
+                states[(s.topic, s.partition)] = s
+    pid_blocks = [b for b in found if isinstance(b, ProducerIdBlock)]
+    return _assemble(
+        session.chroot, cluster_id=cluster_id, controller=None, controller_epoch=None,
+        feature=None, brokers={b.broker_id: b for b in found if isinstance(b, Broker)},
+        topics=topics, states=states,
+        pending=[n for n in children.get(_paths.DELETE_TOPICS, ()) if n in wanted_topics],
+        configs=[c for c in found if isinstance(c, ConfigZnode)],
+        acls=[a for a in found if isinstance(a, AclResource)],
+        tokens={t.token_id: t for t in found if isinstance(t, DelegationToken)},
+        pid_block=pid_blocks[0] if pid_blocks else None, events=[], migration=None,
+        last_zxid=walk.last_zxid,
+    )
