@@ -37,6 +37,7 @@ from pathlib import Path
 
 import orjson
 
+from migrate._cmd_snapshot import read_snapshot
 from migrate._engine import IN_PROCESS, EngineChoice, choose_engine
 from migrate._findings import Finding
 from migrate._pipeline import (
@@ -66,7 +67,7 @@ from writers import (
     open_log_source,
     read_meta_properties,
 )
-from zkreader import ClusterSnapshot, ConnectOptions, open_session, read_cluster
+from zkreader import ClusterSnapshot, ConnectOptions
 
 __all__ = [
     "IN_PROCESS",
@@ -418,12 +419,6 @@ def blockers_message(blockers: Sequence[Finding]) -> str:
     return f"{len(blockers)} pre-flight blocker(s); nothing was written:\n" + "\n".join(lines)
 
 
-def _read(connect: ConnectOptions, bars: ProgressBars) -> ClusterSnapshot:
-    with open_session(connect) as session:
-        # --cutover none keeps no change feed: no watches to arm
-        return read_cluster(session, progress=bars.task("reading ZooKeeper"), watch=False)
-
-
 def _peak_self() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
@@ -463,7 +458,7 @@ def _run_locked(
         metadata_version=options.metadata_version,
         password_encoder_secret=options.password_encoder_secret,
     )
-    snapshot = _read(options.connect, bars)
+    snapshot = read_snapshot(options.connect, bars)  # --cutover none: no watches to arm
     t_read = clock()
     # Judge first: everything but the topic table is translated here (it carries every
     # translator blocker), so a refused migration costs what `plan` costs and starts no JVM.

@@ -23,6 +23,10 @@ __all__ = ["read_snapshot", "run"]
 def read_snapshot(options: ConnectOptions, bars: ProgressBars) -> ClusterSnapshot:
     """Open a session, read the whole tree with a progress callback, and close the session.
 
+    The one bulk read of `snapshot`, `plan`, `verify` and `migrate --cutover none`: none of them
+    keeps a change feed, so no watch is armed (the online migration reads through its own
+    session, which does).
+
     Raises:
         ZkUnreachableError: no session within `options.timeout_s` (exit 3).
         ZnodeFormatError: a znode is malformed (exit 2, names the path).
@@ -30,7 +34,6 @@ def read_snapshot(options: ConnectOptions, bars: ProgressBars) -> ClusterSnapsho
     from zkreader import open_session, read_cluster
 
     with open_session(options) as session:
-        # read-only pre-flight: no watches to arm (migrate arms them for its change feed)
         return read_cluster(session, progress=bars.task("reading ZooKeeper"), watch=False)
 
 
