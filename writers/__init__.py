@@ -102,6 +102,7 @@ from writers._schema import (
     record_spec,
     spec_for_type,
 )
+from writers._standin import HandoverResult, StandInLeader, restamp_batch
 from writers._voterlock import LOCK_FILE_NAME, VoterLocks, hold_voter_locks
 from writers.errors import (
     LogCorruptionError,
@@ -175,6 +176,9 @@ __all__ = [
     "LocalVoterQuorum",
     "QuorumLog",
     "QuorumWriter",
+    "HandoverResult",
+    "StandInLeader",
+    "restamp_batch",
     "TailRepair",
     "VoterStatus",
     "Request",

@@ -1,0 +1,735 @@
+"""zk2kraft as a stand-in Raft voter: it leads real KRaft controllers through Kafka's own RPCs.
+
+Why: a real deployment's controllers run on their own hosts and volumes, which the tool cannot
+write. Instead zk2kraft takes one voter id of the static quorum (`controller.quorum.voters`),
+wins the first election, and the running controllers follow it: they fetch the log it appends
+and write it to their own disks. At cutover it resigns with EndQuorumEpoch and an ordinary
+Raft election hands leadership to a warm real controller (design §Transport, issue 9).
+
+What it does, following Kafka 3.9's `KafkaRaftClient`/`LeaderState` (facts, not code):
+
+* **Election.** On a fresh log it is a candidate at epoch 1 (the log's last epoch + 1), votes for
+  itself and sends Vote v0 to every voter until a majority granted. Controllers must start with
+  a long `controller.quorum.election.timeout.ms`, so that none of them becomes a candidate first
+  (a real controller that wins writes its bootstrap records). Then it appends a LeaderChange
+  control record (the start of its epoch) and sends BeginQuorumEpoch v0 to every voter that has
+  not fetched yet, every `begin_retry_s`.
+* **Fetch v17** for `__cluster_metadata`-0: whole batches from FetchOffset, capped by MaxBytes
+  (followers send PartitionMaxBytes 0); when there is nothing to send it waits up to MaxWaitMs,
+  answering early when the log grows or the high watermark moves. A follower's FetchOffset is
+  its flushed end (voters flush before fetching), so the high watermark is the end offset of
+  the (n/2)-th voter by descending end, the stand-in's own fsync'd end included, and only once
+  it passes the epoch's start offset. A follower whose last fetched epoch disagrees with this
+  log gets DivergingEpoch. Every answer carries the tagged CurrentLeader.
+* **Durable = committed.** `append_*` writes and fsyncs the batches into the stand-in's own
+  `metadata.log.dir` (the existing `VoterDir`), then returns once the high watermark passed
+  them, i.e. a majority, real controllers' disks included, holds them.
+* **ControllerRegistration** gets REQUEST_TIMED_OUT while it leads (the controller retries) and
+  NOT_CONTROLLER after it resigned (so the controller re-resolves the leader and registers with
+  the real one).
+* **Resign.** `resign()` sends EndQuorumEpoch v0 with preferred successors, most caught-up
+  first, and returns once a real controller announced itself with BeginQuorumEpoch at a higher
+  epoch. Afterwards it grants votes to candidates whose log is at least as long as its own, and
+  answers Fetch with NOT_LEADER_OR_FOLLOWER.
+
+Not implemented: TLS or SASL on the controller listener, kraft.version 1 (dynamic voters:
+Vote/BeginQuorumEpoch v1 with directory ids), snapshots (FetchSnapshot), follower mode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import logging
+import struct
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from writers._batch import batch_records
+from writers._logdir import EncodedBatch, VoterDir
+from writers._logreader import METADATA_TOPIC_ID
+from writers._protocol import (
+    UnsupportedApiError,
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_response,
+)
+from writers._quorum_log import AppendResult, VoterStatus
+from writers._records import ControlRecord, MetadataRecord
+from writers.errors import VoterStateError, VoterUnavailableError, WriterError
+
+__all__ = ["HandoverResult", "StandInLeader", "restamp_batch"]
+
+log = logging.getLogger(__name__)
+
+METADATA_TOPIC = "__cluster_metadata"
+# error codes (Kafka's `Errors`)
+NONE = 0
+NOT_LEADER_OR_FOLLOWER = 6
+REQUEST_TIMED_OUT = 7
+UNSUPPORTED_VERSION = 35
+NOT_CONTROLLER = 41
+INCONSISTENT_CLUSTER_ID = 104
+FENCED_LEADER_EPOCH = 74
+UNKNOWN_LEADER_EPOCH = 75
+
+# What the stand-in advertises in ApiVersions; a controller then sends exactly these versions.
+ADVERTISED: Mapping[int, tuple[int, int]] = {
+    1: (17, 17),   # Fetch
+    18: (0, 4),    # ApiVersions
+    52: (0, 0),    # Vote
+    53: (0, 0),    # BeginQuorumEpoch
+    54: (0, 0),    # EndQuorumEpoch
+    70: (0, 0),    # ControllerRegistration
+}
+
+
+def restamp_batch(data: bytes, base_offset: int, leader_epoch: int) -> EncodedBatch:
+    """The same batch at another base offset and partitionLeaderEpoch.
+
+    The batch CRC covers attributes onwards, not the base offset nor the epoch, so the records
+    and CRC stay as they are (how a Kafka leader stamps appended batches).
+    """
+    last_delta = struct.unpack_from(">i", data, 23)[0]  # v2 header: lastOffsetDelta at byte 23
+    out = bytearray(data)
+    struct.pack_into(">q", out, 0, base_offset)  # baseOffset
+    struct.pack_into(">i", out, 12, leader_epoch)  # partitionLeaderEpoch
+    return EncodedBatch(base_offset, base_offset + last_delta, leader_epoch, bytes(out))
+
+
+@dataclass(frozen=True, slots=True)
+class HandoverResult:
+    """How leadership passed to a real controller.
+
+    Attributes:
+        new_leader: the node that announced itself (BeginQuorumEpoch), or -1 if none did.
+        new_epoch: its epoch.
+        elapsed_ms: from sending EndQuorumEpoch to its BeginQuorumEpoch reaching the stand-in.
+    """
+
+    new_leader: int
+    new_epoch: int
+    elapsed_ms: float
+
+
+@dataclass
+class _Replica:
+    """What the leader knows of one voter (Kafka's `LeaderState.ReplicaState`)."""
+
+    node_id: int
+    end_offset: int = -1  # flushed end (next offset it needs); -1 = not fetched this epoch
+    last_fetch_ms: float = 0.0
+    hw_sent: int = -1
+
+
+@dataclass
+class _LogIndex:
+    """The stand-in's log in memory: batches by base offset, for serving Fetch quickly."""
+
+    bases: list[int] = field(default_factory=list)
+    batches: list[EncodedBatch] = field(default_factory=list)
+    epochs: list[tuple[int, int]] = field(default_factory=list)  # (epoch, start offset)
+
+    def add(self, batch: EncodedBatch) -> None:
+        self.bases.append(batch.base_offset)
+        self.batches.append(batch)
+        if not self.epochs or self.epochs[-1][0] != batch.leader_epoch:
+            self.epochs.append((batch.leader_epoch, batch.base_offset))
+
+    @property
+    def end(self) -> int:
+        return self.batches[-1].last_offset + 1 if self.batches else 0
+
+    def last_epoch(self) -> int:
+        return self.epochs[-1][0] if self.epochs else 0
+
+    def end_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(largest epoch <= `epoch`, the offset that epoch ends before) — Kafka's
+        `endOffsetForEpoch`, used to tell a follower where its log diverges."""
+        best = (0, 0)
+        for i, (e, _start) in enumerate(self.epochs):
+            if e > epoch:
+                break
+            best = (e, self.epochs[i + 1][1] if i + 1 < len(self.epochs) else self.end)
+        return best
+
+    def read(self, offset: int, max_bytes: int) -> bytes:
+        """Whole batches from the one holding `offset`, at least one, at most `max_bytes`."""
+        i = bisect.bisect_right(self.bases, offset) - 1
+        if i < 0 or offset >= self.end:
+            return b""
+        out: list[bytes] = []
+        size = 0
+        while i < len(self.batches):
+            data = self.batches[i].data
+            if out and size + len(data) > max_bytes:
+                break
+            out.append(data)
+            size += len(data)
+            i += 1
+        return b"".join(out)
+
+
+class StandInLeader:
+    """A `QuorumLog` whose voters are real KRaft controllers, led through Kafka's Raft RPCs.
+
+    Args:
+        node_id: the voter id the stand-in takes (its entry in `controller.quorum.voters`).
+        listen: (host, port) of its controller listener (that entry's address).
+        voters: every voter's id -> (host, port), the stand-in's own included.
+        log_dir: the stand-in's `metadata.log.dir` (its log is persisted there).
+        cluster_id: the cluster id every controller was formatted with.
+        commit_timeout_s: how long an append waits for a majority to commit before
+            `VoterUnavailableError`.
+        clock: milliseconds, for the handover measure.
+
+    Raises:
+        VoterStateError: `node_id` is not among `voters`, or the log dir belongs elsewhere.
+        VoterUnavailableError: the log dir or the listener cannot be opened.
+    """
+
+    def __init__(
+        self,
+        node_id: int,
+        *,
+        listen: tuple[str, int],
+        voters: Mapping[int, tuple[str, int]],
+        log_dir: Path,
+        cluster_id: str,
+        commit_timeout_s: float = 60.0,
+        begin_retry_s: float = 0.5,
+        clock: Callable[[], float] = lambda: time.monotonic() * 1000.0,
+    ) -> None:
+        if node_id not in voters:
+            raise VoterStateError(
+                f"stand-in id {node_id} is not one of the voters {sorted(voters)}")
+        self.node_id = node_id
+        self.listen = listen
+        self.voters = dict(voters)
+        self.cluster_id = cluster_id
+        self.commit_timeout_s = commit_timeout_s
+        self.begin_retry_s = begin_retry_s
+        self._clock = clock
+        self._dir = VoterDir(Path(log_dir), node_id=node_id, cluster_id=cluster_id)
+        self._index = _LogIndex()
+        for b in self._dir.batches_from(0):
+            self._index.add(b)
+        self._epoch = self._index.last_epoch()
+        self._leading = False
+        self._resigned = False
+        self._voted_for: int = -1
+        self._epoch_start = 0
+        self._hw = 0
+        self._replicas = {n: _Replica(n) for n in voters if n != node_id}
+        self._lock = threading.Condition()
+        self._handover: asyncio.Future[tuple[int, int, float]] | None = None
+        self._loop = asyncio.new_event_loop()
+        self._changed: asyncio.Future[None] = self._loop.create_future()
+        self._server: asyncio.Server | None = None
+        self._thread = threading.Thread(target=self._loop.run_forever,
+                                        name=f"zk2kraft-standin-{node_id}", daemon=True)
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._conns: set[asyncio.StreamWriter] = set()
+        self.requests_served: dict[str, int] = {}
+        try:
+            self._call(self._start_server(), 10.0)
+        except BaseException:
+            self._dir.close()
+            raise
+
+    # -- plumbing between the caller's thread and the loop ---------------------------------------
+
+    def _call(self, coro: Any, timeout: float) -> Any:
+        if not self._thread.is_alive():
+            self._thread.start()
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
+    async def _start_server(self) -> None:
+        host, port = self.listen
+        try:
+            self._server = await asyncio.start_server(self._serve, host, port)
+        except OSError as exc:
+            raise VoterUnavailableError(
+                f"stand-in {self.node_id}: cannot listen on {host}:{port}: {exc.strerror or exc}"
+            ) from exc
+
+    def _notify(self) -> None:
+        """Wake every long-polling Fetch (called on the loop)."""
+        fut, self._changed = self._changed, self._loop.create_future()
+        fut.set_result(None)
+
+    # -- election ------------------------------------------------------------------------------
+
+    def elect(self, timeout_s: float = 120.0) -> int:
+        """Become leader: Vote at the next epoch until a majority granted, then start the epoch.
+
+        Returns:
+            The epoch it leads.
+
+        Raises:
+            VoterStateError: a voter already knows a leader or a higher epoch (a real controller
+                won first; the stand-in must not overwrite its log).
+            VoterUnavailableError: no majority granted within `timeout_s`.
+        """
+        epoch = self._call(self._elect(timeout_s), timeout_s + 10)
+        with self._lock:
+            self._lock.notify_all()
+        return int(epoch)
+
+    async def _elect(self, timeout_s: float) -> int:
+        self._epoch = self._index.last_epoch() + 1
+        self._voted_for = self.node_id
+        ids = sorted(self.voters)
+        self._dir.write_quorum_state(leader_epoch=self._epoch, voters=ids,
+                                     voted_id=self.node_id)
+        granted = {self.node_id}
+        majority = len(self.voters) // 2 + 1
+        deadline = time.monotonic() + timeout_s
+        last_epoch, end = self._index.last_epoch(), self._index.end
+        while len(granted) < majority:
+            if time.monotonic() > deadline:
+                raise VoterUnavailableError(
+                    f"stand-in {self.node_id}: only {sorted(granted)} granted the vote for epoch "
+                    f"{self._epoch} within {timeout_s:.0f}s (a majority of {majority} is needed)")
+            body = {"clusterId": self.cluster_id, "topics": [{
+                "topicName": METADATA_TOPIC, "partitions": [{
+                    "partitionIndex": 0, "candidateEpoch": self._epoch,
+                    "candidateId": self.node_id, "lastOffsetEpoch": last_epoch,
+                    "lastOffset": end}]}]}
+            pending = [n for n in self._replicas if n not in granted]
+            answers = await asyncio.gather(
+                *(self._rpc(n, 52, 0, body, 1.0) for n in pending), return_exceptions=True)
+            for n, ans in zip(pending, answers, strict=True):
+                if isinstance(ans, BaseException):
+                    continue
+                part = ans["topics"][0]["partitions"][0] if ans["topics"] else {}
+                if part.get("voteGranted"):
+                    granted.add(n)
+                elif part.get("leaderEpoch", 0) > self._epoch or part.get("leaderId", -1) >= 0:
+                    raise VoterStateError(
+                        f"voter {n} refused the vote: it is at epoch {part.get('leaderEpoch')} "
+                        f"with leader {part.get('leaderId')}; a controller led before the "
+                        "stand-in (start controllers with a long "
+                        "controller.quorum.election.timeout.ms so the stand-in wins first)")
+            if len(granted) < majority:
+                await asyncio.sleep(0.2)
+        # leader: the epoch starts with a LeaderChange record
+        self._leading = True
+        self._dir.write_quorum_state(leader_epoch=self._epoch, voters=ids,
+                                     leader_id=self.node_id, voted_id=self.node_id)
+        leader_change = ControlRecord("LEADER_CHANGE", {
+            "version": 0, "leaderId": self.node_id,
+            "voters": [{"voterId": v} for v in ids],
+            "grantingVoters": [{"voterId": v} for v in sorted(granted)]})
+        self._epoch_start = self._index.end
+        self._append_now(self._encode([leader_change], int(time.time() * 1000)))
+        self._tasks.append(self._loop.create_task(self._begin_epoch_loop()))
+        log.info("stand-in %d leads epoch %d (votes from %s)", self.node_id, self._epoch,
+                 sorted(granted))
+        return self._epoch
+
+    async def _begin_epoch_loop(self) -> None:
+        """BeginQuorumEpoch to every voter that has not fetched in this epoch, until all have."""
+        body = {"clusterId": self.cluster_id, "topics": [{
+            "topicName": METADATA_TOPIC, "partitions": [{
+                "partitionIndex": 0, "leaderId": self.node_id, "leaderEpoch": self._epoch}]}]}
+        while self._leading:
+            waiting = [n for n, r in self._replicas.items() if r.end_offset < 0]
+            if not waiting:
+                return
+            await asyncio.gather(*(self._rpc(n, 53, 0, body, 1.0) for n in waiting),
+                                 return_exceptions=True)
+            await asyncio.sleep(self.begin_retry_s)
+
+    # -- outbound RPCs -------------------------------------------------------------------------
+
+    async def _rpc(
+        self, node: int, api_key: int, version: int, body: Mapping[str, Any], timeout: float
+    ) -> dict[str, Any]:
+        """One request on a fresh connection to a voter (rare: votes, epoch changes)."""
+        host, port = self.voters[node]
+
+        async def go() -> dict[str, Any]:
+            reader, writer = await asyncio.open_connection(host, port)
+            try:
+                writer.write(encode_request(api_key, version, 1, f"zk2kraft-standin-{self.node_id}",
+                                            body))
+                await writer.drain()
+                size = struct.unpack(">i", await reader.readexactly(4))[0]
+                payload = await reader.readexactly(size)
+            finally:
+                writer.close()
+            return decode_response(api_key, version, payload)[1]
+
+        return await asyncio.wait_for(go(), timeout)
+
+    # -- serving -------------------------------------------------------------------------------
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._conns.add(writer)
+        try:
+            while True:
+                size = struct.unpack(">i", await reader.readexactly(4))[0]
+                payload = await reader.readexactly(size)
+                writer.write(await self._answer(payload))
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        except Exception:  # a bug or a malformed request: log it, drop this connection only
+            log.exception("stand-in %d: closing a connection after an error", self.node_id)
+        finally:
+            self._conns.discard(writer)
+            writer.close()
+
+    async def _answer(self, payload: bytes) -> bytes:
+        try:
+            req = decode_request(payload)
+        except UnsupportedApiError as exc:
+            if exc.api_key == 18 and exc.correlation_id is not None:  # newer ApiVersions
+                return encode_response(18, 0, exc.correlation_id, {
+                    "errorCode": UNSUPPORTED_VERSION, "apiKeys": self._api_keys()})
+            raise
+        self.requests_served[req.api] = self.requests_served.get(req.api, 0) + 1
+        handler = {1: self._fetch, 18: self._api_versions, 52: self._vote,
+                   53: self._begin_epoch, 54: self._end_epoch,
+                   70: self._controller_registration}.get(req.api_key)
+        if handler is None:
+            raise WriterError(f"stand-in cannot answer {req.api}")
+        body = await handler(req.body)
+        return encode_response(req.api_key, req.api_version, req.correlation_id, body)
+
+    def _api_keys(self) -> list[dict[str, int]]:
+        return [{"apiKey": k, "minVersion": lo, "maxVersion": hi}
+                for k, (lo, hi) in sorted(ADVERTISED.items())]
+
+    async def _api_versions(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {"errorCode": NONE, "apiKeys": self._api_keys()}
+
+    def _leader_id(self) -> int:
+        return self.node_id if self._leading else -1
+
+    async def _vote(self, body: dict[str, Any]) -> dict[str, Any]:
+        part = body["topics"][0]["partitions"][0]
+        epoch, candidate = part["candidateEpoch"], part["candidateId"]
+        granted = False
+        if epoch > self._epoch and not self._leading:
+            ours = (self._index.last_epoch(), self._index.end)
+            theirs = (part["lastOffsetEpoch"], part["lastOffset"])
+            granted = theirs >= ours
+            if granted:
+                self._epoch, self._voted_for = epoch, candidate
+                self._dir.write_quorum_state(leader_epoch=epoch, voters=sorted(self.voters),
+                                             voted_id=candidate)
+        log.info("stand-in %d: vote for %d at epoch %d %s", self.node_id, candidate, epoch,
+                 "granted" if granted else "refused")
+        return self._raft_answer(NONE, vote_granted=granted)
+
+    def _raft_answer(self, error: int, *, vote_granted: bool | None = None) -> dict[str, Any]:
+        part: dict[str, Any] = {"partitionIndex": 0, "errorCode": error,
+                                "leaderId": self._leader_id(), "leaderEpoch": self._epoch}
+        if vote_granted is not None:
+            part["voteGranted"] = vote_granted
+        return {"errorCode": NONE, "topics": [{"topicName": METADATA_TOPIC,
+                                               "partitions": [part]}]}
+
+    async def _begin_epoch(self, body: dict[str, Any]) -> dict[str, Any]:
+        part = body["topics"][0]["partitions"][0]
+        leader, epoch = part["leaderId"], part["leaderEpoch"]
+        if epoch > self._epoch or (self._resigned and leader != self.node_id):
+            self._leading = False
+            self._epoch = max(self._epoch, epoch)
+            self._dir.write_quorum_state(leader_epoch=self._epoch, voters=sorted(self.voters),
+                                         leader_id=leader, voted_id=self._voted_for)
+            if self._handover is not None and not self._handover.done():
+                self._handover.set_result((leader, epoch, self._clock()))
+            self._notify()
+        answer = self._raft_answer(NONE)
+        answer["topics"][0]["partitions"][0]["leaderId"] = leader
+        return answer
+
+    async def _end_epoch(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self._raft_answer(NONE)
+
+    async def _controller_registration(self, body: dict[str, Any]) -> dict[str, Any]:
+        if self._leading:  # the controller retries until a real leader takes it
+            return {"errorCode": REQUEST_TIMED_OUT,
+                    "errorMessage": "zk2kraft's stand-in leader does not register controllers"}
+        return {"errorCode": NOT_CONTROLLER, "errorMessage": None}
+
+    async def _fetch(self, body: dict[str, Any]) -> dict[str, Any]:
+        replica_id = body["replicaState"]["replicaId"]
+        topic = body["topics"][0] if body["topics"] else None
+        if topic is None or topic["topicId"] != METADATA_TOPIC_ID or not topic["partitions"]:
+            return {"errorCode": NONE, "responses": []}
+        part = topic["partitions"][0]
+        offset, last_epoch = part["fetchOffset"], part["lastFetchedEpoch"]
+        max_bytes = body["maxBytes"] if body["maxBytes"] > 0 else 1 << 20
+        deadline = time.monotonic() + body["maxWaitMs"] / 1000.0
+        replica = self._replicas.get(replica_id)
+        while True:
+            if not self._leading or self._resigned:
+                return self._fetch_answer(NOT_LEADER_OR_FOLLOWER, -1, b"")
+            if part["currentLeaderEpoch"] < self._epoch:
+                return self._fetch_answer(FENCED_LEADER_EPOCH, -1, b"")
+            if part["currentLeaderEpoch"] > self._epoch:
+                return self._fetch_answer(UNKNOWN_LEADER_EPOCH, -1, b"")
+            epoch_found, epoch_end = self._index.end_for_epoch(last_epoch)
+            if offset > 0 and (epoch_found != last_epoch or epoch_end < offset):
+                answer = self._fetch_answer(NONE, self._hw, b"")
+                answer["responses"][0]["partitions"][0]["divergingEpoch"] = {
+                    "epoch": epoch_found, "endOffset": epoch_end}
+                return answer
+            if replica is not None and offset > replica.end_offset:
+                replica.end_offset = offset
+                replica.last_fetch_ms = self._clock()
+                self._advance_hw()
+            records = self._index.read(offset, max_bytes)
+            if records or (replica is not None and replica.hw_sent != self._hw):
+                break
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                break
+            try:
+                await asyncio.wait_for(asyncio.shield(self._changed), wait)
+            except TimeoutError:
+                break
+        if replica is not None:
+            replica.hw_sent = self._hw
+        return self._fetch_answer(NONE, self._hw, records)
+
+    def _fetch_answer(self, error: int, hw: int, records: bytes) -> dict[str, Any]:
+        return {"errorCode": NONE, "responses": [{"topicId": METADATA_TOPIC_ID, "partitions": [{
+            "partitionIndex": 0, "errorCode": error, "highWatermark": hw,
+            "logStartOffset": 0, "currentLeader": {"leaderId": self._leader_id(),
+                                                   "leaderEpoch": self._epoch},
+            "records": records}]}]}
+
+    def _advance_hw(self) -> None:
+        """High watermark: the end offset a majority reached, once past the epoch start."""
+        ends = sorted([self._index.end] + [r.end_offset for r in self._replicas.values()],
+                      reverse=True)
+        candidate = ends[len(self.voters) // 2]
+        if candidate > self._epoch_start and candidate > self._hw:
+            self._hw = candidate
+            with self._lock:
+                self._lock.notify_all()
+            self._notify()
+
+    # -- appending (QuorumLog) -------------------------------------------------------------------
+
+    def _encode(
+        self, records: Sequence[MetadataRecord | ControlRecord], timestamp_ms: int
+    ) -> list[EncodedBatch]:
+        pairs = batch_records(records, base_offset=self._index.end, leader_epoch=self._epoch,
+                              timestamp_ms=timestamp_ms)
+        return [EncodedBatch(b.base_offset, b.last_offset, b.leader_epoch, d) for b, d in pairs]
+
+    def _append_now(self, batches: Sequence[EncodedBatch]) -> None:
+        """Persist and index batches (on the loop thread), then wake the fetchers."""
+        for b in batches:
+            self._dir.append(b)
+            self._index.add(b)
+        self._advance_hw()
+        self._notify()
+
+    @property
+    def leader_epoch(self) -> int:
+        """See `QuorumLog`."""
+        return self._epoch
+
+    @property
+    def next_offset(self) -> int:
+        """See `QuorumLog`."""
+        return self._index.end
+
+    @property
+    def last_offset(self) -> int:
+        """See `QuorumLog`."""
+        return self._index.end - 1
+
+    @property
+    def durable_offset(self) -> int:
+        """See `QuorumLog`: the last committed offset (high watermark - 1)."""
+        return self._hw - 1
+
+    @property
+    def high_watermark(self) -> int:
+        """The quorum's high watermark (first offset not yet committed)."""
+        return self._hw
+
+    @property
+    def majority_writable(self) -> bool:
+        """See `QuorumLog`: leading, and a majority fetched within the last 5 s."""
+        now = self._clock()
+        live = 1 + sum(1 for r in self._replicas.values()
+                       if r.end_offset >= 0 and now - r.last_fetch_ms < 5000)
+        return self._leading and not self._resigned and live >= len(self.voters) // 2 + 1
+
+    def append_records(
+        self, records: Sequence[MetadataRecord | ControlRecord], *, timestamp_ms: int
+    ) -> AppendResult:
+        """See `QuorumLog`: framed at `next_offset` in the stand-in's epoch; returns once
+        committed."""
+        async def encode_and_append() -> list[EncodedBatch]:
+            batches = self._encode(records, timestamp_ms)
+            self._append_now(batches)
+            return batches
+
+        self._require_leader()
+        batches = self._call(encode_and_append(), 60.0)
+        return self._await_commit(batches)
+
+    def append_batches(self, batches: Sequence[EncodedBatch]) -> AppendResult:
+        """See `QuorumLog`: batches must start at `next_offset` and be contiguous. Each batch's
+        bytes are re-stamped with its `base_offset` and the stand-in's epoch (a migrated
+        segment written from offset 0 moves behind the LeaderChange that opens the epoch).
+        Returns once committed.
+
+        Raises:
+            VoterStateError: not leading, or the batches do not start at `next_offset`.
+            VoterUnavailableError: no majority committed them within `commit_timeout_s`.
+        """
+        self._require_leader()
+        if not batches:
+            return AppendResult(self.next_offset, self.next_offset - 1, 0)
+
+        async def append() -> list[EncodedBatch]:
+            expected = self._index.end
+            out = []
+            for b in batches:
+                if b.base_offset != expected:
+                    raise VoterStateError(
+                        f"batch starts at offset {b.base_offset} but the stand-in's log ends "
+                        f"at {expected}: batches must be appended in order without gaps")
+                stamped = restamp_batch(b.data, b.base_offset, self._epoch)
+                if stamped.last_offset != b.last_offset:
+                    raise VoterStateError(
+                        f"batch at offset {b.base_offset} holds offsets up to "
+                        f"{stamped.last_offset}, not {b.last_offset}")
+                out.append(stamped)
+                expected = b.last_offset + 1
+            self._append_now(out)
+            return out
+
+        done = self._call(append(), 60.0)
+        return self._await_commit(done)
+
+    def _require_leader(self) -> None:
+        if not self._leading or self._resigned:
+            raise VoterStateError(f"stand-in {self.node_id} is not the leader "
+                                  f"(epoch {self._epoch}); elect() first, or it resigned")
+
+    def _await_commit(self, batches: Sequence[EncodedBatch]) -> AppendResult:
+        last = batches[-1].last_offset
+        deadline = time.monotonic() + self.commit_timeout_s
+        with self._lock:
+            while self._hw <= last:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise VoterUnavailableError(
+                        f"stand-in {self.node_id}: offset {last} not committed by a majority "
+                        f"within {self.commit_timeout_s:.0f}s (high watermark {self._hw}; "
+                        f"followers at {self._follower_ends()})")
+                self._lock.wait(min(left, 0.5))
+        return AppendResult(batches[0].base_offset, last, len(batches))
+
+    def wait_committed(self, offset: int, timeout_s: float | None = None) -> None:
+        """Block until `offset` is committed (high watermark past it).
+
+        Raises:
+            VoterUnavailableError: not within `timeout_s` (default `commit_timeout_s`).
+        """
+        deadline = time.monotonic() + (timeout_s or self.commit_timeout_s)
+        with self._lock:
+            while self._hw <= offset:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise VoterUnavailableError(
+                        f"stand-in {self.node_id}: offset {offset} not committed "
+                        f"(high watermark {self._hw}; followers at {self._follower_ends()})")
+                self._lock.wait(min(left, 0.5))
+
+    def _follower_ends(self) -> dict[int, int]:
+        return {n: r.end_offset for n, r in sorted(self._replicas.items())}
+
+    def voter_status(self) -> list[VoterStatus]:
+        """See `QuorumLog`: the stand-in itself and each follower's fetched end."""
+        out = [VoterStatus(self.node_id, "ok" if self._leading else "resigned", self._index.end)]
+        for n, r in sorted(self._replicas.items()):
+            state = "ok" if r.end_offset >= 0 else "not fetching"
+            out.append(VoterStatus(n, state, r.end_offset if r.end_offset >= 0 else None))
+        return out
+
+    # -- handover ------------------------------------------------------------------------------
+
+    def resign(
+        self, *, preferred: Sequence[int] | None = None, timeout_s: float = 30.0
+    ) -> HandoverResult:
+        """Resign with EndQuorumEpoch and wait for a real controller to announce itself.
+
+        Args:
+            preferred: preferred successors, first = most wanted (default: followers by
+                descending fetched end).
+            timeout_s: how long to wait for the new leader's BeginQuorumEpoch.
+
+        Returns:
+            Who leads now, at which epoch, and how long it took (new_leader -1 on timeout).
+        """
+        self._require_leader()
+        order = list(preferred) if preferred is not None else [
+            n for n, _ in sorted(self._replicas.items(), key=lambda kv: -kv[1].end_offset)]
+        return self._call(self._resign(order, timeout_s), timeout_s + 10)  # type: ignore[no-any-return]
+
+    async def _resign(self, order: list[int], timeout_s: float) -> HandoverResult:
+        self._handover = self._loop.create_future()
+        self._resigned = True
+        self._leading = False
+        self._notify()
+        body = {"clusterId": self.cluster_id, "topics": [{
+            "topicName": METADATA_TOPIC, "partitions": [{
+                "partitionIndex": 0, "leaderId": self.node_id, "leaderEpoch": self._epoch,
+                "preferredSuccessors": order}]}]}
+        start = self._clock()
+        await asyncio.gather(*(self._rpc(n, 54, 0, body, 2.0) for n in self._replicas),
+                             return_exceptions=True)
+        try:
+            leader, epoch, at = await asyncio.wait_for(asyncio.shield(self._handover), timeout_s)
+        except TimeoutError:
+            return HandoverResult(-1, self._epoch, self._clock() - start)
+        log.info("stand-in %d resigned; %d leads epoch %d after %.1f ms", self.node_id, leader,
+                 epoch, at - start)
+        return HandoverResult(leader, epoch, at - start)
+
+    def close(self) -> None:
+        """Stop serving and release the log directory (its `.lock`)."""
+        async def stop() -> None:
+            for t in self._tasks:
+                t.cancel()
+            if self._server is not None:
+                self._server.close()
+            for w in list(self._conns):
+                w.close()
+            current = asyncio.current_task()
+            others = [t for t in asyncio.all_tasks() if t is not current]
+            for t in others:
+                t.cancel()
+            await asyncio.gather(*others, return_exceptions=True)
+
+        if self._thread.is_alive():
+            try:
+                self._call(stop(), 10.0)
+            finally:
+                self._loop.call_soon_threadsafe(self._loop.stop)
+                self._thread.join(10)
+        self._dir.close()
+
+    def __enter__(self) -> StandInLeader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
