@@ -32,6 +32,7 @@ from zkreader._pipeline import DEFAULT_BATCH, DEFAULT_WINDOW, ReadPipeline, Read
 from zkreader._session import ZkSession
 from zkreader._znodes import (
     ACL_PATTERNS,
+    INT32_MAX,
     AclZnode,
     BrokerZnode,
     ClusterIdZnodeKind,
@@ -45,6 +46,7 @@ from zkreader._znodes import (
     ProducerIdBlockZnode,
     TokenZnode,
     TopicZnode,
+    topic_name_problem,
 )
 from zkreader.errors import ZnodeFormatError
 
@@ -182,7 +184,7 @@ def _read(session: ZkSession, *, window: int, batch: int, progress: ProgressCall
 
     # Round 2: entities named by those lists, and the next level of nested lists.
     broker_kinds = [BrokerZnode(_broker_id(name)) for name in kids(c1, _paths.BROKER_IDS)]
-    topic_kinds = [TopicZnode(name) for name in kids(c1, _paths.TOPICS)]
+    topic_kinds = [TopicZnode(name) for name in _topic_names(kids(c1, _paths.TOPICS))]
     config_kinds = [ConfigZnodeKind(f"{t}/{name}") for t in _paths.CONFIG_ENTITY_TYPES
                     for name in kids(c1, _paths.config_entities(t))]
     token_kinds = [TokenZnode(name) for name in kids(c1, _paths.TOKENS)]
@@ -290,10 +292,27 @@ def _assemble(chroot: str, *, cluster_id: Any, controller: Any, controller_epoch
 
 
 def _broker_id(name: str) -> int:
-    if not name.isascii() or not name.isdigit():
+    if not name.isascii() or not name.isdigit() or int(name) > INT32_MAX:
         raise ZnodeFormatError(_paths.child(_paths.BROKER_IDS, name),
-                               "broker registration name is not a broker id >= 0")
+                               f"broker registration name is not a broker id in 0..{INT32_MAX}")
     return int(name)
+
+
+def _topic_names(names: list[str]) -> list[str]:
+    """The topic names, if Kafka allows every one of them; else an error naming all of them.
+
+    A name Kafka's `Topic.validate` refuses can only get into ZooKeeper by writing there
+    directly: bad input (exit 2), like a malformed znode. Unlike a malformed znode, the error
+    lists every such topic at once, so the operator fixes them in one pass.
+    """
+    bad = [(n, p) for n in names if (p := topic_name_problem(n)) is not None]
+    if not bad:
+        return names
+    (first, problem), rest = bad[0], bad[1:]
+    if rest:
+        others = ", ".join(_paths.child(_paths.TOPICS, n)[:300] for n, _ in rest[:20])
+        problem += f"; {len(rest)} more topic(s) with illegal names: {others}"
+    raise ZnodeFormatError(_paths.child(_paths.TOPICS, first), problem)
 
 
 def _acl_type(parent: str, name: str) -> str:

@@ -72,6 +72,38 @@ ACL_PATTERNS = {"prefixed": "PREFIXED"}
 # Kafka's EndPoint.createEndPoint: `LISTENER://host:port`, host possibly empty or [ipv6].
 _ENDPOINT = re.compile(r"^([A-Za-z0-9_.\-]+)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$")
 _DECIMAL = re.compile(r"^-?[0-9]+$")
+
+# Ranges of the KRaft record fields znode values land in (broker/partition ids, epochs: int32;
+# timestamps, offsets, producer ids: int64; feature levels: int16). A value past its field's
+# range is refused here, where the znode path is known, not later by the encoder, which only
+# knows the record field.
+INT16_MAX = 2**15 - 1
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+MAX_STRING_BYTES = 32767
+"""Longest string a metadata record field can carry (Kafka's generated code refuses longer)."""
+
+# Kafka's topic name rule (org.apache.kafka.common.internals.Topic.validate): 1..249 characters
+# of ASCII alphanumerics, '.', '_' and '-', and neither "." nor "..". 249 (not 255 as before
+# Kafka 0.10) leaves room for "-<partition>" in a 255-byte log directory name.
+TOPIC_NAME_MAX_LENGTH = 249
+_TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
+
+
+def topic_name_problem(name: str) -> str | None:
+    """Why Kafka would refuse `name` as a topic name, or None when it is legal."""
+    if not name:
+        return "topic name is empty"
+    if name in (".", ".."):
+        return f"topic name {name!r} is not allowed (Kafka forbids '.' and '..')"
+    if len(name) > TOPIC_NAME_MAX_LENGTH:
+        return (f"topic name is {len(name)} characters long; Kafka allows at most "
+                f"{TOPIC_NAME_MAX_LENGTH}")
+    if not _TOPIC_NAME.match(name):
+        bad = sorted({c for c in name if not (c.isascii() and (c.isalnum() or c in "._-"))})
+        return (f"topic name {name!r} has characters Kafka does not allow ({''.join(bad)!r}); "
+                "legal: ASCII letters, digits, '.', '_' and '-'")
+    return None
 _UUID_TEXT = re.compile(r"^[A-Za-z0-9_\-]{22}$")
 _ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 
@@ -103,12 +135,15 @@ class _Obj:
         except KeyError:
             raise self.fail(f"missing required field {key!r}") from None
 
-    def integer(self, key: str, *, minimum: int | None = None) -> int:
+    def integer(self, key: str, *, minimum: int | None = None, maximum: int = INT32_MAX) -> int:
+        """An integer field; `maximum` is the range of the record field it lands in (int32)."""
         value = self._get(key)
         if type(value) is not int:
             raise self.fail(f"field {key!r} is {_kind(value)}, expected an integer")
         if minimum is not None and value < minimum:
             raise self.fail(f"field {key!r} is {value}, expected >= {minimum}")
+        if value > maximum:
+            raise self.fail(f"field {key!r} is {value}, past the largest value {maximum}")
         return value
 
     def opt_int(self, key: str, default: int, *, minimum: int | None = None) -> int:
@@ -118,6 +153,9 @@ class _Obj:
         value = self._get(key)
         if not isinstance(value, str):
             raise self.fail(f"field {key!r} is {_kind(value)}, expected a string")
+        if len(value) > MAX_STRING_BYTES // 3 and len(value.encode()) > MAX_STRING_BYTES:
+            raise self.fail(f"field {key!r} is {len(value.encode())} bytes long; a metadata "
+                            f"record field holds at most {MAX_STRING_BYTES}")
         return value
 
     def opt_str(self, key: str) -> str | None:
@@ -134,6 +172,8 @@ class _Obj:
         value = int(text)
         if minimum is not None and value < minimum:
             raise self.fail(f"field {key!r} is {value}, expected >= {minimum}")
+        if value > INT64_MAX:
+            raise self.fail(f"field {key!r} is {value}, past the largest value {INT64_MAX}")
         return value
 
     def int_list(self, key: str, *, minimum: int = 0, raw: Any = None) -> tuple[int, ...]:
@@ -158,6 +198,8 @@ def _int_list(o: _Obj, key: str, value: Any, minimum: int) -> tuple[int, ...]:
             raise o.fail(f"field {key!r} holds {_kind(item)}, expected integers")
         if item < minimum:
             raise o.fail(f"field {key!r} holds {item}, expected integers >= {minimum}")
+        if item > INT32_MAX:
+            raise o.fail(f"field {key!r} holds {item}, past the largest broker id {INT32_MAX}")
     if len(set(value)) != len(value):
         raise o.fail(f"field {key!r} lists a broker id twice: {value}")
     return tuple(value)
@@ -166,7 +208,7 @@ def _int_list(o: _Obj, key: str, value: Any, minimum: int) -> tuple[int, ...]:
 def _ids_ok(values: list[Any]) -> bool:
     """Fast check: a list of distinct integers >= 0 (broker ids)."""
     for x in values:
-        if type(x) is not int or x < 0:
+        if type(x) is not int or x < 0 or x > INT32_MAX:
             return False
     return len(set(values)) == len(values)
 
@@ -232,17 +274,25 @@ def decode_uuid(path: str, key: str, text: str) -> str:
 def _partition_map(o: _Obj, key: str, *, allow_empty_lists: bool) -> dict[int, tuple[int, ...]]:
     raw = o.obj(key).raw
     result: dict[int, tuple[int, ...]] = {}
+    keys: dict[int, str] = {}
     for pkey, replicas in raw.items():
-        if (type(replicas) is list and replicas and _ids_ok(replicas) and pkey.isascii()
-                and pkey.isdigit()):
-            result[int(pkey)] = tuple(replicas)  # the common case, checked inline
-            continue
         if not _DECIMAL.match(pkey) or pkey.startswith("-"):
             raise o.fail(f"field {key!r} has partition key {pkey!r}, expected a partition id >= 0")
+        partition = int(pkey)
+        if partition > INT32_MAX:
+            raise o.fail(f"field {key!r} has partition key {pkey!r}, past the largest "
+                         f"partition id {INT32_MAX}")
+        if partition in keys:  # "5" and "05": one replica set would silently win
+            raise o.fail(f"field {key!r} has partition keys {keys[partition]!r} and {pkey!r}, "
+                         f"which both name partition {partition}")
+        keys[partition] = pkey
+        if type(replicas) is list and replicas and _ids_ok(replicas):
+            result[partition] = tuple(replicas)  # the common case, checked inline
+            continue
         ids = _int_list(o, f"{key}.{pkey}", replicas, 0)
         if not ids and not allow_empty_lists:
             raise o.fail(f"field {key!r} assigns partition {pkey} to no replica")
-        result[int(pkey)] = ids
+        result[partition] = ids
     return result
 
 
@@ -291,7 +341,8 @@ class BrokerZnode:
         if version >= 5 and o.raw.get("features") is not None:
             for name, rng in o.obj("features").raw.items():
                 r = _Obj(self.path, rng, f"feature {name!r}")
-                lo, hi = r.integer("min_version", minimum=0), r.integer("max_version", minimum=0)
+                lo, hi = (r.integer("min_version", minimum=0, maximum=INT16_MAX),
+                          r.integer("max_version", minimum=0, maximum=INT16_MAX))
                 if lo > hi:
                     raise o.fail(f"feature {name!r} has min_version {lo} > max_version {hi}")
                 features[name] = (lo, hi)
@@ -368,6 +419,8 @@ class ControllerEpochZnodeKind:
         text = _text(self.path, data).strip()
         if not text.isascii() or not text.isdigit():
             raise ZnodeFormatError(self.path, f"data {text[:40]!r} is not a decimal epoch >= 0")
+        if int(text) > INT32_MAX:
+            raise ZnodeFormatError(self.path, f"epoch {text} is past the largest value {INT32_MAX}")
         return ControllerEpochZnode(epoch=int(text), stat=stat)
 
 
@@ -411,8 +464,9 @@ class FeatureZnodeKind:
         features: dict[str, tuple[int | None, int]] = {}
         for name, levels in o.obj("features").raw.items():
             f = _Obj(self.path, levels, f"feature {name!r}")
-            hi = f.integer("max_version_level", minimum=0)
-            lo = f.integer("min_version_level", minimum=0) if version == 1 else None
+            hi = f.integer("max_version_level", minimum=0, maximum=INT16_MAX)
+            lo = (f.integer("min_version_level", minimum=0, maximum=INT16_MAX)
+                  if version == 1 else None)
             if lo is not None and lo > hi:
                 raise o.fail(f"feature {name!r} has min_version_level {lo} > max {hi}")
             features[name] = (lo, hi)
@@ -431,7 +485,11 @@ class TopicZnode:
         return _paths.topic(self.name)
 
     def decode(self, data: bytes | None, stat: ZnodeStat) -> Topic:
-        """Raises: ZnodeFormatError on malformed data, an unknown version or a bad assignment."""
+        """Raises: ZnodeFormatError on an illegal topic name, malformed data, an unknown
+        version or a bad assignment."""
+        problem = topic_name_problem(self.name)
+        if problem is not None:
+            raise ZnodeFormatError(self.path, problem)
         o = _json(self.path, data)
         version = o.version(self.VERSIONS)
         assignment = _partition_map(o, "partitions", allow_empty_lists=False)
@@ -489,8 +547,10 @@ class PartitionStateZnode:
             cepoch = raw.get("controller_epoch")
             isr = raw.get("isr")
             recovery = raw.get("leader_recovery_state", 0)
-            if (version == 1 and type(version) is int and type(leader) is int and leader >= -1
-                    and type(epoch) is int and epoch >= 0 and type(cepoch) is int and cepoch >= 0
+            if (version == 1 and type(version) is int and type(leader) is int
+                    and -1 <= leader <= INT32_MAX and type(epoch) is int
+                    and 0 <= epoch <= INT32_MAX and type(cepoch) is int
+                    and 0 <= cepoch <= INT32_MAX
                     and type(isr) is list and _ids_ok(isr) and type(recovery) is int
                     and 0 <= recovery <= 1):
                 return PartitionState(topic=self.topic, partition=self.partition, leader=leader,
@@ -543,6 +603,9 @@ class ConfigZnodeKind:
         for key, value in config.items():
             if not isinstance(value, str):
                 raise o.fail(f"config key {key!r} has {_kind(value)} value, expected a string")
+            if len(value) > MAX_STRING_BYTES // 3 and len(value.encode()) > MAX_STRING_BYTES:
+                raise o.fail(f"config key {key!r} has a value of {len(value.encode())} bytes; a "
+                             f"ConfigRecord value holds at most {MAX_STRING_BYTES}")
         return ConfigZnode(entity_path=self.entity_path, config=config, stat=stat)
 
 
@@ -620,9 +683,9 @@ class TokenZnode:
             owner=o.string("owner"),
             requester=o.string("tokenRequester") if version >= 3 else o.opt_str("tokenRequester"),
             renewers=tuple(renewers),
-            issue_timestamp_ms=o.integer("issueTimestamp", minimum=0),
-            max_timestamp_ms=o.integer("maxTimestamp", minimum=0),
-            expiry_timestamp_ms=o.integer("expiryTimestamp", minimum=0),
+            issue_timestamp_ms=o.integer("issueTimestamp", minimum=0, maximum=INT64_MAX),
+            max_timestamp_ms=o.integer("maxTimestamp", minimum=0, maximum=INT64_MAX),
+            expiry_timestamp_ms=o.integer("expiryTimestamp", minimum=0, maximum=INT64_MAX),
             stat=stat,
         )
 
@@ -703,7 +766,7 @@ class MigrationZnodeKind:
         return MigrationZnode(
             kraft_controller_id=o.integer("kraft_controller_id", minimum=-1),
             kraft_controller_epoch=o.integer("kraft_controller_epoch", minimum=-1),
-            kraft_metadata_offset=o.integer("kraft_metadata_offset", minimum=-1),
+            kraft_metadata_offset=o.integer("kraft_metadata_offset", minimum=-1, maximum=INT64_MAX),
             kraft_metadata_epoch=o.integer("kraft_metadata_epoch", minimum=-1),
             stat=stat,
         )
@@ -736,15 +799,16 @@ def kind_for_path(path: str) -> ZnodeKind | None:
     parts = path.split("/")[1:]
     n = len(parts)
     if n == 3 and parts[:2] == ["brokers", "ids"]:
-        if not parts[2].isascii() or not parts[2].isdigit():
-            raise ZnodeFormatError(path, "broker registration name is not a broker id >= 0")
+        if not parts[2].isascii() or not parts[2].isdigit() or int(parts[2]) > INT32_MAX:
+            raise ZnodeFormatError(path, f"broker registration name is not a broker id in "
+                                   f"0..{INT32_MAX}")
         return BrokerZnode(int(parts[2]))
     if n == 3 and parts[:2] == ["brokers", "topics"]:
         return TopicZnode(parts[2])
     if n == 6 and parts[:2] == ["brokers", "topics"] and parts[3] == "partitions" \
             and parts[5] == "state":
-        if not parts[4].isascii() or not parts[4].isdigit():
-            raise ZnodeFormatError(path, "partition name is not a partition id >= 0")
+        if not parts[4].isascii() or not parts[4].isdigit() or int(parts[4]) > INT32_MAX:
+            raise ZnodeFormatError(path, f"partition name is not a partition id in 0..{INT32_MAX}")
         return PartitionStateZnode(parts[2], int(parts[4]))
     if parts[0] == "config" and ((n == 3 and parts[1] in _paths.CONFIG_ENTITY_TYPES)
                                  or (n == 5 and parts[1] == "users" and parts[3] == "clients")):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ from kazoo.security import make_digest_acl
 
 from migrate._exit_codes import exit_code_for
 from migrate.cli import main as cli_main
+from tests.support.malformed import CORPUS, TOPIC, write_malformed
 from tests.support.zk import free_ports
 from zkreader import (
     BadConnectStringError,
@@ -34,10 +34,6 @@ from zkreader import (
     read_cluster,
 )
 from zkreader._znodes import kind_for_path
-
-CORPUS = json.loads((Path(__file__).parent / "malformed" / "corpus.json").read_text())
-TOPIC = {"version": 3, "partitions": {"0": [1]}, "adding_replicas": {}, "removing_replicas": {},
-         "topic_id": "Xpp3Z_egYWE0W-6cpvtoGg"}
 
 
 @pytest.fixture
@@ -169,15 +165,6 @@ def test_digest_acl_tree_needs_the_right_credentials(
     assert "s3cret" not in str(info.value)
     with pytest.raises(ZkUnreachableError, match="not authorized"):
         read_cluster(session_at(zk_chroot, digest="kafka:wrong"), multi_read=False)
-
-
-def write_malformed(client: KazooClient, entry: dict[str, str]) -> None:
-    path = entry["path"]
-    data = bytes.fromhex(entry["data_hex"]) if "data_hex" in entry else entry["data"].encode()
-    if path.endswith("/state"):  # the topic znode must name the partition for it to be read
-        topic = path.split("/")[3]
-        client.create(f"/brokers/topics/{topic}", json.dumps(TOPIC).encode(), makepath=True)
-    client.create(path, data, makepath=True)
 
 
 @pytest.mark.parametrize("entry", CORPUS, ids=[e["name"] for e in CORPUS])

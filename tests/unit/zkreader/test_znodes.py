@@ -276,3 +276,17 @@ def test_malformed_corpus_is_refused_with_path_and_problem(entry: dict[str, str]
 def test_state_fast_path_agrees_with_the_strict_decoder(body: dict[str, Any]) -> None:
     kind = PartitionStateZnode("t", 1)
     assert kind.decode(js(body), STAT) == kind._decode_strict(js(body), STAT)
+
+
+@pytest.mark.parametrize(("name", "legal"), [
+    ("a" * 249, True), ("orders.v2_EU-west", True), ("__consumer_offsets", True),
+    ("", False), (".", False), ("..", False), ("a" * 250, False), ("a b", False),
+    ("caf\u00e9", False), ("a:b*c", False), ("a/b", False),
+])
+def test_topic_names_follow_kafkas_topic_validate(name: str, legal: bool) -> None:
+    from zkreader._znodes import topic_name_problem
+
+    assert (topic_name_problem(name) is None) == legal
+    if not legal:
+        with pytest.raises(ZnodeFormatError):
+            TopicZnode(name).decode(js({"version": 1, "partitions": {"0": [1]}}), STAT)

@@ -1,0 +1,47 @@
+"""Every malformed znode of the corpus, through `zk2kraft migrate` as an operator runs it
+(issue 7): exit 2, the znode path named on stderr, and nothing written to any voter, neither to
+a voter directory that already exists (empty) nor by creating one that does not.
+
+The corpus (tests/integration/malformed/corpus.json) also runs through the reader and `snapshot`
+(test_zkreader_read.py) and the decoders (tests/unit/zkreader/test_znodes.py); here it meets the
+command that writes. It holds range overflows (ids, epochs, feature levels, producer ids), a
+partition-key collision ("5" and "05"), topic names Kafka forbids and oversized values.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.malformed import CORPUS, write_malformed
+
+pytestmark = pytest.mark.slow
+
+ZK2KRAFT = [sys.executable, "-m", "migrate.cli"]
+
+
+@pytest.mark.parametrize("entry", CORPUS, ids=[e["name"] for e in CORPUS])
+def test_migrate_refuses_every_malformed_znode_and_writes_nothing(
+    entry: dict[str, str], zk_server: Any, zk_chroot: str, zk_chroot_client: Any,
+    tmp_path: Path,
+) -> None:
+    write_malformed(zk_chroot_client, entry)
+    existing = tmp_path / "c3000"
+    existing.mkdir()
+    missing = tmp_path / "c3001"
+    r = subprocess.run(
+        [*ZK2KRAFT, "migrate", "--zookeeper", f"{zk_server.connect}{zk_chroot}",
+         "--voter", f"3000={existing}", "--voter", f"3001={missing}",
+         "--spark-master", "in-process", "--json", str(tmp_path / "migrate.json")],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"})
+    assert r.returncode == 2, r.stderr
+    assert entry["path"] in r.stderr, r.stderr
+    assert entry["problem"] in r.stderr, r.stderr
+    assert list(existing.iterdir()) == []
+    assert not missing.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c3000"]  # no report, no staging
