@@ -378,8 +378,8 @@ class StandInLeader:
                 payload = await reader.readexactly(size)
                 writer.write(await self._answer(payload))
                 await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass  # the peer went away, or close() is stopping the server
         except Exception:  # a bug or a malformed request: log it, drop this connection only
             log.exception("stand-in %d: closing a connection after an error", self.node_id)
         finally:
@@ -575,13 +575,20 @@ class StandInLeader:
     ) -> AppendResult:
         """See `QuorumLog`: framed at `next_offset` in the stand-in's epoch; returns once
         committed."""
-        async def encode_and_append() -> list[EncodedBatch]:
-            batches = self._encode(records, timestamp_ms)
-            self._append_now(batches)
-            return batches
-
         self._require_leader()
-        batches = self._call(encode_and_append(), 60.0)
+        if not records:
+            return AppendResult(self.next_offset, self.next_offset - 1, 0)
+        # encoded on the caller's thread (the single writer), so the loop keeps serving fetches
+        batches = self._encode(records, timestamp_ms)
+
+        async def append() -> None:
+            if batches[0].base_offset != self._index.end:
+                raise VoterStateError(
+                    f"the stand-in's log moved to {self._index.end} while encoding at "
+                    f"{batches[0].base_offset}: appends must come from one thread")
+            self._append_now(batches)
+
+        self._call(append(), 60.0)
         return self._await_commit(batches)
 
     def append_batches(self, batches: Sequence[EncodedBatch]) -> AppendResult:

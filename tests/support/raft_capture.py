@@ -7,6 +7,7 @@ request by correlation id), so the unit tests can decode Kafka's own bytes and c
 encoder reproduces them.
 
     python -m tests.support.raft_capture OUT.json        # two real controllers, then EndQuorumEpoch
+    python -m tests.support.raft_capture OUT.json --standin   # controllers led by the stand-in
 
 `RecordingProxy` is also used in front of zk2kraft's stand-in leader to capture what Kafka sends
 to it (requests) and answers it (responses) at the versions the stand-in advertises.
@@ -191,6 +192,73 @@ def capture_two_controllers(out: Path, *, per_kind: int = 4) -> dict[str, Any]:
     return doc
 
 
+def capture_standin_v0(out: Path, *, per_kind: int = 4) -> dict[str, Any]:
+    """Controllers 3001 and 3002 led by zk2kraft's stand-in 3000: record what they send to it
+    (at the versions it advertises) and what they answer its Vote, BeginQuorumEpoch and
+    EndQuorumEpoch v0 (the stand-in reaches them through proxies)."""
+    from tests.support.kafka import KafkaController, free_port, random_cluster_id, storage_format
+    from tests.support.standin import FOLLOWING, LONG_ELECTION
+    from writers import MetadataRecord, StandInLeader
+
+    with tempfile.TemporaryDirectory(prefix="zk2kraft-capture-") as tmp:
+        root = Path(tmp)
+        ports = {n: free_port() for n in (3000, 3001, 3002)}
+        front = {n: free_port() for n in (3000, 3001, 3002)}
+        proxies = {n: RecordingProxy(front[n], ports[n]) for n in ports}
+        for p in proxies.values():
+            p.start()
+        cluster = random_cluster_id()
+        quorum = {3000: front[3000], 3001: ports[3001], 3002: ports[3002]}
+        nodes = []
+        for n in (3001, 3002):
+            node = KafkaController(root / f"node{n}", root / f"meta{n}", node_id=n, quorum=quorum,
+                                   heap="256m", extra=LONG_ELECTION)
+            storage_format(node.config_path, cluster)
+            nodes.append(node)
+        standin = None
+        try:
+            for node in nodes:
+                node.launch()
+            standin = StandInLeader(
+                3000, listen=("127.0.0.1", ports[3000]), log_dir=root / "meta3000",
+                voters={n: ("127.0.0.1", front[n]) for n in ports}, cluster_id=cluster)
+            standin.elect(150)
+            for node in nodes:
+                node.wait_started()
+                node.wait_for_log(FOLLOWING, 60)
+            standin.append_records(
+                [MetadataRecord("FEATURE_LEVEL_RECORD", 0,
+                                {"name": "metadata.version", "featureLevel": 21})],
+                timestamp_ms=1_700_000_000_000)
+            time.sleep(2)
+            standin.resign()
+            time.sleep(2)
+        finally:
+            if standin is not None:
+                standin.close()
+            for node in nodes:
+                node.stop()
+            for p in proxies.values():
+                p.stop()
+    # keep only what Kafka produced: its requests to the stand-in, its answers to the stand-in
+    kept: list[dict[str, Any]] = []
+    for n, p in proxies.items():
+        seen: Counter[tuple[str, int, int]] = Counter()
+        kafkas = "request" if n == 3000 else "response"
+        for f in p.frames:
+            if f.direction != kafkas:
+                continue
+            k = (f.direction, f.api_key, f.api_version)
+            if seen[k] < per_kind:
+                seen[k] += 1
+                kept.append(f.to_json())
+    doc = {"kafka": "3.9.1", "cluster_id": cluster, "voters": [3000, 3001, 3002],
+           "standin": 3000, "frames": kept}
+    out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    return doc
+
+
 if __name__ == "__main__":
-    result = capture_two_controllers(Path(sys.argv[1]))
+    which = capture_standin_v0 if sys.argv[2:] == ["--standin"] else capture_two_controllers
+    result = which(Path(sys.argv[1]))
     print(Counter((f["direction"], f["api_key"], f["api_version"]) for f in result["frames"]))

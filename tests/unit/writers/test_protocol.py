@@ -192,3 +192,54 @@ def test_bytes_left_over_are_an_error() -> None:
     raw = _of(FRAMES, "request", 70)[0]
     with pytest.raises(RecordDecodeError, match="left after the body"):
         decode_request(raw + b"\x00")
+
+
+SDOC, SFRAMES = _frames("standin_v0.json")
+
+
+@pytest.mark.parametrize("frame", SFRAMES, ids=_ids(SFRAMES))
+def test_kafka_frame_to_or_from_the_standin_reencodes_byte_for_byte(
+    frame: dict[str, Any]
+) -> None:
+    test_kafka_frame_decodes_and_reencodes_byte_for_byte(frame)
+
+
+def test_standin_capture_holds_kafkas_non_flexible_raft_frames() -> None:
+    kinds = {(f["direction"], f["api_key"], f["api_version"]) for f in SFRAMES}
+    assert {("response", 52, 0), ("response", 53, 0), ("response", 54, 0),
+            ("request", 53, 0), ("request", 1, 17), ("request", 70, 0)} <= kinds
+
+
+def test_vote_v0_answer_grants_the_standin_epoch_1() -> None:
+    _, body = decode_response(52, 0, _of(SFRAMES, "response", 52)[0])
+    part = body["topics"][0]["partitions"][0]
+    assert part["voteGranted"] is True and part["leaderEpoch"] == 1 and part["leaderId"] == -1
+
+
+def test_begin_and_end_quorum_epoch_v0_answers_accept_leader_3000() -> None:
+    for api in (53, 54):
+        raw = _of(SFRAMES, "response", api)[0]
+        # header v0 for a non-flexible version: the body's int16 ErrorCode follows right away
+        assert raw[4:6] == b"\x00\x00"
+        _, body = decode_response(api, 0, raw)
+        part = body["topics"][0]["partitions"][0]
+        assert (part["errorCode"], part["leaderId"], part["leaderEpoch"]) == (0, 3000, 1)
+
+
+def test_new_leader_announces_itself_to_the_standin_with_begin_quorum_epoch_v0() -> None:
+    req = decode_request(_of(SFRAMES, "request", 53)[0])
+    assert req.api_version == 0 and req.body["clusterId"] == SDOC["cluster_id"]
+    part = req.body["topics"][0]["partitions"][0]
+    assert part["leaderId"] in (3001, 3002) and part["leaderEpoch"] == 2
+
+
+def test_followers_fetch_from_the_standin_at_its_epoch() -> None:
+    reqs = [decode_request(raw) for raw in _of(SFRAMES, "request", 1)]
+    parts = [r.body["topics"][0]["partitions"][0] for r in reqs]
+    # a controller that knows no leader yet fetches at epoch 0 to discover one; after the
+    # stand-in's FENCED_LEADER_EPOCH answer (with CurrentLeader) it fetches at epoch 1, and
+    # after the LeaderChange record at offset 0 it is at offset 1 of epoch 1
+    assert parts[0]["currentLeaderEpoch"] == 0
+    assert [p["currentLeaderEpoch"] for p in parts[1:]] == [1] * (len(parts) - 1)
+    assert (parts[-1]["fetchOffset"], parts[-1]["lastFetchedEpoch"]) == (1, 1)
+    assert all(r.body["maxWaitMs"] == 500 and r.body["maxBytes"] == 8388608 for r in reqs)
