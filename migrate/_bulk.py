@@ -15,7 +15,7 @@ The flow, and why each step is where it is:
 5. Voters: one holding exactly these bytes is left alone (a re-run is a no-op and says so); one
    holding anything else is refused (exit 1) with what it holds. The rest are written in full
    into a staging directory next to each voter dir (`QuorumWriter`: identical batches, fsync'd),
-   with `quorum-state` naming the first voter as leader of epoch 1, and only when every staged
+   with `quorum-state` in the log's epoch 1 naming no leader, and only when every staged
    copy is complete are they renamed into place. A crash leaves either nothing or a complete
    log, never half of one.
 6. Determinism (I6): batch timestamps come from ZooKeeper mtimes, ids from content, so the same
@@ -53,7 +53,7 @@ from migrate._preflight import PlanSummary, summarize
 from migrate._progress import ProgressBars
 from migrate._spark import SparkRuntime, SparkStarter
 from migrate._voterargs import check_voter_flags
-from migrate.translate import TranslationOptions, TranslationResult
+from migrate.translate import TranslationOptions, TranslationResult, require_target
 from writers import (
     LATEST_PRODUCTION,
     METADATA_PARTITION_DIR,
@@ -99,7 +99,7 @@ _SPARK_START_TIMEOUT_S = float(os.environ.get("ZK2KRAFT_SPARK_START_TIMEOUT", "3
 
 @dataclass(frozen=True, slots=True)
 class VoterTarget:
-    """One `--voter ID=DIR`, in command-line order (the first is quorum-state's leader)."""
+    """One `--voter ID=DIR`, in command-line order."""
 
     node_id: int
     path: Path
@@ -241,7 +241,6 @@ def _fsync_dir(path: Path) -> None:
 def _stage(
     targets: Sequence[VoterTarget],
     all_ids: Sequence[int],
-    leader_id: int,
     cluster_id: str,
     batches: Sequence[EncodedBatch],
     progress: Callable[[int, int], None],
@@ -269,9 +268,11 @@ def _stage(
                     "; ".join(f"voter {f.node_id}: {f.error}" for f in writer.failures)
                 )
             for d in dirs:
-                d.write_quorum_state(
-                    leader_epoch=LEADER_EPOCH, voters=list(all_ids), leader_id=leader_id
-                )
+                # No leader named: every controller starts unattached in the log's epoch and
+                # the first election (epoch 2) picks one. Naming voter X leader of epoch 1
+                # made X start "resigned" while the others fetched from it, and the first
+                # requests were answered NotControllerException (issue 10).
+                d.write_quorum_state(leader_epoch=LEADER_EPOCH, voters=list(all_ids))
         finally:
             writer.close()
     except BaseException:
@@ -317,6 +318,8 @@ class BulkOptions:
         spark_master: `--spark-master`: `auto`, `in-process` or a Spark master URL.
         overrides: attribute names of the blocker override flags that were given.
         records_per_batch: records per batch (>= 200).
+        offline: `--offline`: every broker stopped, the cluster never goes back to ZooKeeper.
+        target_kafka: `--target-kafka`, `3.9` or `4.x`.
     """
 
     connect: ConnectOptions
@@ -326,6 +329,8 @@ class BulkOptions:
     spark_master: str = "auto"
     overrides: frozenset[str] = frozenset()
     records_per_batch: int = 2000
+    offline: bool = False
+    target_kafka: str = "3.9"
 
 
 @dataclass
@@ -406,6 +411,7 @@ def _judge(snapshot: ClusterSnapshot, rest: TranslationResult, counts: Mapping[s
             extra_blockers=rest.blockers,
             extra_warnings=rest.warnings,
             voter_ids=[target.node_id for target in options.voters],
+            offline=options.offline,
         ),
         options.overrides,
     )
@@ -444,6 +450,7 @@ def run_bulk(
         VoterStateError: a voter holds something else (exit 1); nothing was written.
     """
     t0 = clock()
+    require_target(options.metadata_version, options.target_kafka)
     # Every voter's `.lock` (Kafka's own) is held from before the first read until the promoted
     # logs have been checked: a running controller or a second run is refused (exit 3) up front.
     with hold_voter_locks([t.path for t in options.voters]):
@@ -457,6 +464,8 @@ def _run_locked(
     translation = TranslationOptions(
         metadata_version=options.metadata_version,
         password_encoder_secret=options.password_encoder_secret,
+        offline=options.offline,
+        target_kafka=options.target_kafka,
     )
     snapshot = read_snapshot(options.connect, bars)  # --cutover none: no watches to arm
     t_read = clock()
@@ -518,7 +527,7 @@ def _run_locked(
         else:
             pending.append(t)
     if pending:
-        _stage(pending, [t.node_id for t in targets], targets[0].node_id, cluster_id, batches,
+        _stage(pending, [t.node_id for t in targets], cluster_id, batches,
                bars.task("writing voters"))
         for t in pending:
             _promote(t)

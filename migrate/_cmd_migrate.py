@@ -14,6 +14,7 @@ import sys
 import orjson
 
 from migrate._bulk import BulkOptions, BulkOutcome, blockers_message, check_voters, run_bulk
+from migrate._offline import resolve_metadata_version
 from migrate._private_file import check_output_path, write_private
 from migrate._progress import ProgressBars, progress_wanted
 from migrate._zkargs import connect_options
@@ -44,11 +45,20 @@ def bulk_options(args: argparse.Namespace) -> BulkOptions:
         password_encoder_secret=args.password_encoder_secret,
         spark_master=args.spark_master,
         overrides=frozenset(f for f in _OVERRIDE_FLAGS if getattr(args, f, False)),
+        offline=args.offline,
+        target_kafka=args.target_kafka,
     )
 
 
 def run(args: argparse.Namespace) -> int:
     """Run `migrate`; 0 when the voters hold the migration, 1 on blockers."""
+    if args.offline and args.cutover != "none":
+        raise BadFlagError(f"--offline with --cutover {args.cutover}: an offline migration has "
+                           "no cutover (the brokers are stopped); use --cutover none")
+    # one metadata.version for every path: --metadata-version or the target's default
+    args.metadata_version = resolve_metadata_version(
+        args.metadata_version, offline=args.offline, target_kafka=args.target_kafka
+    )
     if args.cutover in ("now", "manual"):
         from migrate import _cmd_online
 
@@ -73,10 +83,10 @@ def _report(args: argparse.Namespace, outcome: BulkOutcome, *, source: str,
     elif args.json is not None:
         write_private("--json", args.json, [document])
     if not args.quiet:
-        _print(outcome, source=source, to_stderr=to_stdout)
+        _print(outcome, source=source, to_stderr=to_stdout, offline=args.offline)
 
 
-def _print(outcome: BulkOutcome, *, source: str, to_stderr: bool) -> None:
+def _print(outcome: BulkOutcome, *, source: str, to_stderr: bool, offline: bool) -> None:
     from verify import plan_console, render_plan
 
     console = plan_console(stderr=to_stderr)
@@ -106,7 +116,15 @@ def _print(outcome: BulkOutcome, *, source: str, to_stderr: bool) -> None:
     choice = outcome.engine_choice
     why = f" ({choice.reason})" if choice is not None else ""
     console.print(f"engine {outcome.engine}{why}; {times}", markup=False, highlight=False)
-    console.print("ZooKeeper was not modified (--cutover none).", markup=False, highlight=False)
+    if offline:
+        console.print(
+            "ZooKeeper was not modified (--offline). The log is final (POST_MIGRATION) and "
+            "names no brokers: each registers itself when it starts in KRaft mode. Until the "
+            "KRaft controllers first start, going back is starting the old brokers again.",
+            markup=False, highlight=False)
+    else:
+        console.print("ZooKeeper was not modified (--cutover none).", markup=False,
+                      highlight=False)
 
 
 def _ids(ids: list[int]) -> str:

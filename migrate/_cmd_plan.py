@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from migrate._cmd_snapshot import read_snapshot
+from migrate._offline import resolve_metadata_version
 from migrate._preflight import PlanSummary, summarize
 from migrate._private_file import check_output_path, write_private
 from migrate._progress import ProgressBars, progress_wanted
@@ -47,6 +48,9 @@ def check_plan_flags(args: argparse.Namespace) -> list[tuple[int, Path]]:
             refused by argparse already).
     """
     voters = check_voter_flags(args.voters, required=False)
+    args.metadata_version = resolve_metadata_version(
+        args.metadata_version, offline=args.offline, target_kafka=args.target_kafka
+    )
     if args.json == "-" and args.html == "-":
         raise BadFlagError("--json - and --html -: only one document can go to stdout")
     check_output_path("--json", args.json)
@@ -60,6 +64,8 @@ def plan_result(
     metadata_version: MetadataVersion,
     password_encoder_secret: str | None,
     voter_ids: Sequence[int] = (),
+    offline: bool = False,
+    target_kafka: str = "3.9",
 ) -> tuple[TranslationResult, PlanSummary]:
     """Translate the snapshot as `migrate` would, and judge it: the records and the plan's data.
 
@@ -73,6 +79,8 @@ def plan_result(
         TranslationOptions(
             metadata_version=metadata_version,
             password_encoder_secret=password_encoder_secret,
+            offline=offline,
+            target_kafka=target_kafka,
         ),
     )
     return result, summarize(
@@ -81,6 +89,7 @@ def plan_result(
         extra_blockers=result.blockers,
         extra_warnings=result.warnings,
         voter_ids=voter_ids,
+        offline=offline,
     )
 
 
@@ -98,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
         metadata_version=args.metadata_version,
         password_encoder_secret=args.password_encoder_secret,
         voter_ids=[node_id for node_id, _ in voters],
+        offline=args.offline,
+        target_kafka=args.target_kafka,
     )
     samples = None
     diffs: list[VoterDiff] = []

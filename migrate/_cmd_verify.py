@@ -22,6 +22,7 @@ import orjson
 from rich.console import Console
 
 from migrate._cmd_snapshot import read_snapshot
+from migrate._offline import check_still_stopped
 from migrate._private_file import check_output_path, write_private
 from migrate._progress import ProgressBars, progress_wanted
 from migrate._voterargs import check_voter_flags
@@ -95,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
     with ProgressBars(enabled=wanted) as bars:
         logs = read_voters(voters, progress=bars.task("replaying the voter log (bytes)"))
         snapshot = read_snapshot(options, bars)
+    if args.offline:
+        check_still_stopped(snapshot)  # a running broker would be a moving target
     report = _compare(args, logs, snapshot)
     document = orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n"
     if json_to_stdout:

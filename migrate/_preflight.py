@@ -101,12 +101,17 @@ class PlanSummary:
         }
 
 
-def preflight(snapshot: ClusterSnapshot, *, voter_ids: Iterable[int] = ()) -> PreflightReport:
+def preflight(
+    snapshot: ClusterSnapshot, *, voter_ids: Iterable[int] = (), offline: bool = False
+) -> PreflightReport:
     """Judge a snapshot: every blocker and warning, each naming its znode.
 
     Args:
         snapshot: the tree as read by `zkreader.read_cluster`.
         voter_ids: node ids of the KRaft controllers (`--voter`), when known.
+        offline: `--offline`: every broker must be stopped (a registered broker or a held
+            `/controller` blocks); replicas on unregistered brokers are then expected, and a
+            partition whose last ISR member stopped is reported as coming back with it.
 
     Returns:
         The report; `report.ok` is False when the migration must not start.
@@ -116,14 +121,14 @@ def preflight(snapshot: ClusterSnapshot, *, voter_ids: Iterable[int] = ()) -> Pr
         *_kraft_controller(snapshot),
         *_cluster_id_missing(snapshot),
         *_topics_without_id(snapshot),
-        *_unregistered_brokers(snapshot),
+        *(_brokers_still_running(snapshot) if offline else _unregistered_brokers(snapshot)),
         *_log_dir_events(snapshot),
         *_voter_ids_taken(snapshot, voter_ids),
     ]
     warnings = [
         *_pending_deletions(snapshot),
         *_reassignments(snapshot),
-        *_partition_warnings(snapshot),
+        *_partition_warnings(snapshot, offline=offline),
     ]
     return PreflightReport(tuple(blockers), tuple(warnings))
 
@@ -135,6 +140,7 @@ def summarize(
     extra_blockers: Iterable[Finding] = (),
     extra_warnings: Iterable[Finding] = (),
     voter_ids: Iterable[int] = (),
+    offline: bool = False,
 ) -> PlanSummary:
     """Judge a snapshot and count what will be migrated: the `plan --json` document's data.
 
@@ -144,9 +150,10 @@ def summarize(
         extra_blockers: blockers found elsewhere (the translator's), appended after ours.
         extra_warnings: warnings found elsewhere (the translator's), appended after ours.
         voter_ids: node ids of the KRaft controllers (`--voter`), when known.
+        offline: judge for `--offline` (see `preflight`).
     """
     report = (
-        preflight(snapshot, voter_ids=voter_ids)
+        preflight(snapshot, voter_ids=voter_ids, offline=offline)
         .with_blockers(extra_blockers)
         .with_warnings(extra_warnings)
     )
@@ -263,6 +270,28 @@ def _unregistered_brokers(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             )
 
 
+def _brokers_still_running(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    # Offline means nothing changes ZooKeeper or the brokers' data while we copy: a registered
+    # broker (its ephemeral /brokers/ids/N) or a ZooKeeper controller (its ephemeral
+    # /controller) is a running process that can still change both.
+    for broker_id in sorted(snapshot.brokers):
+        yield Finding(
+            "BROKER_STILL_RUNNING",
+            f"--offline: broker {broker_id} is still registered in /brokers/ids (it is running, "
+            "or stopped less than a ZooKeeper session timeout ago). Stop every broker and wait "
+            "for its registration to disappear, or migrate online without --offline.",
+            f"/brokers/ids/{broker_id}",
+        )
+    c = snapshot.controller
+    if c is not None and not c.is_kraft:
+        yield Finding(
+            "CONTROLLER_HELD",
+            f"--offline: /controller is held by broker {c.broker_id}: a ZooKeeper controller is "
+            "still running and may change partition states. Stop it first.",
+            "/controller",
+        )
+
+
 def _voter_ids_taken(snapshot: ClusterSnapshot, voter_ids: Iterable[int]) -> Iterator[Finding]:
     # Kafka requires controller node ids distinct from every broker id: a controller whose id is
     # a ZK broker's takes that broker's dynamic configs and registration as its own.
@@ -315,16 +344,20 @@ def _reassignments(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             )
 
 
-def _partition_warnings(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+def _partition_warnings(snapshot: ClusterSnapshot, *, offline: bool) -> Iterator[Finding]:
     for topic in _migrated_topics(snapshot):
         for partition in sorted(topic.assignment):
             replicas = topic.assignment[partition]
             state = snapshot.partition_states.get((topic.name, partition))
-            yield from _partition_findings(topic.name, partition, replicas, state)
+            yield from _partition_findings(topic.name, partition, replicas, state, offline)
 
 
 def _partition_findings(
-    topic: str, partition: int, replicas: tuple[int, ...], state: PartitionState | None
+    topic: str,
+    partition: int,
+    replicas: tuple[int, ...],
+    state: PartitionState | None,
+    offline: bool = False,
 ) -> Iterator[Finding]:
     path = _state_path(topic, partition)
     tp = f"{topic}-{partition}"
@@ -337,7 +370,15 @@ def _partition_findings(
             path,
         )
         return
-    if state.leader == _LEADER_NONE:
+    if state.leader == _LEADER_NONE and offline:
+        yield Finding(
+            "PARTITION_OFFLINE",
+            f"{tp} has no leader (leader -1): expected with the brokers stopped (its last ISR "
+            f"member, broker(s) {_seq(state.isr)}, stopped after the others). Not a problem: "
+            "KRaft elects it again when that broker starts.",
+            path,
+        )
+    elif state.leader == _LEADER_NONE:
         yield Finding(
             "PARTITION_OFFLINE",
             f"{tp} has no leader (leader -1): it stays offline after the migration until a "

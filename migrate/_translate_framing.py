@@ -23,6 +23,8 @@ from zkreader import ProducerIdBlock
 
 __all__ = [
     "MIGRATION_TRANSACTION_NAME",
+    "ZK_MIGRATION_STATE_MIGRATION",
+    "ZK_MIGRATION_STATE_POST_MIGRATION",
     "closing_records",
     "header_records",
     "opening_records",
@@ -31,7 +33,16 @@ __all__ = [
 ]
 
 MIGRATION_TRANSACTION_NAME = "ZK Migration"
-_ZK_MIGRATION_STATE_MIGRATION = 1
+ZK_MIGRATION_STATE_MIGRATION = 1
+"""`ZkMigrationState.MIGRATION`: data copied, ZooKeeper still mirrored (online migration)."""
+ZK_MIGRATION_STATE_POST_MIGRATION = 3
+"""`ZkMigrationState.POST_MIGRATION`: the migration is finalised; the cluster never goes back.
+
+What an offline migration writes: a Kafka 3.9 controller with migration disabled that loads
+MIGRATION appends POST_MIGRATION itself at activation ("Completing the ZK migration since this
+controller was configured with 'zookeeper.metadata.migration.enable' set to 'false'"), and loads
+POST_MIGRATION as it is; Kafka 4.x has no migration code and checks neither (its
+`ActivationRecordsGenerator.recordsForNonEmptyLog` only aborts an open transaction)."""
 _TRANSACTIONS = "3.6-IV1"  # KIP-868 metadata transactions
 _PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
 
@@ -59,20 +70,19 @@ def header_records(mv: MetadataVersion) -> list[MetadataRecord]:
     return records
 
 
-def trailer_records(mv: MetadataVersion) -> list[MetadataRecord]:
+def trailer_records(
+    mv: MetadataVersion, state: int = ZK_MIGRATION_STATE_MIGRATION
+) -> list[MetadataRecord]:
     """Return the records that close the migration.
 
     Args:
         mv: the metadata.version being written.
+        state: the `ZkMigrationState` to record: MIGRATION (online) or POST_MIGRATION (offline).
 
     Returns:
-        `[ZkMigrationStateRecord(MIGRATION)]`, plus `EndTransactionRecord` at >= 3.6-IV1.
+        `[ZkMigrationStateRecord(state)]`, plus `EndTransactionRecord` at >= 3.6-IV1.
     """
-    records = [
-        MetadataRecord(
-            "ZK_MIGRATION_STATE_RECORD", 0, {"zkMigrationState": _ZK_MIGRATION_STATE_MIGRATION}
-        )
-    ]
+    records = [MetadataRecord("ZK_MIGRATION_STATE_RECORD", 0, {"zkMigrationState": state})]
     if mv.at_least(_TRANSACTIONS):
         records.append(MetadataRecord("END_TRANSACTION_RECORD", 0, {}))
     return records

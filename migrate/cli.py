@@ -186,10 +186,32 @@ def _add_metadata_version(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--metadata-version",
         type=_metadata_version,
-        default="3.9-IV0",
+        default=None,
         metavar="V",
-        help="KRaft metadata.version to write, 3.4-IV0 ... 3.9-IV0 (default 3.9-IV0)",
+        help="KRaft metadata.version to write: 3.4-IV0 ... 3.9-IV0 (default 3.9-IV0); with "
+        "--target-kafka 4.x also 4.0-IV0 ... 4.1-IV1 (default 4.0-IV3, which Kafka 4.0 and "
+        "4.1 both run)",
     )
+
+
+def _add_offline(p: argparse.ArgumentParser, *, target: bool) -> None:
+    g = p.add_argument_group("offline migration (every broker stopped)")
+    g.add_argument(
+        "--offline",
+        action="store_true",
+        help="every broker is stopped and the cluster never goes back to ZooKeeper: refuse "
+        "if a broker is still registered or /controller is held; read once, touch nothing in "
+        "ZooKeeper; the log is final (ZkMigrationState POST_MIGRATION) and holds no broker "
+        "registrations (each broker registers itself when it starts in KRaft mode)",
+    )
+    if target:
+        g.add_argument(
+            "--target-kafka",
+            choices=["3.9", "4.x"],
+            default="3.9",
+            help="the Kafka release the KRaft controllers and brokers will run (default 3.9); "
+            "4.x (ZooKeeper-free Kafka 4.0/4.1) needs --offline",
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -232,6 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_zookeeper(p)
     _add_voters(p, required=False)
     _add_metadata_version(p)
+    _add_offline(p, target=True)
     _add_output(p)
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report (0600)")
     p.add_argument(
@@ -254,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_zookeeper(p)
     _add_voters(p, required=True)
     _add_metadata_version(p)
+    _add_offline(p, target=True)
     _add_output(p)
     p.add_argument("--cutover", choices=["none", "now", "manual"], default="none",
                    help="none: copy only, ZooKeeper untouched (default); now: copy into the live "
@@ -293,6 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_zookeeper(p)
     _add_voters(p, required=True)
+    _add_offline(p, target=False)
     _add_output(p)
     p.add_argument("--spark-master", default=None, metavar="URL",
                    help="run the parity joins on Spark (default: in-process)")

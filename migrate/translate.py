@@ -48,6 +48,8 @@ from migrate._translate_acls import acl_records
 from migrate._translate_brokers import broker_records
 from migrate._translate_configs import broker_config_records, config_records
 from migrate._translate_framing import (
+    ZK_MIGRATION_STATE_MIGRATION,
+    ZK_MIGRATION_STATE_POST_MIGRATION,
     closing_records,
     header_records,
     opening_records,
@@ -70,6 +72,10 @@ from writers import (
 from zkreader import ClusterSnapshot, paused_gc
 
 __all__ = [
+    "DEFAULT_METADATA_VERSION",
+    "TARGETS",
+    "TARGET_39",
+    "TARGET_4X",
     "TranslationOptions",
     "TranslationResult",
     "acl_records",
@@ -81,6 +87,7 @@ __all__ = [
     "opening_records",
     "parse_target_version",
     "partition_record",
+    "require_target",
     "producer_id_records",
     "quota_records",
     "scram_records",
@@ -93,6 +100,12 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 # First metadata.version of each capability (Kafka's MetadataVersion.is*Supported).
+TARGET_39 = "3.9"
+TARGET_4X = "4.x"
+TARGETS = (TARGET_39, TARGET_4X)
+DEFAULT_METADATA_VERSION = {TARGET_39: "3.9-IV0", TARGET_4X: "4.0-IV3"}
+"""`--metadata-version` by `--target-kafka`: each release's highest stable level (4.0-IV3 is
+Kafka 4.0's, so the log also starts on 4.0; `kafka-features upgrade` raises it later)."""
 _MIGRATION = "3.4-IV0"
 _TRANSACTIONS = "3.6-IV1"
 
@@ -113,12 +126,20 @@ class TranslationOptions:
             3.6-IV1, `EndTransactionRecord`. False (the online pre-copy): they stop before
             them and the transaction stays open; the cutover appends `closing_records(mv)`
             after the last mirrored delta.
+        offline: every broker is stopped and the cluster never goes back to ZooKeeper: the
+            log closes with `ZkMigrationStateRecord(POST_MIGRATION)`. (It names no broker:
+            the pre-flight refuses while any is registered, and each registers itself when it
+            starts in KRaft mode; docs/design.md says why.)
+        target_kafka: `3.9` or `4.x`, the Kafka release the controllers run (4.x also runs
+            the metadata.versions Kafka 4.0/4.1 released).
     """
 
     metadata_version: MetadataVersion = LATEST_PRODUCTION
     password_encoder_secret: str | None = field(default=None, repr=False)
     clock_ms: int | None = None
     close_migration: bool = True
+    offline: bool = False
+    target_kafka: str = "3.9"
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,11 +164,14 @@ class TranslationResult:
 def parse_target_version(name: str) -> MetadataVersion:
     """Parse `--metadata-version` and check that it can carry a ZK migration.
 
+    Kafka 4.0/4.1's levels parse too: whether the target runs them depends on
+    `--target-kafka`, which `require_target` checks once both flags are known.
+
     Raises:
         BadFlagError: unknown name, or older than 3.4-IV0.
     """
     try:
-        mv = parse_metadata_version(name)
+        mv = parse_metadata_version(name, allow_unstable=True)
     except (ValueError, KeyError, WriterError) as exc:
         raise BadFlagError(f"--metadata-version {name!r}: {exc}") from None
     require_migration(mv)
@@ -160,6 +184,21 @@ def require_migration(mv: MetadataVersion) -> None:
         raise BadFlagError(
             f"--metadata-version {mv.name!r}: ZooKeeper migration needs metadata.version "
             "3.4-IV0 or later"
+        )
+
+
+def require_target(mv: MetadataVersion, target_kafka: str) -> None:
+    """Check that the `--target-kafka` release runs metadata.version `mv`.
+
+    Raises:
+        BadFlagError: a Kafka 4.x level for a 3.9 target, or an unknown target.
+    """
+    if target_kafka not in TARGETS:
+        raise BadFlagError(f"--target-kafka {target_kafka!r}: expected one of {', '.join(TARGETS)}")
+    if target_kafka == TARGET_39 and not mv.production:
+        raise BadFlagError(
+            f"--metadata-version {mv.name!r}: Kafka 3.9 cannot run it (3.4-IV0 ... 3.9-IV0); "
+            "4.x levels need --target-kafka 4.x"
         )
 
 
@@ -186,6 +225,7 @@ def translate(snapshot: ClusterSnapshot, options: TranslationOptions) -> Transla
 def _translate(snapshot: ClusterSnapshot, options: TranslationOptions) -> TranslationResult:
     mv = options.metadata_version
     require_migration(mv)
+    require_target(mv, options.target_kafka)
     records: list[MetadataRecord] = header_records(mv)
     blockers: list[Finding] = []
     warnings: list[Finding] = []
@@ -207,7 +247,8 @@ def _translate(snapshot: ClusterSnapshot, options: TranslationOptions) -> Transl
     blockers += body.blockers
 
     if options.close_migration:
-        records += trailer_records(mv)
+        records += trailer_records(mv, ZK_MIGRATION_STATE_POST_MIGRATION if options.offline
+                                   else ZK_MIGRATION_STATE_MIGRATION)
     counts = dict(sorted(Counter(r.type for r in records).items()))
     logger.debug("translated %d records at metadata.version %s", len(records), mv.name)
     return TranslationResult(records, blockers, warnings, counts, mv)

@@ -65,6 +65,8 @@ from writers._logreader import (
     scan_frames,
 )
 from writers._mv import (
+    KAFKA_4_0_LATEST_PRODUCTION,
+    KAFKA_4_1_LATEST_PRODUCTION,
     LATEST_PRODUCTION,
     METADATA_VERSIONS,
     MINIMUM_BOOTSTRAP_VERSION,
@@ -150,6 +152,8 @@ __all__ = [
     "record_to_json",
     "uuid_from_bytes",
     "uuid_to_bytes",
+    "KAFKA_4_0_LATEST_PRODUCTION",
+    "KAFKA_4_1_LATEST_PRODUCTION",
     "LATEST_PRODUCTION",
     "METADATA_VERSIONS",
     "MINIMUM_BOOTSTRAP_VERSION",

@@ -1,9 +1,12 @@
 """metadata.version (Kafka's `MetadataVersion`) and the record versions each level implies.
 
 Facts from `server-common/.../server/common/MetadataVersion.java` at 3.9.0 (reference
-kraft-log-format.md §5): the KRaft levels 1 (3.0-IV1) .. 21 (3.9-IV0, LATEST_PRODUCTION of 3.9),
-plus 22/23 (4.0-IV0/IV1), which 3.9 treats as unstable. Levels are immutable once released, so
-this table only ever grows.
+kraft-log-format.md §5): the KRaft levels 1 (3.0-IV1) .. 21 (3.9-IV0, LATEST_PRODUCTION of 3.9).
+Levels 22..27 (4.0-IV0 .. 4.1-IV1) as Kafka 4.1.1 released them (its `MetadataVersion` enum:
+MINIMUM_VERSION 3.3-IV3, LATEST_PRODUCTION 4.1-IV1, `isElrSupported` from 4.0-IV1): 3.9 knew
+22/23 only as unstable drafts (ELR at 4.0-IV0 then), and the release is what a 4.x controller
+reads. Kafka 3.9 refuses them (`production=False` here means "not a 3.9 level"); a log for Kafka
+4.x (`--target-kafka 4.x`) may use them. Released levels are immutable, so the table only grows.
 
 `record_version(type, mv)` answers "which version of this record does a Kafka controller at `mv`
 write", or raises if `mv` cannot carry the record at all (e.g. a ZkMigrationStateRecord below
@@ -20,6 +23,8 @@ from writers._schema import spec_for_type
 from writers.errors import SchemaError
 
 __all__ = [
+    "KAFKA_4_0_LATEST_PRODUCTION",
+    "KAFKA_4_1_LATEST_PRODUCTION",
     "LATEST_PRODUCTION",
     "METADATA_VERSIONS",
     "MINIMUM_BOOTSTRAP_VERSION",
@@ -41,7 +46,7 @@ class MetadataVersion:
         feature_level: the value of FeatureLevelRecord(metadata.version).
         name: Kafka's text form, e.g. "3.9-IV0".
         did_metadata_change: Kafka's flag: the level changed the metadata format.
-        production: False for levels Kafka 3.9 calls unstable (4.0-IV0 and later).
+        production: False for levels Kafka 3.9 cannot run (4.0-IV0 and later).
     """
 
     feature_level: int
@@ -94,8 +99,8 @@ class MetadataVersion:
 
     @property
     def supports_elr(self) -> bool:
-        """Eligible leader replicas (`isElrSupported`): 4.0-IV0 (unstable in 3.9)."""
-        return self.at_least("4.0-IV0")
+        """Eligible leader replicas (`isElrSupported`): 4.0-IV1 (Kafka 4.x)."""
+        return self.at_least("4.0-IV1")
 
     def __str__(self) -> str:
         return self.name
@@ -127,8 +132,12 @@ METADATA_VERSIONS: tuple[MetadataVersion, ...] = (
     _mv(19, "3.7-IV4", False),
     _mv(20, "3.8-IV0", False),
     _mv(21, "3.9-IV0", False),
-    _mv(22, "4.0-IV0", True, production=False),  # ELR: Partition(Change) v2 (as of 3.9)
-    _mv(23, "4.0-IV1", False, production=False),
+    _mv(22, "4.0-IV0", False, production=False),
+    _mv(23, "4.0-IV1", True, production=False),  # ELR: Partition(Change) v2
+    _mv(24, "4.0-IV2", False, production=False),
+    _mv(25, "4.0-IV3", False, production=False),  # Kafka 4.0's LATEST_PRODUCTION
+    _mv(26, "4.1-IV0", False, production=False),
+    _mv(27, "4.1-IV1", False, production=False),  # Kafka 4.1's LATEST_PRODUCTION
 )
 
 _BY_NAME = {mv.name: mv for mv in METADATA_VERSIONS}
@@ -142,6 +151,10 @@ MINIMUM_BOOTSTRAP_VERSION = _BY_NAME["3.3-IV0"]
 """The lowest level `kafka-storage format` accepts."""
 LATEST_PRODUCTION = _BY_NAME["3.9-IV0"]
 """Kafka 3.9's default and highest stable level."""
+KAFKA_4_0_LATEST_PRODUCTION = _BY_NAME["4.0-IV3"]
+"""Kafka 4.0's highest stable level: every 4.x controller reads it."""
+KAFKA_4_1_LATEST_PRODUCTION = _BY_NAME["4.1-IV1"]
+"""Kafka 4.1's highest stable level."""
 
 
 def parse_metadata_version(name: str, *, allow_unstable: bool = False) -> MetadataVersion:
@@ -149,7 +162,7 @@ def parse_metadata_version(name: str, *, allow_unstable: bool = False) -> Metada
 
     Args:
         name: the text, as given to `--metadata-version`.
-        allow_unstable: accept levels Kafka 3.9 marks unstable (4.0-IV0, 4.0-IV1).
+        allow_unstable: accept levels Kafka 3.9 cannot run (4.0-IV0 .. 4.1-IV1).
 
     Raises:
         SchemaError: unknown or unstable name; the message lists the valid names.
@@ -195,7 +208,7 @@ def record_version(type_name: str, mv: MetadataVersion) -> int:
     """The version of record `type_name` a Kafka 3.9 controller writes at metadata.version `mv`.
 
     RegisterBrokerRecord: 3 from 3.7-IV2, 2 from 3.4-IV0, 1 from 3.3-IV3, else 0.
-    PartitionRecord / PartitionChangeRecord: 2 with ELR (4.0-IV0), 1 from 3.7-IV2, else 0.
+    PartitionRecord / PartitionChangeRecord: 2 with ELR (4.0-IV1), 1 from 3.7-IV2, else 0.
     BrokerRegistrationChangeRecord: the highest the level allows (2 from 3.7-IV2, 1 from
     3.3-IV3, else 0); Kafka itself picks per purpose (fencing writes v0).
     Every other record: 0.

@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
-# Fetch Kafka 3.9.1's jars (and their runtime dependencies) from Maven Central into
-# tests/kafka/jars/ (git-ignored) for the oracle tests. Idempotent: a complete cache (marked by
-# jars/.complete, which records the pom's checksum) is reused; Maven's ~/.m2 cache makes a
-# re-fetch after a pom change cheap. Quiet unless something fails.
+# Fetch Kafka's jars (and their runtime dependencies) from Maven Central for the oracle tests:
+#   fetch.sh        Kafka 3.9.1 (pom.xml)      into tests/kafka/jars/
+#   fetch.sh 4.1    Kafka 4.1   (pom-4.1.xml)  into tests/kafka/jars-4.1/
+# Both git-ignored. Idempotent: a complete cache (marked by .complete, which records the pom's
+# checksum) is reused; Maven's ~/.m2 cache makes a re-fetch after a pom change cheap. Quiet
+# unless something fails.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-jars="$here/jars"
-stamp=$(sha256sum "$here/pom.xml" | cut -d' ' -f1)
+if [ $# -gt 0 ] && [ -n "$1" ]; then
+  pom="$here/pom-$1.xml"
+  jars="$here/jars-$1"
+  [ -f "$pom" ] || { echo "fetch.sh: no $pom (known: 3.9.1 by default, 4.1)" >&2; exit 2; }
+else
+  pom="$here/pom.xml"
+  jars="$here/jars"
+fi
+stamp=$(sha256sum "$pom" | cut -d' ' -f1)
 if [ -f "$jars/.complete" ] && [ "$(cat "$jars/.complete")" = "$stamp" ]; then
   exit 0
 fi
 command -v mvn >/dev/null || { echo "fetch.sh: mvn not found (apt-get install maven)" >&2; exit 1; }
 rm -rf "$jars.tmp"
 log=$(mktemp)
-if ! mvn -B -q -f "$here/pom.xml" dependency:copy-dependencies \
+if ! mvn -B -q -f "$pom" dependency:copy-dependencies \
      -DincludeScope=runtime -DoutputDirectory="$jars.tmp" >"$log" 2>&1; then
   cat "$log" >&2; rm -f "$log"; rm -rf "$jars.tmp"
-  echo "fetch.sh: mvn could not fetch Kafka's jars from Maven Central" >&2
+  echo "fetch.sh: mvn could not fetch Kafka's jars from Maven Central ($pom)" >&2
   exit 1
 fi
 rm -f "$log"

@@ -18,14 +18,14 @@ from writers import (
 
 
 def test_levels_are_contiguous_and_named_as_kafka_does() -> None:
-    assert [mv.feature_level for mv in METADATA_VERSIONS] == list(range(1, 24))
+    assert [mv.feature_level for mv in METADATA_VERSIONS] == list(range(1, 28))
     assert METADATA_VERSIONS[0].name == "3.0-IV1"
     assert {mv.name: mv.level for mv in METADATA_VERSIONS} == {
         "3.0-IV1": 1, "3.1-IV0": 2, "3.2-IV0": 3, "3.3-IV0": 4, "3.3-IV1": 5, "3.3-IV2": 6,
         "3.3-IV3": 7, "3.4-IV0": 8, "3.5-IV0": 9, "3.5-IV1": 10, "3.5-IV2": 11, "3.6-IV0": 12,
         "3.6-IV1": 13, "3.6-IV2": 14, "3.7-IV0": 15, "3.7-IV1": 16, "3.7-IV2": 17,
         "3.7-IV3": 18, "3.7-IV4": 19, "3.8-IV0": 20, "3.9-IV0": 21, "4.0-IV0": 22,
-        "4.0-IV1": 23,
+        "4.0-IV1": 23, "4.0-IV2": 24, "4.0-IV3": 25, "4.1-IV0": 26, "4.1-IV1": 27,
     }
     assert (MINIMUM_KRAFT_VERSION.level, MINIMUM_BOOTSTRAP_VERSION.level,
             LATEST_PRODUCTION.name) == (1, 4, "3.9-IV0")
@@ -34,7 +34,7 @@ def test_levels_are_contiguous_and_named_as_kafka_does() -> None:
 
 def test_ordering_follows_feature_level() -> None:
     assert parse_metadata_version("3.4-IV0") < parse_metadata_version("3.6-IV1")
-    assert sorted(METADATA_VERSIONS, reverse=True)[0].name == "4.0-IV1"
+    assert sorted(METADATA_VERSIONS, reverse=True)[0].name == "4.1-IV1"
 
 
 @pytest.mark.parametrize(("text", "name"), [
@@ -67,7 +67,7 @@ def test_level_lookup() -> None:
 @pytest.mark.parametrize(("gate", "first"), [
     ("supports_migration", "3.4-IV0"), ("supports_scram", "3.5-IV2"),
     ("supports_transactions", "3.6-IV1"), ("supports_delegation_tokens", "3.6-IV2"),
-    ("supports_directories", "3.7-IV2"), ("supports_elr", "4.0-IV0"),
+    ("supports_directories", "3.7-IV2"), ("supports_elr", "4.0-IV1"),
 ])
 def test_feature_gates_switch_on_at_their_level(gate: str, first: str) -> None:
     level = parse_metadata_version(first, allow_unstable=True).level
@@ -86,7 +86,9 @@ def test_feature_gates_switch_on_at_their_level(gate: str, first: str) -> None:
                  "PARTITION_CHANGE_RECORD": 1, "BROKER_REGISTRATION_CHANGE_RECORD": 2}),
     ("3.9-IV0", {"REGISTER_BROKER_RECORD": 3, "PARTITION_RECORD": 1, "TOPIC_RECORD": 0,
                  "FEATURE_LEVEL_RECORD": 0, "REGISTER_CONTROLLER_RECORD": 0}),
-    ("4.0-IV0", {"PARTITION_RECORD": 2, "PARTITION_CHANGE_RECORD": 2}),
+    ("4.0-IV0", {"PARTITION_RECORD": 1, "PARTITION_CHANGE_RECORD": 1}),
+    ("4.0-IV1", {"PARTITION_RECORD": 2, "PARTITION_CHANGE_RECORD": 2}),
+    ("4.1-IV1", {"REGISTER_BROKER_RECORD": 3, "PARTITION_RECORD": 2}),
 ])
 def test_record_version_selectors(mv: str, expected: dict[str, int]) -> None:
     version = parse_metadata_version(mv, allow_unstable=True)
