@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from migrate._findings import Finding
-from zkreader import ClusterSnapshot, PartitionState, Topic
+from zkreader import ClusterSnapshot, PartitionState, Topic, migrating_topic
 
 __all__ = [
     "PlanSummary",
@@ -172,8 +172,9 @@ def migrated_partition_count(snapshot: ClusterSnapshot) -> int:
 
 
 def _migrated_topics(snapshot: ClusterSnapshot) -> Iterator[Topic]:
+    """The topics `migrate` writes, by name: the one rule, `zkreader.migrating_topic`."""
     for name in sorted(snapshot.topics):
-        if name not in snapshot.pending_deletions:
+        if migrating_topic(snapshot, name):
             yield snapshot.topics[name]
 
 
@@ -238,8 +239,11 @@ def _cluster_id_missing(snapshot: ClusterSnapshot) -> Iterator[Finding]:
 
 
 def _topics_without_id(snapshot: ClusterSnapshot) -> Iterator[Finding]:
-    for topic in _migrated_topics(snapshot):
-        if topic.topic_id is None:
+    # The one place TOPIC_WITHOUT_ID is raised (translation just leaves the topic out). A topic
+    # queued for deletion is not migrated, so it needs no id.
+    for name in sorted(snapshot.topics):
+        topic = snapshot.topics[name]
+        if topic.topic_id is None and name not in snapshot.pending_deletions:
             yield Finding(
                 "TOPIC_WITHOUT_ID",
                 f"topic {topic.name!r} has no topic_id (created before IBP 2.8): Kafka's "

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from migrate._snapshot_json import REDACTED, is_sensitive_config
-from writers import FieldValue, MetadataRecord
+from writers import REDACTED, FieldValue, MetadataRecord, is_sensitive_config
 
 __all__ = ["record_samples", "redact_record"]
 

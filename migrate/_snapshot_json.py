@@ -9,7 +9,8 @@ config, acl, delegation_token, producer_id_block, log_dir_event.
 
 Redaction is strict and happens here, before anything is serialized (I7): SCRAM credentials,
 password-type and JAAS configs, anything that looks like Kafka's encrypted-password encoding, and
-delegation-token details become `"[redacted]"`. Only the key names stay visible, so an operator
+delegation-token details become `writers.REDACTED` (`"<redacted>"`), by the one rule every printer
+uses (`writers.is_sensitive_config`). Only the key names stay visible, so an operator
 can still see that a credential exists.
 """
 
@@ -21,44 +22,14 @@ from typing import Any
 
 import orjson
 
+from writers import REDACTED, is_sensitive_config
 from zkreader import AclResource, ClusterSnapshot, ConfigZnode, PartitionState, ZnodeStat
 
 __all__ = [
-    "REDACTED",
-    "is_sensitive_config",
     "redact_config",
     "snapshot_entities",
     "snapshot_lines",
 ]
-
-REDACTED = "[redacted]"
-
-# Substrings of config keys whose values are secrets: Kafka's PASSWORD-type configs all contain
-# "password" or are one of the PEM-in-config keys; JAAS configs embed passwords.
-_SENSITIVE_KEY_PARTS = (
-    "password",
-    "sasl.jaas.config",
-    "secret",
-    "ssl.keystore.key",
-    "ssl.keystore.certificate.chain",
-    "ssl.truststore.certificates",
-    "credential",
-    "token",
-)
-# Kafka's PasswordEncoder output is "k:v,k:v" with these keys; never print it even under an
-# innocent-looking key.
-_ENCRYPTED_MARKERS = ("encryptedPassword", "passwordLength")
-
-
-def is_sensitive_config(key: str, value: str) -> bool:
-    """True when a config entry's value must not be printed (SCRAM, password, encrypted)."""
-    lowered = key.lower()
-    if lowered.startswith("scram-"):
-        return True
-    if any(part in lowered for part in _SENSITIVE_KEY_PARTS):
-        return True
-    return any(marker in value for marker in _ENCRYPTED_MARKERS)
-
 
 def redact_config(config: Mapping[str, str]) -> dict[str, str]:
     """Return `config` with every sensitive value replaced by `REDACTED`, keys sorted."""

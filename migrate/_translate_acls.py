@@ -10,47 +10,26 @@ be written twice under two ids.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from migrate._translate_ids import derived_uuid
 from migrate.errors import TranslationError
-from writers import FieldValue, MetadataRecord
+from writers import (
+    ACL_OPERATIONS,
+    ACL_PATTERN_TYPES,
+    ACL_PERMISSIONS,
+    ACL_RESOURCE_TYPES,
+    FieldValue,
+    MetadataRecord,
+    kafka_code,
+)
 from zkreader import AclEntry, AclResource
 
 __all__ = ["acl_path", "acl_records", "acl_resource_sort_key"]
 
-_RESOURCE_TYPES = {
-    "topic": 2,
-    "group": 3,
-    "cluster": 4,
-    "transactionalid": 5,
-    "delegationtoken": 6,
-    "user": 7,
-}
-_PATTERN_TYPES = {"literal": 3, "prefixed": 4}
-_OPERATIONS = {
-    "all": 2,
-    "read": 3,
-    "write": 4,
-    "create": 5,
-    "delete": 6,
-    "alter": 7,
-    "describe": 8,
-    "clusteraction": 9,
-    "describeconfigs": 10,
-    "alterconfigs": 11,
-    "idempotentwrite": 12,
-    "createtokens": 13,
-    "describetokens": 14,
-}
-_PERMISSIONS = {"deny": 2, "allow": 3}
 
-
-def _norm(name: str) -> str:
-    """`IdempotentWrite`, `IDEMPOTENT_WRITE` and `idempotentwrite` are one name."""
-    return name.replace("_", "").lower()
-
-
-def _code(table: dict[str, int], name: str, what: str, path: str) -> int:
-    code = table.get(_norm(name))
+def _code(table: Mapping[str, int], name: str, what: str, path: str) -> int:
+    code = kafka_code(table, name)
     if code is None:
         raise TranslationError(f"{path}: unknown ACL {what} {name!r}")
     return code
@@ -58,7 +37,7 @@ def _code(table: dict[str, int], name: str, what: str, path: str) -> int:
 
 def acl_path(resource: AclResource) -> str:
     """Return the znode path a resource's ACLs were read from."""
-    if _norm(resource.pattern_type) == "literal":
+    if kafka_code(ACL_PATTERN_TYPES, resource.pattern_type) == ACL_PATTERN_TYPES["LITERAL"]:
         return f"/kafka-acl/{resource.resource_type}/{resource.name}"
     return (
         f"/kafka-acl-extended/{resource.pattern_type.lower()}/"
@@ -72,8 +51,8 @@ def acl_resource_sort_key(resource: AclResource) -> tuple[int, int, str]:
     Unknown names sort last here; `acl_records` rejects them with the path.
     """
     return (
-        _RESOURCE_TYPES.get(_norm(resource.resource_type), 255),
-        _PATTERN_TYPES.get(_norm(resource.pattern_type), 255),
+        kafka_code(ACL_RESOURCE_TYPES, resource.resource_type) or 255,
+        kafka_code(ACL_PATTERN_TYPES, resource.pattern_type) or 255,
         resource.name,
     )
 
@@ -82,8 +61,8 @@ def _entry_codes(entry: AclEntry, path: str) -> tuple[str, str, int, int]:
     return (
         entry.principal,
         entry.host,
-        _code(_OPERATIONS, entry.operation, "operation", path),
-        _code(_PERMISSIONS, entry.permission_type, "permission type", path),
+        _code(ACL_OPERATIONS, entry.operation, "operation", path),
+        _code(ACL_PERMISSIONS, entry.permission_type, "permission type", path),
     )
 
 
@@ -100,8 +79,8 @@ def acl_records(resource: AclResource) -> list[MetadataRecord]:
             one of Kafka's (names the znode path).
     """
     path = acl_path(resource)
-    resource_type = _code(_RESOURCE_TYPES, resource.resource_type, "resource type", path)
-    pattern_type = _code(_PATTERN_TYPES, resource.pattern_type, "pattern type", path)
+    resource_type = _code(ACL_RESOURCE_TYPES, resource.resource_type, "resource type", path)
+    pattern_type = _code(ACL_PATTERN_TYPES, resource.pattern_type, "pattern type", path)
     entries = sorted({_entry_codes(e, path) for e in resource.acls})
     records = []
     for principal, host, operation, permission in entries:

@@ -16,17 +16,17 @@ from __future__ import annotations
 
 from migrate._translate_ids import derived_uuid
 from migrate.errors import TranslationError
-from writers import FieldValue, MetadataRecord, MetadataVersion, record_version
+from writers import (
+    SECURITY_PROTOCOLS,
+    FieldValue,
+    MetadataRecord,
+    MetadataVersion,
+    record_version,
+)
 from zkreader import Broker
 
-__all__ = ["SECURITY_PROTOCOLS", "broker_records"]
+__all__ = ["broker_records"]
 
-SECURITY_PROTOCOLS: dict[str, int] = {
-    "PLAINTEXT": 0,
-    "SSL": 1,
-    "SASL_PLAINTEXT": 2,
-    "SASL_SSL": 3,
-}
 _METADATA_VERSION_FEATURE = "metadata.version"
 
 

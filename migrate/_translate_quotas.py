@@ -20,21 +20,18 @@ import base64
 import binascii
 import re
 
-from migrate._sanitize import desanitize
 from migrate._translate_configs import DEFAULT_ENTITY
 from migrate.errors import TranslationError
-from writers import FieldValue, MetadataRecord
+from writers import SCRAM_MECHANISMS, FieldValue, MetadataRecord, desanitize
 from zkreader import ConfigZnode
 
 __all__ = [
-    "SCRAM_MECHANISMS",
     "quota_entity",
     "quota_records",
     "scram_records",
     "scram_user",
 ]
 
-SCRAM_MECHANISMS: dict[str, int] = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
 _ENTITY_TYPES = {"users": "user", "clients": "client-id", "ips": "ip"}
 # What Java's Double.valueOf accepts (after trimming): decimal or hex-free float forms,
 # NaN/Infinity, an optional f/d suffix. Python's float() is laxer ("1_000", "inf").

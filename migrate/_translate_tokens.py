@@ -9,9 +9,8 @@ metadata.version >= 3.6-IV2 (`translate` gates that). Token data is never logged
 
 from __future__ import annotations
 
-from migrate._sanitize import desanitize
 from migrate.errors import TranslationError
-from writers import FieldValue, MetadataRecord
+from writers import FieldValue, MetadataRecord, desanitize
 from zkreader import DelegationToken
 
 __all__ = ["token_path", "token_records"]

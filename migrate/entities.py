@@ -74,7 +74,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from migrate._findings import Finding
-from migrate._sanitize import desanitize
 from migrate._translate_acls import acl_path, acl_records, acl_resource_sort_key
 from migrate._translate_brokers import broker_records
 from migrate._translate_configs import (
@@ -85,7 +84,6 @@ from migrate._translate_configs import (
 )
 from migrate._translate_framing import producer_id_records
 from migrate._translate_quotas import (
-    SCRAM_MECHANISMS,
     quota_entity,
     quota_records,
     scram_records,
@@ -102,7 +100,16 @@ from verify import (
     TopicImage,
 )
 from verify.delta import ClusterDelta
-from writers import FieldValue, MetadataRecord, MetadataVersion
+from writers import (
+    ACL_PATTERN_TYPES,
+    ACL_RESOURCE_TYPES,
+    SCRAM_MECHANISMS,
+    FieldValue,
+    MetadataRecord,
+    MetadataVersion,
+    desanitize,
+    kafka_code,
+)
 from zkreader import (
     ENTITY_KINDS,
     AclResource,
@@ -641,8 +648,6 @@ def _diff_scram(stored_user: str, znode: ConfigZnode | None, image: MetadataImag
 
 def _diff_acl(key: EntityKey, image: MetadataImage, snap: ClusterSnapshot, ctx: _Ctx
               ) -> list[MetadataRecord]:
-    from writers import ACL_PATTERN_TYPES, ACL_RESOURCE_TYPES, kafka_code
-
     pattern, resource_type, name = key.name.split("/", 2)
     rtype = kafka_code(ACL_RESOURCE_TYPES, resource_type)
     ptype = kafka_code(ACL_PATTERN_TYPES, pattern)

@@ -3,7 +3,7 @@
 Public API only; implementation modules are `_`-prefixed.
 """
 
-from verify._expected import desanitize, expected_image, parse_scram
+from verify._expected import expected_image, parse_scram
 from verify._html import render_html, write_report_file
 from verify._loader import (
     LoadedLog,
@@ -118,7 +118,6 @@ __all__ = [
     "VerifyError",
     "VoterParity",
     "compare",
-    "desanitize",
     "diff_rows",
     "expected_image",
     "format_value",

@@ -5,12 +5,14 @@ so parity is a second implementation of Kafka 3.9's mapping (reference kafka-zk-
 §2.2) that catches translation and codec bugs instead of repeating them:
 
 - brokers: id → endpoints (listener, host, port, protocol), rack, epoch = the znode's czxid;
-- topics: name, id; pending deletions (and their configs) left out;
+- topics: the ones `zkreader.migrating_topic` says migrate (no pending deletion, an id);
 - partitions: replicas from the topic znode; ISR, leader, leader epoch from the state znode;
   partition epoch = the state znode's version; missing state → ISR = replicas, leader = first
   replica, epochs 0; adding/removing replicas and leader recovery state carried;
 - configs: topic configs by name, broker configs by id with `<default>` → "";
-- client quotas: names desanitized (URL-decoded, as Kafka's `Sanitizer`), `<default>` → None;
+- client quotas: names desanitized (`writers.desanitize`, Kafka's `Sanitizer`: a malformed
+  escape such as `%zz` is an error there, so such an entity is left out, with a warning),
+  `<default>` → None;
 - SCRAM: parsed from `/config/users` (`salt=…,stored_key=…,server_key=…,iterations=…`);
 - ACLs: literal and extended, Kafka's byte codes; ids are synthetic (parity ignores ACL ids);
 - producer ids: next = block_end + 1 (never block_start: KAFKA-15552);
@@ -25,7 +27,6 @@ import base64
 import binascii
 import logging
 from collections.abc import Mapping
-from urllib.parse import unquote_plus
 
 from verify.image import (
     AclsImage,
@@ -49,47 +50,24 @@ from verify.image import (
     TopicImage,
     TopicsImage,
 )
-from zkreader import ClusterSnapshot, ConfigZnode, paused_gc
+from writers import (
+    ACL_OPERATIONS,
+    ACL_PATTERN_TYPES,
+    ACL_PERMISSIONS,
+    ACL_RESOURCE_TYPES,
+    SCRAM_MECHANISMS,
+    SECURITY_PROTOCOLS,
+    desanitize,
+    kafka_code,
+)
+from zkreader import ClusterSnapshot, ConfigZnode, migrating_topic, paused_gc
 
-__all__ = [
-    "ACL_OPERATIONS",
-    "ACL_PATTERN_TYPES",
-    "ACL_PERMISSIONS",
-    "ACL_RESOURCE_TYPES",
-    "SCRAM_MECHANISM_CODES",
-    "SECURITY_PROTOCOLS",
-    "desanitize",
-    "expected_image",
-    "parse_scram",
-]
+__all__ = ["expected_image", "parse_scram"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_ENTITY = "<default>"
 
-SECURITY_PROTOCOLS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
-SCRAM_MECHANISM_CODES = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
-
-
-def _codes(*names: str, start: int) -> dict[str, int]:
-    return {n.replace("_", "").lower(): i for i, n in enumerate(names, start)}
-
-
-ACL_RESOURCE_TYPES = _codes(
-    "Topic", "Group", "Cluster", "TransactionalId", "DelegationToken", "User", start=2
-)
-ACL_OPERATIONS = _codes(
-    "All", "Read", "Write", "Create", "Delete", "Alter", "Describe", "ClusterAction",
-    "DescribeConfigs", "AlterConfigs", "IdempotentWrite", "CreateTokens", "DescribeTokens",
-    start=2,
-)
-ACL_PERMISSIONS = _codes("Deny", "Allow", start=2)
-ACL_PATTERN_TYPES = _codes("Literal", "Prefixed", start=3)
-
-
-def desanitize(name: str) -> str:
-    """Kafka's `Sanitizer.desanitize` (`URLDecoder.decode`, UTF-8): `%40` → `@`, `+` → space."""
-    return unquote_plus(name, encoding="utf-8", errors="strict")
 
 
 def _entity_name(name: str) -> str | None:
@@ -139,7 +117,7 @@ def _topics(snapshot: ClusterSnapshot) -> TopicsImage:
     by_id: dict[str, TopicImage] = {}
     by_name: dict[str, TopicImage] = {}
     for name, t in snapshot.topics.items():
-        if name in snapshot.pending_deletions:
+        if not migrating_topic(snapshot, name):
             continue
         partitions = {}
         for p, replicas in t.assignment.items():
@@ -161,7 +139,7 @@ def _topics(snapshot: ClusterSnapshot) -> TopicsImage:
                 )
             partitions[p] = part
         topic = TopicImage(name, t.topic_id or "", FrozenMap(partitions))
-        by_id[topic.topic_id or f"<no id: {name}>"] = topic
+        by_id[topic.topic_id] = topic
         by_name[name] = topic
     return TopicsImage(FrozenMap(by_id), FrozenMap(by_name))
 
@@ -180,7 +158,7 @@ def _configs(snapshot: ClusterSnapshot, topics: TopicsImage) -> ConfigsImage:
 def _quota_values(znode: ConfigZnode) -> dict[str, float]:
     out = {}
     for key, value in znode.config.items():
-        if key in SCRAM_MECHANISM_CODES:
+        if key in SCRAM_MECHANISMS:
             continue
         try:
             out[key] = float(value)
@@ -193,26 +171,28 @@ def _quota_values(znode: ConfigZnode) -> dict[str, float]:
 def _quotas(snapshot: ClusterSnapshot) -> ClientQuotasImage:
     entities: dict[QuotaEntity, FrozenMap[str, float]] = {}
 
-    def put(entity: QuotaEntity, znode: ConfigZnode) -> None:
+    kinds = {"users": "user", "clients": "client-id", "ips": "ip"}
+    znodes = [*snapshot.user_configs.values(), *snapshot.client_configs.values(),
+              *snapshot.user_client_configs.values(), *snapshot.ip_configs.values()]
+    for znode in znodes:
+        parts = znode.entity_path.split("/")
+        try:
+            entity = tuple(sorted((kinds[parts[i]], _entity_name(parts[i + 1]))
+                                  for i in range(0, len(parts), 2)))
+        except ValueError:
+            log.warning("/config/%s: badly sanitized entity name; left out (Kafka's migration "
+                        "fails on it too)", znode.entity_path)
+            continue
         values = _quota_values(znode)
         if values:
-            entities[tuple(sorted(entity))] = FrozenMap(values)
-
-    for user, znode in snapshot.user_configs.items():
-        put((("user", _entity_name(user)),), znode)
-    for client, znode in snapshot.client_configs.items():
-        put((("client-id", _entity_name(client)),), znode)
-    for (user, client), znode in snapshot.user_client_configs.items():
-        put((("user", _entity_name(user)), ("client-id", _entity_name(client))), znode)
-    for ip, znode in snapshot.ip_configs.items():
-        put((("ip", _entity_name(ip)),), znode)
+            entities[entity] = FrozenMap(values)
     return ClientQuotasImage(FrozenMap(entities))
 
 
 def _scram(user_configs: Mapping[str, ConfigZnode]) -> ScramImage:
     creds: dict[tuple[str, int], ScramCredential] = {}
     for user, znode in user_configs.items():
-        for mechanism, code in SCRAM_MECHANISM_CODES.items():
+        for mechanism, code in SCRAM_MECHANISMS.items():
             text = znode.config.get(mechanism)
             if text is None:
                 continue
@@ -220,7 +200,10 @@ def _scram(user_configs: Mapping[str, ConfigZnode]) -> ScramImage:
             if cred is None:
                 log.warning("malformed %s credential of user %s left out", mechanism, user)
                 continue
-            creds[(desanitize(user), code)] = cred
+            try:
+                creds[(desanitize(user), code)] = cred
+            except ValueError:
+                log.warning("/config/users/%s: badly sanitized user name; SCRAM left out", user)
     return ScramImage(FrozenMap(creds))
 
 
@@ -229,13 +212,13 @@ def _acls(snapshot: ClusterSnapshot) -> AclsImage:
     for resource in snapshot.acls:
         for entry in resource.acls:
             acl = StandardAcl(
-                ACL_RESOURCE_TYPES.get(resource.resource_type.replace("_", "").lower(), 0),
+                kafka_code(ACL_RESOURCE_TYPES, resource.resource_type) or 0,
                 resource.name,
-                ACL_PATTERN_TYPES.get(resource.pattern_type.replace("_", "").lower(), 0),
+                kafka_code(ACL_PATTERN_TYPES, resource.pattern_type) or 0,
                 entry.principal,
                 entry.host,
-                ACL_OPERATIONS.get(entry.operation.replace("_", "").lower(), 0),
-                ACL_PERMISSIONS.get(entry.permission_type.replace("_", "").lower(), 0),
+                kafka_code(ACL_OPERATIONS, entry.operation) or 0,
+                kafka_code(ACL_PERMISSIONS, entry.permission_type) or 0,
             )
             acls[f"expected-{len(acls)}"] = acl
     return AclsImage(FrozenMap(acls))
@@ -244,12 +227,19 @@ def _acls(snapshot: ClusterSnapshot) -> AclsImage:
 def _tokens(snapshot: ClusterSnapshot) -> DelegationTokensImage:
     tokens = {}
     for token_id, t in snapshot.delegation_tokens.items():
-        owner = desanitize(t.owner)
+        try:
+            owner = desanitize(t.owner)
+            requester = desanitize(t.requester) if t.requester else owner
+            renewers = tuple(desanitize(r) for r in t.renewers)
+        except ValueError:
+            log.warning("/delegation_token/tokens/%s: badly sanitized principal; left out",
+                        token_id)
+            continue
         tokens[token_id] = DelegationTokenData(
             token_id=token_id,
             owner=owner,
-            requester=desanitize(t.requester) if t.requester else owner,
-            renewers=tuple(desanitize(r) for r in t.renewers),
+            requester=requester,
+            renewers=renewers,
             issue_timestamp=t.issue_timestamp_ms,
             max_timestamp=t.max_timestamp_ms,
             expiration_timestamp=t.expiry_timestamp_ms,

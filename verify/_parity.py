@@ -30,15 +30,18 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from verify._expected import (
+from verify._report import Difference, JsonValue, ParityReport
+from verify.image import MetadataImage, PartitionImage, TopicImage
+from writers import (
     ACL_OPERATIONS,
     ACL_PATTERN_TYPES,
     ACL_PERMISSIONS,
     ACL_RESOURCE_TYPES,
+    SCRAM_MECHANISMS,
     SECURITY_PROTOCOLS,
+    is_sensitive_config,
+    kafka_name,
 )
-from verify._report import Difference, JsonValue, ParityReport, is_sensitive_config
-from verify.image import SCRAM_MECHANISMS, MetadataImage, PartitionImage, TopicImage
 
 __all__ = [
     "EXISTS",
@@ -71,23 +74,13 @@ KINDS = (
 )
 _PER_FIELD_KINDS = frozenset({"topic_config", "broker_config", "client_quota"})
 
-_PROTOCOL_NAMES = {v: k for k, v in SECURITY_PROTOCOLS.items()}
-
-
-def _names(codes: Mapping[str, int], upper: tuple[str, ...]) -> dict[int, str]:
-    by_lower = {n.replace("_", "").lower(): n for n in upper}
-    return {code: by_lower[name] for name, code in codes.items()}
-
-
-_RESOURCE_NAMES = _names(ACL_RESOURCE_TYPES, ("TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID",
-                                              "DELEGATION_TOKEN", "USER"))
-_OPERATION_NAMES = _names(ACL_OPERATIONS, (
-    "ALL", "READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE", "CLUSTER_ACTION",
-    "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "IDEMPOTENT_WRITE", "CREATE_TOKENS", "DESCRIBE_TOKENS"))
-_PERMISSION_NAMES = _names(ACL_PERMISSIONS, ("DENY", "ALLOW"))
-_PATTERN_NAMES = _names(ACL_PATTERN_TYPES, ("LITERAL", "PREFIXED"))
-
 _DIGITS = re.compile(r"(\d+)")
+
+
+def _name(table: Mapping[str, int], code: int) -> str | int:
+    """Kafka's enum name of a code, or the code itself when it is not one of Kafka's."""
+    name = kafka_name(table, code)
+    return code if name is None else name
 
 
 def natural_key(key: str) -> tuple[tuple[int, int, str], ...]:
@@ -125,7 +118,7 @@ def _jlist(values: list[str]) -> list[JsonValue]:
 
 
 def _config_row(conf: Mapping[str, str]) -> dict[str, JsonValue]:
-    return {k: PRESENT if is_sensitive_config(k) else v for k, v in conf.items()}
+    return {k: PRESENT if is_sensitive_config(k, v) else v for k, v in conf.items()}
 
 
 def _quota_key(entity: tuple[tuple[str, str | None], ...]) -> str:
@@ -146,7 +139,7 @@ def image_rows(image: MetadataImage, kind: str) -> dict[str, Row]:
             rows[str(bid)] = {
                 "endPoints": _jlist(sorted(
                     f"{e.name}://{e.host}:{e.port}/"
-                    f"{_PROTOCOL_NAMES.get(e.security_protocol, e.security_protocol)}"
+                    f"{_name(SECURITY_PROTOCOLS, e.security_protocol)}"
                     for e in b.endpoints
                 )),
                 "rack": b.rack,
@@ -170,17 +163,17 @@ def image_rows(image: MetadataImage, kind: str) -> dict[str, Row]:
             rows[_quota_key(entity)] = dict(quotas)
     elif kind == "scram":
         for (user, mech), cred in image.scram.credentials.items():
-            rows[f"{user}/{SCRAM_MECHANISMS.get(mech, mech)}"] = {
+            rows[f"{user}/{_name(SCRAM_MECHANISMS, mech)}"] = {
                 "credential": "sha256:" + cred.digest()
             }
     elif kind == "acl":
         for a in image.acls.acls.values():
             key = (
-                f"{_RESOURCE_NAMES.get(a.resource_type, a.resource_type)}:"
-                f"{_PATTERN_NAMES.get(a.pattern_type, a.pattern_type)}:{a.resource_name} "
+                f"{_name(ACL_RESOURCE_TYPES, a.resource_type)}:"
+                f"{_name(ACL_PATTERN_TYPES, a.pattern_type)}:{a.resource_name} "
                 f"{a.principal} host={a.host} "
-                f"{_OPERATION_NAMES.get(a.operation, a.operation)} "
-                f"{_PERMISSION_NAMES.get(a.permission_type, a.permission_type)}"
+                f"{_name(ACL_OPERATIONS, a.operation)} "
+                f"{_name(ACL_PERMISSIONS, a.permission_type)}"
             )
             rows[key] = {}
     elif kind == "producer_ids":

@@ -30,8 +30,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from verify._report import REDACTED, RedactionPolicy, is_sensitive_config
-from writers import LogEntry, LogSource, record_to_json
+from verify._report import RedactionPolicy
+from writers import REDACTED, LogEntry, LogSource, is_sensitive_config, record_to_json
 
 __all__ = ["InspectSummary", "inspect_json_lines", "redact_record_json", "render_inspect"]
 
@@ -58,7 +58,8 @@ def redact_record_json(obj: dict[str, Any], policy: RedactionPolicy) -> dict[str
         data = {k: (v if k in _TOKEN_KEEP else REDACTED) for k, v in data.items()}
     elif kind == "CONFIG_RECORD":
         name = data.get("name")
-        if isinstance(name, str) and is_sensitive_config(name) and data.get("value") is not None:
+        value = data.get("value")
+        if isinstance(name, str) and value is not None and is_sensitive_config(name, str(value)):
             data = {**data, "value": REDACTED}
     else:
         return obj

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from writers import REDACTED, is_sensitive_config
+
 __all__ = [
     "REDACTED",
     "Difference",
@@ -27,30 +29,6 @@ __all__ = [
 ]
 
 JsonValue = int | float | str | bool | None | list["JsonValue"] | dict[str, "JsonValue"]
-
-REDACTED = "<redacted>"
-
-_SENSITIVE_SUFFIXES = (
-    "password",
-    "sasl.jaas.config",
-    "ssl.keystore.key",
-    "ssl.keystore.certificate.chain",
-    "ssl.truststore.certificates",
-    "secret",
-    "secret.key",
-    "master.key",
-)
-
-
-def is_sensitive_config(name: str) -> bool:
-    """Whether a config key holds a secret (Kafka's PASSWORD-type keys, listener-prefixed too).
-
-    Kafka decides by the config's type; zk2kraft has no config registry, so it errs on the
-    side of hiding: any key containing "password" or ending like a known secret key.
-    """
-    lowered = name.lower()
-    return "password" in lowered or lowered.endswith(_SENSITIVE_SUFFIXES)
-
 
 ABSENT = "(absent)"
 

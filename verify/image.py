@@ -382,7 +382,6 @@ class ScramCredential:
         return h.hexdigest()
 
 
-SCRAM_MECHANISMS = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -104,14 +104,14 @@ def test_snapshot_dumps_one_object_per_entity_without_secrets(
     state = by_path["/brokers/topics/orders/partitions/0/state"]
     assert state["data"]["leader"] == 1 and state["stat"]["version"] == 0
     users = by_path["/config/users/alice%40example.com"]["data"]["config"]
-    assert users == {"SCRAM-SHA-256": "[redacted]", "SCRAM-SHA-512": "[redacted]",
+    assert users == {"SCRAM-SHA-256": "<redacted>", "SCRAM-SHA-512": "<redacted>",
                      "producer_byte_rate": "1048576"}
     brokers = by_path["/config/brokers/1"]["data"]["config"]
-    assert brokers["listener.name.internal.ssl.keystore.password"] == "[redacted]"
-    assert brokers["listener.name.internal.plain.sasl.jaas.config"] == "[redacted]"
+    assert brokers["listener.name.internal.ssl.keystore.password"] == "<redacted>"
+    assert brokers["listener.name.internal.plain.sasl.jaas.config"] == "<redacted>"
     assert brokers["log.cleaner.threads"] == "2"
     assert by_path["/config/topics/orders"]["data"]["config"] == {"retention.ms": "86400000"}
-    assert by_path["/delegation_token/tokens/tok-1"]["data"] == "[redacted]"
+    assert by_path["/delegation_token/tokens/tok-1"]["data"] == "<redacted>"
 
 
 def test_snapshot_out_file_is_0600_and_equals_stdout(

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from migrate._record_samples import record_samples, redact_record
-from migrate._snapshot_json import REDACTED
-from writers import MetadataRecord
+from writers import REDACTED, MetadataRecord
 
 
 def test_scram_token_and_sensitive_config_values_are_redacted() -> None:

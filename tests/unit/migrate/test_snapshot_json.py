@@ -5,7 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from migrate._snapshot_json import REDACTED, is_sensitive_config, snapshot_lines
+from migrate._snapshot_json import snapshot_lines
+from writers import REDACTED, is_sensitive_config
 from zkreader import ClusterSnapshot, ConfigZnode, DelegationToken, Topic, ZnodeStat
 
 STAT = ZnodeStat(1, 2, 3, 4, 5)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrate._sanitize import desanitize, sanitize
+from writers import desanitize, sanitize
 
 
 @pytest.mark.parametrize(
