@@ -31,6 +31,7 @@ FRAMING_TYPES = frozenset({"BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD",
                            "ABORT_TRANSACTION_RECORD", "ZK_MIGRATION_STATE_RECORD",
                            "NO_OP_RECORD"})
 _TOPIC_RESOURCE = 2
+_NO_LEADER_CHANGE = -2
 
 Key = tuple[Any, ...]
 
@@ -55,7 +56,7 @@ def record_key(record: MetadataRecord) -> Key | None:
         return ("broker", int(d["brokerId"]))
     if t in ("TOPIC_RECORD", "REMOVE_TOPIC_RECORD"):
         return ("topic", d["topicId"])
-    if t == "PARTITION_RECORD":
+    if t in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD"):
         return ("partition", d["topicId"], int(d["partitionId"]))
     if t == "CONFIG_RECORD":
         return ("config", int(d["resourceType"]), d["resourceName"], d["name"])
@@ -129,12 +130,37 @@ class LogState:
                 continue
             if t == "REMOVE_TOPIC_RECORD":
                 self._remove_topic(r.data["topicId"])
+            elif t == "PARTITION_CHANGE_RECORD":
+                self._change_partition(key, r)
             elif t.startswith("REMOVE_") or t == "UNREGISTER_BROKER_RECORD" or (
                     t == "CONFIG_RECORD" and r.data.get("value") is None) or (
                     t == "CLIENT_QUOTA_RECORD" and r.data.get("remove")):
                 self._held.pop(key, None)
             else:
                 self._held[key] = (r, encode_record(r))
+
+    def _change_partition(self, key: Key, change: MetadataRecord) -> None:
+        """Merge a `PartitionChangeRecord` into the held `PartitionRecord`, as Kafka's
+        `PartitionRegistration.merge` does: named fields replace, a leader change bumps the
+        leader epoch, every change bumps the partition epoch."""
+        held = self._held.get(key)
+        if held is None:
+            return
+        data = dict(held[0].data)
+        c = change.data
+        for field in ("replicas", "isr", "removingReplicas", "addingReplicas"):
+            if c.get(field) is not None:
+                data[field] = list(c[field])  # type: ignore[arg-type]
+        leader = int(c.get("leader", _NO_LEADER_CHANGE))  # type: ignore[arg-type]
+        if leader != _NO_LEADER_CHANGE:
+            data["leader"] = leader
+            data["leaderEpoch"] = int(data["leaderEpoch"]) + 1  # type: ignore[arg-type]
+        lrs = int(c.get("leaderRecoveryState", -1))  # type: ignore[arg-type]
+        if lrs != -1:
+            data["leaderRecoveryState"] = lrs
+        data["partitionEpoch"] = int(data["partitionEpoch"]) + 1  # type: ignore[arg-type]
+        merged = MetadataRecord(held[0].type, held[0].version, data)
+        self._held[key] = (merged, encode_record(merged))
 
     def _remove_topic(self, topic_id: str) -> None:
         held = self._held.pop(("topic", topic_id), None)

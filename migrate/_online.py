@@ -29,6 +29,7 @@ per step) until the per-entity translation and entity re-reads land.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -46,6 +47,7 @@ from migrate._journal import Journal
 from migrate._mirror_delta import LogState
 from migrate._pipeline import snapshot_timestamp_ms
 from migrate._preflight import PlanSummary, summarize
+from migrate.entities import bulk_entity_keys, delta_records
 from migrate.errors import BadFlagError
 from migrate.translate import (
     TranslationOptions,
@@ -53,13 +55,16 @@ from migrate.translate import (
     trailer_records,
     translate,
 )
+from verify import MetadataImage, apply_records
 from writers import (
+    ControlRecord,
     LocalVoterQuorum,
     MetadataRecord,
     MetadataVersion,
     QuorumLog,
     VoterStateError,
     VoterUnavailableError,
+    hold_voter_locks,
 )
 from zkreader import (
     ChangeEvent,
@@ -69,10 +74,12 @@ from zkreader import (
     MigrationState,
     ZkSession,
     ZkUnreachableError,
+    changed_entities,
     claim_json,
     fence_zk_controller,
     open_session,
     read_cluster,
+    read_entities,
     read_fence_state,
     write_migration_state,
 )
@@ -213,6 +220,28 @@ def _r(v: float | None) -> float | None:
     return None if v is None else round(v, 3)
 
 
+_MARKERS = frozenset({"BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD",
+                      "ABORT_TRANSACTION_RECORD"})
+
+
+class _LogView:
+    """What the log holds, two ways: the shared `MetadataImage` the per-entity diff
+    (`delta_records`) compares against, and the records by identity (`LogState`) for the one
+    case the entity diff cannot serve: a session expiry, after which nobody knows which entities
+    changed or vanished, so the whole tree is compared."""
+
+    def __init__(self) -> None:
+        self.image = MetadataImage.EMPTY
+        self.records = LogState()
+
+    def apply(self, records: Sequence[MetadataRecord | ControlRecord]) -> None:
+        self.records.apply(records)
+        meta = [r for r in records
+                if isinstance(r, MetadataRecord) and r.type not in _MARKERS]
+        if meta:
+            self.image = apply_records(self.image, meta)
+
+
 class StatusSink:
     """Where the run reports progress; the command renders it (rich live view or lines)."""
 
@@ -230,8 +259,9 @@ class StatusSink:
 class _Run:
     def __init__(self, options: OnlineOptions, session: ZkSession, quorum: QuorumLog,
                  journal: Journal, sink: StatusSink, clock: Callable[[], float],
-                 trigger: threading.Event) -> None:
+                 trigger: threading.Event, release_locks: Callable[[], None]) -> None:
         self.o = options
+        self.release_locks = release_locks
         self.session = session
         self.quorum = quorum
         self.journal = journal
@@ -241,20 +271,29 @@ class _Run:
         self.mv = options.metadata_version
         self.topts = TranslationOptions(metadata_version=options.metadata_version,
                                         password_encoder_secret=options.password_encoder_secret)
-        self.state = LogState()
+        self.log = _LogView()
         self.out = OnlineOutcome(cutover=options.cutover)
         self.controller_id = options.voters[0].node_id
         self.epoch = quorum.leader_epoch
         self._rate: list[tuple[float, int]] = []
         self._last_lag = 0.0
         self._warned: set[str] = set()
+        self._last_ts = 0
 
     # -- helpers ---------------------------------------------------------------------------
 
     def _append(self, records: Sequence[MetadataRecord], snapshot: ClusterSnapshot) -> None:
+        """Append durably, then account for it in what the log holds."""
         if records:
-            self.quorum.append_records(records, timestamp_ms=snapshot_timestamp_ms(snapshot))
+            self.quorum.append_records(records, timestamp_ms=self._ts(snapshot))
+            self.log.apply(records)
             self.journal.save(last_durable_offset=self.quorum.durable_offset)
+
+    def _ts(self, snapshot: ClusterSnapshot | None) -> int:
+        """Batch timestamp: the newest ZooKeeper mtime seen so far (I6: no wall clock)."""
+        if snapshot is not None:
+            self._last_ts = max(self._last_ts, snapshot_timestamp_ms(snapshot))
+        return self._last_ts
 
     def _translate(self, snapshot: ClusterSnapshot) -> list[MetadataRecord]:
         return translate(snapshot, self.topts).records
@@ -281,7 +320,7 @@ class _Run:
     def _check_log_is_ours(self) -> None:
         if self.quorum.last_offset < 0:
             return
-        if not self.state.transaction_open and self.state.migration_state is None:
+        if not self.log.records.transaction_open and self.log.records.migration_state is None:
             raise VoterStateError(
                 "the voters hold a metadata log this tool did not leave open (no open "
                 "'ZK Migration' transaction and no journal state for it); refusing to write "
@@ -292,7 +331,7 @@ class _Run:
     def run(self) -> OnlineOutcome:
         j = self.journal
         for batch in self.quorum.read_log():
-            self.state.apply(batch.records)
+            self.log.apply(batch.records)
         if self.quorum.last_offset >= 0:
             self.out.resumed_from = j.phase
             self.sink.say(f"resuming in phase {j.phase}: the log holds offsets 0.."
@@ -365,16 +404,18 @@ class _Run:
         self.out.summary = self._judge(snapshot)
         if self.out.summary.report.blockers:
             raise _Refused()
-        records = self._translate(snapshot)
         header: list[MetadataRecord] = []
         if self.quorum.last_offset < 0:
             header = header_records(self.mv)
-            self.state.apply(header)
-        delta = header + self.state.delta_to(records)
+            self.quorum.append_records(header, timestamp_ms=self._ts(snapshot))
+            self.log.apply(header)
+        body = delta_records(self.log.image, snapshot, bulk_entity_keys(snapshot),
+                             self.topts).records
+        delta = header + body
         self.sink.say(f"pre-copy: writing {len(delta)} records into the live logs of voter(s) "
                       f"{', '.join(str(t.node_id) for t in self.o.voters)} (transaction open)")
-        for i in range(0, len(delta), _PRECOPY_CHUNK):
-            self._append(delta[i:i + _PRECOPY_CHUNK], snapshot)
+        for i in range(0, len(body), _PRECOPY_CHUNK):
+            self._append(body[i:i + _PRECOPY_CHUNK], snapshot)
             _crash("precopy_batch")
         self.out.precopy_records = len(delta)
         self.journal.save(phase="mirror", last_durable_offset=self.quorum.durable_offset)
@@ -394,15 +435,52 @@ class _Run:
         now = self.clock()
         if events:
             self._last_lag = now - min(e.at for e in events)
-        snapshot = self._read(watch=True)
-        delta = self.state.delta_to(self._translate(snapshot))
-        self._append(delta, snapshot)
+        delta = self._delta(events, watch=True)
         _crash("mirror_append")
         self.out.mirrored_records += len(delta)
         self.out.mirror_steps += 1
         self.out.changes_seen += len(events)
         self._rate.append((self.clock(), len(events)))
         return len(delta)
+
+    def _delta(self, events: list[ChangeEvent], *, watch: bool) -> list[MetadataRecord]:
+        """Re-read what the events name (watches re-armed) and append the delta, durably.
+
+        After a session expiry the watches are gone and nobody knows what changed while they
+        were: the whole tree is re-read and compared by record identity instead.
+        """
+        if self.session.expired.is_set():
+            snapshot = self._read(watch=watch)
+            delta = self.log.records.delta_to(self._translate(snapshot))  # updates the state
+            if delta:
+                self.quorum.append_records(delta, timestamp_ms=self._ts(snapshot))
+                self.log.image = apply_records(self.log.image, delta)
+                self.journal.save(last_durable_offset=self.quorum.durable_offset)
+            self.sink.say(f"re-read the whole tree after the session expiry: {len(delta)} "
+                          "record(s) of difference written")
+            return delta
+        keys = self._retrying(lambda: changed_entities(self.session, [e.path for e in events],
+                                                       watch=watch))
+        if not keys:
+            return []
+        part = self._retrying(lambda: read_entities(self.session, keys, watch=watch))
+        result = delta_records(self.log.image, part, keys, self.topts)
+        for b in result.blockers:
+            self._warn_once(f"blocker:{b.code}:{b.path}", f"WARNING: {b.code} at {b.path}: "
+                            f"{b.message} (left out of the log)")
+        self._append(result.records, part)
+        return result.records
+
+    def _retrying(self, fn: Callable[[], Any]) -> Any:
+        """Entity reads survive connection losses (the feed re-arms the watches)."""
+        deadline = self.clock() + max(self.session.retry_s, 30.0)
+        while True:
+            try:
+                return fn()
+            except ZkUnreachableError:
+                if self.session.expired.is_set() or self.clock() > deadline:
+                    raise
+                time.sleep(0.2)
 
     def _figures(self) -> dict[str, Any]:
         now = self.clock()
@@ -499,21 +577,32 @@ class _Run:
 
     def _drain(self) -> float | None:
         start = self.clock()
-        if self.state.migration_state is not None and not self.state.transaction_open:
+        state = self.log.records
+        if state.migration_state is not None and not state.transaction_open:
             self.journal.save(phase="drained", last_durable_offset=self.quorum.durable_offset)
             return None
         self.session.retrying(lambda: self.session.kazoo.sync("/"), "/")
-        snapshot = self._read(watch=False)
-        if self.out.summary is None:
-            self.out.summary = self._judge(snapshot, after_fence=True)
-        delta = self.state.delta_to(self._translate(snapshot))
-        self._append(delta, snapshot)
+        if self.out.summary is None or self.out.resumed_from is not None and \
+                self.journal.at_least("fenced"):
+            # A resume after the fence: the notifications of the crashed run are gone, so the
+            # whole tree is compared (by record identity) once.
+            snapshot = self._read(watch=False)
+            if self.out.summary is None:
+                self.out.summary = self._judge(snapshot, after_fence=True)
+            delta = state.delta_to(self._translate(snapshot))
+            if delta:
+                self.quorum.append_records(delta, timestamp_ms=self._ts(snapshot))
+                self.log.image = apply_records(self.log.image, delta)
+                self.journal.save(last_durable_offset=self.quorum.durable_offset)
+        else:
+            snapshot = ClusterSnapshot()
+            delta = self._delta(self._pending(), watch=False)
         self.out.delta_records = len(delta)
         _crash("mid_drain")
         trailer = trailer_records(self.mv)
-        self.quorum.append_records(trailer, timestamp_ms=snapshot_timestamp_ms(snapshot))
+        self.quorum.append_records(trailer, timestamp_ms=self._ts(None))
         t1 = self.clock()
-        self.state.apply(trailer)
+        self.log.apply(trailer)
         self.journal.save(phase="drained", last_durable_offset=self.quorum.durable_offset)
         self.out.phase_ms["drain"] = (t1 - start) * 1000.0
         self.sink.say(f"drained: {len(delta)} final delta record(s), ZkMigrationStateRecord"
@@ -550,6 +639,7 @@ class _Run:
         self.sink.say(f"running --on-cutover: {self.o.on_cutover}")
         # The voters' locks must be free for the controllers this command starts.
         self.quorum.close()
+        self.release_locks()
         proc = subprocess.Popen(self.o.on_cutover, shell=True, env=env)  # noqa: S602 - operator's command
         _crash("during_on_cutover")
         self.out.on_cutover_exit = proc.wait()
@@ -604,9 +694,20 @@ def run_online(options: OnlineOptions, *, sink: StatusSink,
     check_cutover_version(options.metadata_version)
     trigger = trigger or threading.Event()
     try:
-        journal = Journal.load(options.journal_dir)
+        Journal.load(options.journal_dir)
     except ValueError as exc:
         raise BadFlagError(f"--journal: {exc}") from None
+    with contextlib.ExitStack() as locks:
+        # Kafka's .lock on every voter, before anything else and for the whole run: no
+        # controller can start on a log still being written, no second zk2kraft can interleave.
+        locks.enter_context(hold_voter_locks([t.path for t in options.voters]))
+        return _run_locked(options, sink, trigger, clock, locks.close)
+
+
+def _run_locked(options: OnlineOptions, sink: StatusSink, trigger: threading.Event,
+                clock: Callable[[], float], release_locks: Callable[[], None]
+                ) -> OnlineOutcome:
+    journal = Journal.load(options.journal_dir)
     with open_session(options.connect) as session:
         cluster_id = _cluster_id(session)
         ids = [t.node_id for t in options.voters]
@@ -629,7 +730,7 @@ def run_online(options: OnlineOptions, *, sink: StatusSink,
                         f"{quorum.last_offset}) and there is no journal at "
                         f"{journal.path}: refusing to write into a log this run did not start")
                 journal.save(phase="precopy")
-            run = _Run(options, session, quorum, journal, sink, clock, trigger)
+            run = _Run(options, session, quorum, journal, sink, clock, trigger, release_locks)
             try:
                 out = run.run()
             except _Refused:
