@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,9 +53,12 @@ def standin_quorum(
     controller_ids: Sequence[int] = (3001, 3002),
     heap: str = "256m",
     elect_timeout_s: float = 150.0,
+    extra: Mapping[str, str] | None = None,
 ) -> Iterator[StandInQuorum]:
     """Start the controllers (formatted, long election timeout), let the stand-in win epoch 1,
-    and wait until every controller logs that it follows the stand-in.
+    and wait until every controller logs that it follows the stand-in. `extra` adds controller
+    properties (e.g. a short `controller.quorum.fetch.timeout.ms` so that a dead stand-in is
+    noticed quickly; the election timeout stays long so the stand-in still wins first).
 
     Everything is stopped on exit; a controller that cannot start fails the caller with its log.
     """
@@ -65,7 +68,7 @@ def standin_quorum(
     nodes = []
     for n in controller_ids:
         node = KafkaController(root / f"node{n}", root / f"meta{n}", node_id=n, quorum=ports,
-                               heap=heap, extra=LONG_ELECTION)
+                               heap=heap, extra={**LONG_ELECTION, **(extra or {})})
         storage_format(node.config_path, cluster)
         nodes.append(node)
     standin: StandInLeader | None = None

@@ -1,0 +1,82 @@
+"""What real Kafka 3.9.1 controllers do with the prefix a stand-in leaves when it dies midway.
+
+The stand-in appends what a migration log starts with (reference §2, `migrate/_translate_framing`):
+`FeatureLevelRecord(metadata.version 3.9-IV0)`, `BeginTransactionRecord("ZK Migration")`, then
+migrated records, and dies before `ZkMigrationStateRecord` and `EndTransactionRecord`. The
+controllers notice (fetch timeout), elect one of themselves at epoch 2, and that controller
+activates on the committed prefix. Facts from Kafka 3.9's `ActivationRecordsGenerator`, checked
+here against the real thing:
+* the open transaction is aborted: the controller logs "Aborting in-progress metadata transaction
+  at offset 2" (offset 0 is the stand-in's LeaderChange, 1 the FeatureLevelRecord) and appends
+  `AbortTransactionRecord(reason "Controller failover")`, so nothing migrated is served;
+* without migration mode the ZK migration state is NONE and it becomes a de-novo KRaft cluster
+  ("Loaded ZK migration state of NONE", "This is expected because this is a de-novo KRaft
+  cluster"): an empty cluster. In migration mode that state is fatal to activation ("Should not
+  have ZK migrations enabled on a cluster that was created in KRaft mode"), which is why the
+  log's first records matter (docs/design.md, "Stand-in killed").
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.kafka import dump_log, dump_log_payloads
+from tests.support.standin import follower_segments, standin_quorum
+from writers import MetadataRecord
+
+pytestmark = [pytest.mark.oracle, pytest.mark.slow]
+
+FAST_FAILOVER = {"controller.quorum.fetch.timeout.ms": "3000"}
+
+
+def _prefix() -> list[MetadataRecord]:
+    tid = base64.urlsafe_b64encode(bytes(range(1, 17))).decode()[:22]
+    return [
+        MetadataRecord("FEATURE_LEVEL_RECORD", 0, {"name": "metadata.version", "featureLevel": 21}),
+        MetadataRecord("BEGIN_TRANSACTION_RECORD", 0, {"name": "ZK Migration"}),
+        MetadataRecord("TOPIC_RECORD", 0, {"name": "orders", "topicId": tid}),
+        MetadataRecord("PARTITION_RECORD", 0, {
+            "partitionId": 0, "topicId": tid, "replicas": [1], "isr": [1],
+            "removingReplicas": [], "addingReplicas": [], "leader": 1, "leaderEpoch": 0,
+            "partitionEpoch": 0}),
+    ]
+
+
+def test_a_prefix_inside_the_migration_transaction_is_aborted_by_the_next_leader(
+    tmp_path: Path,
+) -> None:
+    with standin_quorum(tmp_path, extra=FAST_FAILOVER) as q:
+        result = q.standin.append_records(_prefix(), timestamp_ms=1_700_000_000_000)
+        assert (result.base_offset, result.last_offset) == (1, 4)
+        q.standin.close()  # dies: no EndQuorumEpoch, its connections drop
+        died = time.monotonic()
+        logs = {}
+        leader = None
+        deadline = died + 120
+        while leader is None and time.monotonic() < deadline:
+            for c in q.controllers:
+                if "Aborting in-progress metadata transaction" in c.log_text():
+                    leader = c
+            time.sleep(0.5)
+        assert leader is not None, "no controller took over within 120 s"
+        leader.wait_for_log(r"Aborting in-progress metadata transaction at offset 2\.", 5)
+        leader.wait_for_log(r"Loaded ZK migration state of NONE\. "
+                            r"This is expected because this is a de-novo KRaft cluster", 30)
+        for c in q.controllers:
+            logs[c.node_id] = c.log_text()
+        segment = follower_segments(leader.metadata_log_dir)[0]
+        for c in q.controllers:
+            c.stop()
+        dumped = dump_log(segment)
+    payloads = dump_log_payloads("", text=dumped)
+    ours = [p["type"] for p in payloads if p["offset"] <= 4]
+    assert ours == ["FEATURE_LEVEL_RECORD", "BEGIN_TRANSACTION_RECORD", "TOPIC_RECORD",
+                    "PARTITION_RECORD"]
+    aborts = [p for p in payloads if p["type"] == "ABORT_TRANSACTION_RECORD"]
+    assert [a["data"] for a in aborts] == [{"reason": "Controller failover"}]
+    assert aborts[0]["offset"] > 4
+    assert "leader=3000" in logs[leader.node_id]
