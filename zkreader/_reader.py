@@ -30,6 +30,7 @@ from zkreader._model import (
 )
 from zkreader._pipeline import DEFAULT_BATCH, DEFAULT_WINDOW, ReadPipeline, ReadRequest
 from zkreader._session import ZkSession
+from zkreader._test_pause import ReadPause
 from zkreader._znodes import (
     ACL_PATTERNS,
     INT32_MAX,
@@ -90,6 +91,7 @@ class _Walk:
         self.total = 0
         self.rounds = 0
         self.last_zxid = 0
+        self.pause = ReadPause.from_env()  # test-only (zkreader/_test_pause.py); None in use
 
     def round(self, kinds: list[Any], lists: list[str]
               ) -> tuple[list[Any], dict[str, tuple[str, ...]]]:
@@ -121,6 +123,8 @@ class _Walk:
                 children[result.path] = result.children
             if progress is not None and n % _PROGRESS_EVERY == 0 and n:
                 progress(self.done + n, self.total)
+            if self.pause is not None and not self.pause.done:
+                self.pause.check(self.done + n + 1, self.pipeline.session.kazoo.client_id)
         self.last_zxid = last_zxid
         self.done += len(requests)
         if progress is not None:
