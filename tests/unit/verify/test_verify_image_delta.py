@@ -283,3 +283,44 @@ def test_two_new_topics_with_one_name_raise() -> None:
     got = replay([R("TOPIC_RECORD", name="x", topicId=T1), R("REMOVE_TOPIC_RECORD", topicId=T1),
                   R("TOPIC_RECORD", name="x", topicId=T2)])
     assert got.topics.by_name["x"].topic_id == T2 and T1 not in got.topics.by_id
+
+
+def test_asking_about_a_sub_delta_never_creates_it() -> None:
+    delta = MetadataDelta(full_image())
+    assert delta.topics_delta() is None and delta.configs_delta() is None
+    assert delta.cluster_delta() is None and delta.acls_delta() is None
+    assert delta.apply() == full_image()
+    assert delta.topics_delta() is None  # still: apply() did not create it either
+    delta.replay(R("CONFIG_RECORD", resourceType=4, resourceName="1", name="k", value="v"))
+    assert delta.topics_delta() is None
+    configs = delta.configs_delta()
+    assert configs is not None and configs.changed_resources() == {(4, "1")}
+
+
+def test_change_sets_are_public() -> None:
+    img = full_image()
+    delta = MetadataDelta(img)
+    t3 = "AAAAAAAAAAAAAAAAAAAABA"
+    t4 = "AAAAAAAAAAAAAAAAAAAABQ"
+    delta.replay(R("PARTITION_CHANGE_RECORD", topicId=T1, partitionId=0, isr=[1]))
+    delta.replay(R("REMOVE_TOPIC_RECORD", topicId=T2))
+    delta.replay(R("TOPIC_RECORD", name="new", topicId=t3))
+    delta.replay(R("TOPIC_RECORD", name="brief", topicId=t4))  # created and deleted: no trace
+    delta.replay(R("REMOVE_TOPIC_RECORD", topicId=t4))
+    topics = delta.topics_delta()
+    assert topics is not None
+    assert set(topics.changed_topics()) == {T1, t3}
+    assert topics.changed_topics()[T1].changed_partitions() == {0}
+    assert topics.created_topic_ids() == {t3}
+    assert topics.deleted_topic_ids() == {T2}
+
+
+def test_apply_records_is_replay_then_apply() -> None:
+    from verify import apply_records
+
+    img = full_image()
+    records = [R("PARTITION_CHANGE_RECORD", topicId=T1, partitionId=0, leader=2)]
+    got = apply_records(img, records)
+    assert got.topics.by_id[T1].partitions[0].leader == 2
+    assert got.topics.by_id[T1].partitions[0].leader_epoch == 4  # 3 + 1: a leader was set
+    assert img.topics.by_id[T1].partitions[0].leader_epoch == 3  # the image is a value
