@@ -14,6 +14,7 @@ from migrate.entities import (
     delta_records,
     entity_key_for_path,
     entity_records,
+    resync_keys,
 )
 from migrate.errors import (
     BadFlagError,
@@ -33,6 +34,7 @@ __all__ = [
     "entity_key_for_path",
     "entity_records",
     "opening_records",
+    "resync_keys",
     "BadFlagError",
     "BlockersFoundError",
     "BulkOptions",

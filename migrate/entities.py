@@ -29,6 +29,11 @@ API for the online mirror (all public, exported from `migrate`)::
     ...
     append(closing_records(mv))                   # the cutover: MIGRATION + EndTransaction
 
+After a session expiry (every watch lost) or on resume, re-read the whole tree with
+`zkreader.read_cluster(session)` (watches armed again) and write
+`delta_records(image, snapshot, resync_keys(image, snapshot), options)`: the keys of both sides,
+so what only the log still holds is removed.
+
 `delta.blockers` lists what could not be written (an undecodable broker password, SCRAM below
 3.5-IV2, ...); the records leave those parts out, as the bulk copy does.
 
@@ -109,6 +114,8 @@ from writers import (
     MetadataVersion,
     desanitize,
     kafka_code,
+    kafka_name,
+    sanitize,
 )
 from zkreader import (
     ENTITY_KINDS,
@@ -129,6 +136,7 @@ __all__ = [
     "delta_records",
     "entity_key_for_path",
     "entity_records",
+    "resync_keys",
 ]
 
 _KIND_ORDER = {kind: i for i, kind in enumerate(ENTITY_KINDS)}
@@ -208,6 +216,61 @@ def bulk_entity_keys(snapshot: ClusterSnapshot) -> Iterator[EntityKey]:
         yield EntityKey.acl(resource.pattern_type, resource.resource_type, resource.name)
     for token_id in sorted(snapshot.delegation_tokens):
         yield EntityKey("delegation_token", token_id)
+
+
+def resync_keys(image: MetadataImage, snapshot: ClusterSnapshot) -> list[EntityKey]:
+    """Every entity of the log's image or of ZooKeeper: what a full re-sync must diff.
+
+    After a session expiry (watches lost with the session) or a resume, the mirror re-reads the
+    whole tree and writes `delta_records(image, snapshot, resync_keys(image, snapshot), ...)`:
+    the entities ZooKeeper has, plus those only the log still holds (so they get removed).
+    Names in the image are KRaft's (desanitized, "" for the default broker); the keys give them
+    back as ZooKeeper stores them (`writers.sanitize`, `<default>`).
+
+    Returns:
+        The snapshot's keys in bulk order, then the image-only ones.
+    """
+    keys = dict.fromkeys(bulk_entity_keys(snapshot))
+    for broker_id in sorted(image.cluster.brokers):
+        keys.setdefault(EntityKey.broker(broker_id), None)
+    for name in sorted(image.topics.by_name):
+        keys.setdefault(EntityKey.topic(name), None)
+    for rtype, rname in sorted(image.configs.resources):
+        if rtype == BROKER_RESOURCE:
+            keys.setdefault(EntityKey("broker_config", rname or _DEFAULT_ENTITY), None)
+    quota_entities = set(image.client_quotas.entities)
+    quota_entities |= {((("user", user),)) for user, _ in image.scram.credentials}
+    covered = {_quota_entity_key(quota_entity(k.name)) for k in keys if k.kind == "client_quota"}
+    for entity in sorted(quota_entities - covered, key=repr):
+        keys.setdefault(EntityKey("client_quota", _quota_entity_path(entity)), None)
+    if image.producer_ids.next_producer_id >= 0:
+        keys.setdefault(EntityKey("producer_ids", ""), None)
+    for acl in sorted(image.acls.acls.values()):
+        pattern = kafka_name(ACL_PATTERN_TYPES, acl.pattern_type)
+        rtype_name = kafka_name(ACL_RESOURCE_TYPES, acl.resource_type)
+        if pattern is None or rtype_name is None:
+            continue  # not a resource ZooKeeper's stores can name
+        stored_type = "".join(part.capitalize() for part in rtype_name.split("_"))
+        keys.setdefault(EntityKey.acl(pattern, stored_type, acl.resource_name), None)
+    for token_id in sorted(image.delegation_tokens.tokens):
+        keys.setdefault(EntityKey("delegation_token", token_id), None)
+    return list(keys)
+
+
+_QUOTA_DIRS = {"user": "users", "client-id": "clients", "ip": "ips"}
+
+
+def _quota_entity_path(entity: tuple[tuple[str, str | None], ...]) -> str:
+    """`((user, a), (client-id, b))` -> `users/a/clients/b`, names as ZooKeeper stores them.
+
+    User and client-id names are sanitized there (Kafka's `ConfigCommand`); IPs are not.
+    """
+    order = {"user": 0, "client-id": 1, "ip": 2}
+    parts = []
+    for kind, name in sorted(entity, key=lambda e: order.get(e[0], 9)):
+        stored = _DEFAULT_ENTITY if name is None else name if kind == "ip" else sanitize(name)
+        parts += [_QUOTA_DIRS[kind], stored]
+    return "/".join(parts)
 
 
 def _broker_entity_key(entity: str) -> tuple[int, int, str]:

@@ -346,3 +346,29 @@ def test_entity_key_for_path(path: str, key: EntityKey | None) -> None:
     assert entity_key_for_path(path) == key
     if key is not None:
         assert key.path == (path if not path.startswith("/admin") else "/brokers/topics/t")
+
+
+def test_a_full_resync_removes_what_only_the_log_still_holds() -> None:
+    # after a session expiry the mirror re-reads everything: entities gone from ZooKeeper are
+    # known only to the log's image, and resync_keys names them as ZooKeeper would store them
+    from migrate import resync_keys
+
+    old = full_snapshot()
+    new = changed(
+        old, brokers={1: old.brokers[1]}, delegation_tokens={}, acls=old.acls[:1],
+        user_configs={}, client_configs={}, broker_configs={"1": old.broker_configs["1"]},
+        topics={"orders": old.topics["orders"], "doomed": old.topics["doomed"]},
+    )
+    image = image_of(old)
+    keys = resync_keys(image, new)
+    assert EntityKey("client_quota", "users/alice%40example.com") in keys  # sanitized again
+    assert EntityKey("client_quota", "users/<default>") in keys
+    assert EntityKey("broker_config", "<default>") in keys  # KRaft's "" is ZooKeeper's default
+    assert EntityKey.acl("LITERAL", "Cluster", "kafka-cluster") in keys  # PascalCase, as stored
+    got = delta_records(image, new, keys, opts())
+    assert compare(expected_image(new), apply_records(image, got.records)) == []
+    assert {r.type for r in got.records} >= {
+        "UNREGISTER_BROKER_RECORD", "REMOVE_TOPIC_RECORD", "REMOVE_DELEGATION_TOKEN_RECORD",
+        "REMOVE_ACCESS_CONTROL_ENTRY_RECORD", "REMOVE_USER_SCRAM_CREDENTIAL_RECORD",
+        "CLIENT_QUOTA_RECORD", "CONFIG_RECORD"}
+    assert delta_records(image, old, resync_keys(image, old), opts()).records == []
