@@ -100,3 +100,18 @@ def test_one_secrets_rule_and_one_marker_for_every_printer(key: str, value: str)
 def test_innocent_configs_are_shown() -> None:
     assert not is_sensitive_config("retention.ms", "1000")
     assert redact_config({"retention.ms": "1000"}) == {"retention.ms": "1000"}
+
+
+def test_zookeepers_spellings_name_exactly_kafkas_codes() -> None:
+    # zkreader validates what ZooKeeper stores (PascalCase names) at the boundary (I8) and may
+    # not import writers; this keeps its name sets and writers' code tables one fact.
+    from zkreader import _paths, _znodes
+
+    def norm(names: object) -> set[str]:
+        return {str(n).replace("_", "").lower() for n in names}  # type: ignore[attr-defined]
+
+    assert norm(_znodes.ACL_OPERATIONS) == norm(ACL_OPERATIONS)
+    assert norm(_znodes.ACL_PERMISSIONS) == norm(ACL_PERMISSIONS)
+    assert norm(_paths.ACL_RESOURCE_TYPES) == norm(ACL_RESOURCE_TYPES)
+    assert norm(_znodes.ACL_PATTERNS.values()) | {"literal"} == norm(ACL_PATTERN_TYPES)
+    assert set(_znodes.SECURITY_PROTOCOLS) == set(SECURITY_PROTOCOLS)
