@@ -12,8 +12,9 @@ here against the real thing:
 * without migration mode the ZK migration state is NONE and it becomes a de-novo KRaft cluster
   ("Loaded ZK migration state of NONE", "This is expected because this is a de-novo KRaft
   cluster"): an empty cluster. In migration mode that state is fatal to activation ("Should not
-  have ZK migrations enabled on a cluster that was created in KRaft mode"), which is why the
-  log's first records matter (docs/design.md, "Stand-in killed").
+  have ZK migrations enabled on a cluster that was created in KRaft mode", a fatal fault that
+  terminates the controller; the other one then cannot win a majority), which is why the log's
+  first records matter (docs/design.md, "Stand-in killed").
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import base64
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,3 +82,26 @@ def test_a_prefix_inside_the_migration_transaction_is_aborted_by_the_next_leader
     assert [a["data"] for a in aborts] == [{"reason": "Controller failover"}]
     assert aborts[0]["offset"] > 4
     assert "leader=3000" in logs[leader.node_id]
+
+
+def test_in_migration_mode_the_aborted_prefix_cannot_activate(
+    tmp_path: Path, zk_chroot: str, zk_server: Any
+) -> None:
+    """The same death with controllers in migration mode (as the real handoff runs them)."""
+    migration = {**FAST_FAILOVER, "zookeeper.metadata.migration.enable": "true",
+                 "zookeeper.connect": f"{zk_server.connect}{zk_chroot}"}
+    with standin_quorum(tmp_path, extra=migration) as q:
+        q.standin.append_records(_prefix(), timestamp_ms=1_700_000_000_000)
+        q.standin.close()
+        deadline = time.monotonic() + 120
+        refused = None
+        while refused is None and time.monotonic() < deadline:
+            for c in q.controllers:
+                if "Should not have ZK migrations enabled on a cluster that was created in " \
+                        "KRaft mode" in c.log_text():
+                    refused = c
+            time.sleep(0.5)
+        assert refused is not None, "no controller tried to activate within 120 s"
+        # Kafka treats it as fatal: the controller that won the election terminates
+        assert "Encountered fatal fault: exception while completing controller activation" \
+            in refused.log_text()
