@@ -92,10 +92,10 @@ from migrate._translate_quotas import (
     quota_entity,
     quota_records,
     scram_records,
-    scram_user,
 )
 from migrate._translate_tokens import token_path, token_records
 from migrate._translate_topics import partition_record, topic_records
+from migrate.errors import TranslationError
 from verify import (
     ClusterImage,
     MetadataImage,
@@ -683,10 +683,13 @@ def _diff_scram(stored_user: str, znode: ConfigZnode | None, image: MetadataImag
         wanted = _scram_from_nothing(znode, ctx)
         if wanted.blockers:
             return wanted
-        user = scram_user(znode) if wanted.records else desanitize(stored_user)
     else:
         wanted = EntityDelta()
+    try:
         user = desanitize(stored_user)
+    except ValueError as exc:
+        raise TranslationError(
+            f"/config/users/{stored_user}: entity name is not validly sanitized: {exc}") from None
     by_mechanism = {int(r.data["mechanism"]): r for r in wanted.records}
     out = EntityDelta()
     for mechanism in sorted(SCRAM_MECHANISMS.values()):

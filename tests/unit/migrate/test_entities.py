@@ -372,3 +372,11 @@ def test_a_full_resync_removes_what_only_the_log_still_holds() -> None:
         "REMOVE_ACCESS_CONTROL_ENTRY_RECORD", "REMOVE_USER_SCRAM_CREDENTIAL_RECORD",
         "CLIENT_QUOTA_RECORD", "CONFIG_RECORD"}
     assert delta_records(image, old, resync_keys(image, old), opts()).records == []
+
+
+def test_a_badly_sanitized_user_is_an_error_naming_the_znode_even_when_deleted() -> None:
+    from migrate import TranslationError
+
+    old = full_snapshot()
+    with pytest.raises(TranslationError, match="/config/users/bad%zz"):
+        delta_records(image_of(old), old, [EntityKey("client_quota", "users/bad%zz")], opts())
