@@ -12,12 +12,14 @@ The flow, and why each step is where it is:
 4. Choose the engine (`_engine.choose_engine`: `--spark-master auto` takes Spark `local[*]` only
    for big clusters), translate + encode the topic table on it (`_pipeline.encode_log`), frame
    batches of >= 200 records.
-5. Voters: one holding exactly these bytes is left alone (a re-run is a no-op and says so); one
-   holding anything else is refused (exit 1) with what it holds. The rest are written in full
-   into a staging directory next to each voter dir (`QuorumWriter`: identical batches, fsync'd),
-   with `quorum-state` in the log's epoch 1 naming no leader, and only when every staged
-   copy is complete are they renamed into place. A crash leaves either nothing or a complete
-   log, never half of one.
+5. Voters: every voter's `.lock` (Kafka's) is held from before the read to the end, so a
+   running controller or a second run is refused up front (exit 3, naming the holder). What a
+   killed run left is finished or undone first (`writers.recover_interrupted`). One holding
+   exactly these bytes is left alone (a re-run is a no-op and says so); one holding anything
+   else is refused (exit 1) with what it holds. The rest are staged inside their own directory
+   and promoted all together or not at all (`writers.stage_and_promote`), with `quorum-state`
+   naming the first voter as leader of epoch 1; then each promoted voter is decoded again and
+   compared with what was meant to be there (`writers.read_back`) before success is reported.
 6. Determinism (I6): batch timestamps come from ZooKeeper mtimes, ids from content, so the same
    ZooKeeper state always gives byte-identical logs; that is what makes step 5's no-op check a
    plain byte comparison.
@@ -29,7 +31,6 @@ import hashlib
 import logging
 import os
 import resource
-import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,15 +58,18 @@ from migrate.translate import TranslationOptions, TranslationResult, require_tar
 from writers import (
     LATEST_PRODUCTION,
     METADATA_PARTITION_DIR,
-    EncodedBatch,
+    ExpectedLog,
     MetadataVersion,
-    QuorumWriter,
-    VoterDir,
+    StagedVoter,
     VoterStateError,
     VoterUnavailableError,
+    fault_point,
     hold_voter_locks,
     open_log_source,
+    read_back,
     read_meta_properties,
+    recover_interrupted,
+    stage_and_promote,
 )
 from zkreader import ClusterSnapshot, ConnectOptions
 
@@ -89,7 +93,6 @@ LEADER_EPOCH = 1
 # Blocker code -> the flag that overrides it (the blocker's own override, nothing broader).
 OVERRIDES: dict[str, str] = {"LOG_DIR_EVENT_PENDING": "allow_pending_log_dir_events"}
 
-_STAGING_SUFFIX = ".zk2kraft-staging"
 _LISTED_BLOCKERS = 20  # in the error message; the --json document and the table hold them all
 _SPARK_START_TIMEOUT_S = float(os.environ.get("ZK2KRAFT_SPARK_START_TIMEOUT", "300"))
 
@@ -105,9 +108,9 @@ class VoterTarget:
     path: Path
 
     @property
-    def staging(self) -> Path:
-        """Where this voter's log is built before it is renamed into place (same filesystem)."""
-        return self.path.parent / f".{self.path.name}{_STAGING_SUFFIX}"
+    def staged(self) -> StagedVoter:
+        """The same voter as `writers` stages and promotes it (inside its own directory)."""
+        return StagedVoter(self.node_id, self.path)
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -142,12 +145,6 @@ def check_voters(voters: Sequence[tuple[int, Path]] | None) -> list[VoterTarget]
                     f"--voter {node_id}={path}: cannot create the directory: {base} is not "
                     "a writable directory"
                 )
-        staging_parent = _nearest_existing(VoterTarget(node_id, path).staging.parent)
-        if not os.access(staging_parent, os.W_OK | os.X_OK):
-            raise VoterUnavailableError(
-                f"--voter {node_id}={path}: the staging copy is built in {staging_parent}, "
-                "which is not writable"
-            )
         targets.append(VoterTarget(node_id, path))
     return targets
 
@@ -155,23 +152,7 @@ def check_voters(voters: Sequence[tuple[int, Path]] | None) -> list[VoterTarget]
 # ----------------------------------------------------------------------------- voter states
 
 
-@dataclass(frozen=True, slots=True)
-class _ExpectedLog:
-    size: int
-    digest: str
-    last_offset: int
-
-
-def _expected(batches: Sequence[EncodedBatch]) -> _ExpectedLog:
-    h = hashlib.sha256()
-    size = 0
-    for b in batches:
-        h.update(b.data)
-        size += len(b.data)
-    return _ExpectedLog(size, h.hexdigest(), batches[-1].last_offset if batches else -1)
-
-
-def _voter_holds(target: VoterTarget, cluster_id: str, expected: _ExpectedLog) -> bool:
+def _voter_holds(target: VoterTarget, cluster_id: str, expected: ExpectedLog) -> bool:
     """True if the voter already holds exactly this log; False if it holds none.
 
     Raises:
@@ -225,82 +206,6 @@ def _voter_holds(target: VoterTarget, cluster_id: str, expected: _ExpectedLog) -
         f"{expected.last_offset}. Refusing to overwrite it: move it aside (or point --voter at "
         "an empty directory) if it is an old attempt"
     )
-
-
-# ----------------------------------------------------------------------------- writing
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _stage(
-    targets: Sequence[VoterTarget],
-    all_ids: Sequence[int],
-    cluster_id: str,
-    batches: Sequence[EncodedBatch],
-    progress: Callable[[int, int], None],
-) -> None:
-    """Write the complete log into every target's staging dir (identical bytes, fsync'd).
-
-    Raises:
-        VoterUnavailableError: a staging dir cannot be written (every one is then removed).
-    """
-    for t in targets:
-        shutil.rmtree(t.staging, ignore_errors=True)  # a stale copy of ours from a crash
-    dirs: list[VoterDir] = []
-    try:
-        for t in targets:
-            dirs.append(VoterDir(t.staging, node_id=t.node_id, cluster_id=cluster_id))
-        writer = QuorumWriter(dirs)
-        try:
-            progress(0, len(batches))
-            for i, batch in enumerate(batches, 1):
-                writer.append_encoded(batch)
-                progress(i, len(batches))
-            writer.flush()
-            if writer.failures:
-                raise VoterUnavailableError(
-                    "; ".join(f"voter {f.node_id}: {f.error}" for f in writer.failures)
-                )
-            for d in dirs:
-                # No leader named: every controller starts unattached in the log's epoch and
-                # the first election (epoch 2) picks one. Naming voter X leader of epoch 1
-                # made X start "resigned" while the others fetched from it, and the first
-                # requests were answered NotControllerException (issue 10).
-                d.write_quorum_state(leader_epoch=LEADER_EPOCH, voters=list(all_ids))
-        finally:
-            writer.close()
-    except BaseException:
-        for d in dirs:
-            d.close()
-        for t in targets:
-            shutil.rmtree(t.staging, ignore_errors=True)
-        raise
-
-
-def _promote(target: VoterTarget) -> None:
-    """Move a complete staged log into the voter dir (a rename: all or nothing)."""
-    staging, path = target.staging, target.path
-    (staging / ".lock").unlink(missing_ok=True)
-    if not path.exists() or (path.is_dir() and not any(path.iterdir())):
-        os.replace(staging, path)  # replaces an empty directory atomically
-        _fsync_dir(path.parent)
-        return
-    # A formatted directory (meta.properties, bootstrap.checkpoint, an empty log dir): move the
-    # staged partition dir in, keep the operator's files.
-    old = path / METADATA_PARTITION_DIR
-    if old.exists():
-        os.replace(old, staging / "previous-empty-log")
-    os.replace(staging / METADATA_PARTITION_DIR, path / METADATA_PARTITION_DIR)
-    if not (path / "meta.properties").exists():
-        os.replace(staging / "meta.properties", path / "meta.properties")
-    _fsync_dir(path)
-    shutil.rmtree(staging, ignore_errors=True)
 
 
 # ----------------------------------------------------------------------------- orchestration
@@ -461,6 +366,11 @@ def _run_locked(
     options: BulkOptions, *, bars: ProgressBars, clock: Callable[[], float], t0: float
 ) -> BulkOutcome:
     targets = list(options.voters)
+    fault_point("locked")
+    # A run killed while staging or promoting left a staging copy: finish its promotion (all
+    # voters) or remove it (none), before anything looks at what the voters hold.
+    for line in recover_interrupted([t.staged for t in targets]):
+        log.warning("%s", line)
     translation = TranslationOptions(
         metadata_version=options.metadata_version,
         password_encoder_secret=options.password_encoder_secret,
@@ -517,7 +427,7 @@ def _run_locked(
         records_per_batch=options.records_per_batch,
     )
     del encoded  # the batches hold the bytes now
-    expected = _expected(batches)
+    expected = ExpectedLog.of(batches)
     outcome.last_offset = expected.last_offset
     outcome.batches = len(batches)
     pending = []
@@ -526,11 +436,19 @@ def _run_locked(
             outcome.unchanged.append(t.node_id)
         else:
             pending.append(t)
+    # No leader named in quorum-state: every controller starts unattached in the log's epoch and
+    # the first election (epoch 2) picks one. Naming voter X leader of epoch 1 made X start
+    # "resigned" while the others fetched from it (NotControllerException, issue 10).
+    ids, leader = [t.node_id for t in targets], -1
     if pending:
-        _stage(pending, [t.node_id for t in targets], cluster_id, batches,
-               bars.task("writing voters"))
+        stage_and_promote([t.staged for t in pending], cluster_id=cluster_id, batches=batches,
+                          quorum_voters=ids, leader_id=leader, leader_epoch=LEADER_EPOCH,
+                          progress=bars.task("writing voters"))
+        del batches
+        # success is reported from what reads back, never from what was written
         for t in pending:
-            _promote(t)
+            read_back(t.staged, expected, cluster_id=cluster_id, quorum_voters=ids,
+                      leader_id=leader, leader_epoch=LEADER_EPOCH)
             outcome.written.append(t.node_id)
     t_end = clock()
     outcome.times_s = {

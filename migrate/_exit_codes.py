@@ -2,7 +2,8 @@
 
 Exit codes are a contract (design "Command line"): 0 ok; 1 blockers found or parity
 differences; 2 bad flags or bad input data; 3 ZooKeeper or a voter directory unreachable,
-unusable or locked; 70 an internal bug; 130 interrupted; 141 stdout closed by its reader.
+unusable or locked; 70 an internal bug; 130 interrupted; 141 stdout closed by its reader;
+143 terminated (SIGTERM, cleaned up as for Ctrl-C).
 Every error class of the four packages gets its code here, by class, the way kazoo maps server
 codes to exception classes in one `EXCEPTIONS` table: a class not listed takes the code of its
 nearest listed base class, and an exception outside the four error trees is a bug (70). The
@@ -46,6 +47,7 @@ __all__ = [
     "EXIT_FINDINGS",
     "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
+    "EXIT_TERMINATED",
     "EXIT_OK",
     "EXIT_UNREACHABLE",
     "exit_code_for",
@@ -57,6 +59,7 @@ EXIT_BAD_INPUT = 2  # a bad flag, or malformed data in ZooKeeper or in a voter's
 EXIT_UNREACHABLE = 3  # ZooKeeper or a voter directory cannot be reached, written or locked
 EXIT_INTERNAL = 70  # a bug in zk2kraft (sysexits' EX_SOFTWARE), never confused with findings
 EXIT_INTERRUPTED = 130  # Ctrl-C / SIGINT
+EXIT_TERMINATED = 143  # SIGTERM (128 + 15): cleaned up exactly as after Ctrl-C
 EXIT_BROKEN_PIPE = 141  # stdout's reader went away (e.g. `| head`)
 
 EXIT_CODES: dict[type[BaseException], int] = {

@@ -14,8 +14,11 @@ import importlib
 import logging
 import math
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from typing import Any
 
 from migrate._voterargs import parse_voter
 
@@ -26,6 +29,7 @@ from migrate._exit_codes import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
     exit_code_for,
 )
 
@@ -45,6 +49,7 @@ exit codes:
      could not be written after the work was done
   70 internal error (a bug: please report it with the traceback printed with -v)
   141 stdout closed early by its reader (e.g. `| head`)
+  130/143 interrupted by Ctrl-C / SIGTERM (both clean up: no staging copy is left behind)
 
 secrets: pass digest/SASL passwords through the environment (ZK2KRAFT_ZK_DIGEST,
 ZK2KRAFT_ZK_SASL_PASSWORD, ZK2KRAFT_PASSWORD_ENCODER_SECRET) to keep them out of `ps`.
@@ -374,14 +379,38 @@ def _configure_logging(verbose: int) -> None:
     logging.basicConfig(level=level, handlers=[handler])
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as a KeyboardInterrupt so that every cleanup Ctrl-C
+    runs (staging copies removed, locks released, Spark stopped) runs for it too."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second TERM must not cut the cleanup
+    raise _Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `zk2kraft` console script; returns the process exit code."""
     args = build_parser().parse_args(argv)
     _configure_logging(args.verbose)
     module = importlib.import_module(f"migrate._cmd_{args.command}")
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main_thread else None
+    try:
+        return _run(module, args)
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(module: Any, args: argparse.Namespace) -> int:
+    """Run one command, turning how it ended into the exit code (the one place that does)."""
     try:
         code: int = module.run(args)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, _Terminated):
+            sys.stderr.write("zk2kraft: terminated (SIGTERM); cleaned up\n")
+            return EXIT_TERMINATED
         sys.stderr.write("zk2kraft: interrupted\n")
         return EXIT_INTERRUPTED
     except BrokenPipeError:

@@ -44,6 +44,7 @@ from writers._facts import (
     kafka_name,
     sanitize,
 )
+from writers._faults import FAULT_ENV, fault_point
 from writers._logdir import (
     DEFAULT_SEGMENT_BYTES,
     EncodedBatch,
@@ -103,6 +104,15 @@ from writers._schema import (
     Versions,
     record_spec,
     spec_for_type,
+)
+from writers._staging import (
+    STAGING_DIR_NAME,
+    ExpectedLog,
+    StagedVoter,
+    check_free_space,
+    read_back,
+    recover_interrupted,
+    stage_and_promote,
 )
 from writers._standin import HandoverResult, StandInLeader, restamp_batch
 from writers._voterlock import LOCK_FILE_NAME, VoterLocks, hold_voter_locks
@@ -218,4 +228,13 @@ __all__ = [
     "VoterLocks",
     "VoterLockedError",
     "hold_voter_locks",
+    "FAULT_ENV",
+    "fault_point",
+    "STAGING_DIR_NAME",
+    "ExpectedLog",
+    "StagedVoter",
+    "check_free_space",
+    "read_back",
+    "recover_interrupted",
+    "stage_and_promote",
 ]
