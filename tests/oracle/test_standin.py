@@ -24,7 +24,12 @@ from typing import Any
 import pytest
 
 from tests.support.kafka import dump_log, dump_log_batches, dump_log_payloads
-from tests.support.standin import follower_segments, standin_quorum, transitions
+from tests.support.standin import (
+    LONG_ELECTION,
+    follower_segments,
+    standin_quorum,
+    transitions,
+)
 from writers import EncodedBatch, scan_frames
 from zkreader import SampleSpec
 
@@ -106,3 +111,51 @@ def test_real_controllers_follow_the_standin_replicate_a_migrated_log_and_take_o
         assert later and later[0].leader_epoch == 2  # the real leader's epoch follows
         payloads = [p for p in dump_log_payloads("", text=dumped) if p["offset"] < end]
         assert [{**p, "offset": p["offset"] - shift} for p in payloads] == kafka_view
+
+
+def test_after_the_handover_a_real_controller_3000_takes_the_standins_slot_and_directory(
+    tmp_path: Path,
+) -> None:
+    """kraft.version 0 (static voters): the slot goes back to a real controller of the same id.
+
+    It starts on the stand-in's own `metadata.log.dir` (meta.properties, quorum-state and the
+    log the stand-in persisted), on the stand-in's address, follows the real leader and catches
+    up: at the end its log holds the same batches as the leader's.
+    """
+    from tests.support.kafka import KafkaController
+    from writers import MetadataRecord
+
+    with standin_quorum(tmp_path) as q:
+        records = [MetadataRecord("FEATURE_LEVEL_RECORD", 0,
+                                  {"name": "metadata.version", "featureLevel": 21})]
+        records += [MetadataRecord("NO_OP_RECORD", 0, {}) for _ in range(50)]
+        q.standin.append_records(records, timestamp_ms=1_700_000_000_000)
+        handover = q.standin.resign()
+        assert handover.new_leader in (3001, 3002)
+        leader = q.controller(handover.new_leader)
+        leader.wait_for_log(r"Becoming the active controller", 60)
+        port = q.standin.listen[1]
+        q.standin.close()
+        # the same configuration as the other controllers: with a shorter election timeout and a
+        # log behind theirs it would stand for election again and again, each higher-epoch Vote
+        # resetting their (long) timers, and nobody would lead (seen: epoch 36 within a minute)
+        real = KafkaController(tmp_path / "node3000", q.standin_dir, node_id=3000,
+                               quorum=q.controllers[0].quorum, heap="256m", extra=LONG_ELECTION)
+        with real:
+            real.wait_for_log(r"Completed transition to FollowerState\([^\n]*epoch=2, leader="
+                              + str(handover.new_leader), 60)
+            leader.wait_for_log(r"Replayed RegisterControllerRecord[^\n]*id=3000\b", 90)
+            assert real.controller_port == port
+        for c in q.controllers:
+            c.stop()
+        theirs = follower_segments(leader.metadata_log_dir)[0]
+        ours = follower_segments(q.standin_dir)[0]
+        leader_batches = dump_log_batches(theirs)
+        real_batches = dump_log_batches(ours)
+    # the real 3000 holds everything the leader held when it registered (it may trail the
+    # leader's last NoOp records by the time both stopped)
+    assert len(real_batches) >= 3
+    common = min(len(real_batches), len(leader_batches))
+    assert [(b.base_offset, b.leader_epoch, b.crc) for b in real_batches[:common]] == [
+        (b.base_offset, b.leader_epoch, b.crc) for b in leader_batches[:common]]
+    assert any(b.leader_epoch == 2 for b in real_batches)  # caught up past the stand-in's epoch
