@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import stat
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,8 +16,14 @@ from typing import Any
 import pytest
 
 from migrate.cli import main
-from migrate.translate import TranslationOptions, translate
-from writers import MetadataRecord, QuorumWriter, VoterDir, batch_records
+from writers import (
+    MetadataRecord,
+    QuorumWriter,
+    VoterDir,
+    batch_records,
+    open_log_source,
+    read_meta_properties,
+)
 from zkreader import ClusterSnapshot, read_cluster, session_for_client
 from zkreader.sample import SampleSpec
 
@@ -26,20 +34,29 @@ def read(sample: Any) -> ClusterSnapshot:
     return read_cluster(session_for_client(sample.client), watch=False)
 
 
-def write_voters(snapshot: ClusterSnapshot, voters: Voters,
-                 records: Sequence[MetadataRecord] | None = None) -> int:
-    """Write the migration's records into every voter (what `migrate --cutover none` does)."""
-    if records is None:
-        result = translate(snapshot, TranslationOptions())
-        assert not result.blockers, result.blockers
-        records = result.records
-    assert snapshot.cluster_id is not None
-    cluster = snapshot.cluster_id.cluster_id
-    with QuorumWriter([VoterDir(d, node_id=i, cluster_id=cluster) for i, d in voters]) as q:
+def write_voters(sample: Any, voters: Voters) -> None:
+    """Migrate the sample into the voters as an operator does: `zk2kraft migrate` (a process)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "migrate.cli", "migrate", "--zookeeper", sample.connect,
+         "--cutover", "none", "--spark-master", "in-process", "--quiet",
+         *[f"--voter={i}={d}" for i, d in voters]],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def records_of(voter: Path) -> list[MetadataRecord]:
+    """The records a voter holds, in offset order."""
+    return [r for e in open_log_source(voter).entries() for r in e.batch.records]  # type: ignore[misc]
+
+
+def write_log(voter: tuple[int, Path], records: Sequence[MetadataRecord], cluster: str) -> None:
+    """A voter holding exactly `records` (e.g. one that stopped before the migration's end)."""
+    node_id, d = voter
+    with QuorumWriter([VoterDir(d, node_id=node_id, cluster_id=cluster)]) as q:
         for batch, _ in batch_records(records, base_offset=0, leader_epoch=1,
                                       timestamp_ms=1_700_000_000_000, max_records=200):
             q.append_batch(batch)
-    return len(records)
 
 
 def verify(sample: Any, voters: Voters, tmp_path: Path,
@@ -76,7 +93,7 @@ def test_parity_then_every_kind_of_drift(
 ) -> None:
     sample = sample_cluster(SampleSpec.clean(topics=6, partitions_per_topic=3))
     snapshot = read(sample)
-    write_voters(snapshot, voters)
+    write_voters(sample, voters)
 
     code, doc, text = verify(sample, voters, tmp_path, capsys)
     assert code == 0, text
@@ -173,10 +190,13 @@ def test_voter_disagreement_and_open_transaction(
 ) -> None:
     sample = sample_cluster(SampleSpec.clean(topics=2, partitions_per_topic=2))
     snapshot = read(sample)
-    records = translate(snapshot, TranslationOptions()).records
-    assert records[-1].type == "END_TRANSACTION_RECORD"
-    write_voters(snapshot, voters[:2], records)
-    write_voters(snapshot, voters[2:], records[:-2])  # voter 3002 lacks the trailer
+    write_voters(sample, voters[:2])
+    records = records_of(voters[0][1])
+    assert [r.type for r in records[-2:]] == ["ZK_MIGRATION_STATE_RECORD",
+                                                "END_TRANSACTION_RECORD"]
+    meta = read_meta_properties(voters[0][1])
+    assert meta is not None
+    write_log(voters[2], records[:-2], meta.cluster_id)  # voter 3002 lacks the trailer
     code, doc, text = verify(sample, voters, tmp_path, capsys)
     assert code == 1
     [voter] = [d for d in doc["differences"] if d["kind"] == "voter"]
@@ -195,8 +215,7 @@ def test_unreadable_and_corrupt_voters(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     sample = sample_cluster(SampleSpec.clean(topics=1, partitions_per_topic=1))
-    snapshot = read(sample)
-    write_voters(snapshot, voters)
+    write_voters(sample, voters)
     missing = voters[:2] + [(3002, tmp_path / "nowhere")]
     code, _, text = verify(sample, missing, tmp_path, capsys)
     assert code == 3 and "nowhere" in text
@@ -214,7 +233,7 @@ def test_json_to_stdout_keeps_stdout_machine_readable(
     sample_cluster: Callable[..., Any], voters: Voters, capsys: pytest.CaptureFixture[str],
 ) -> None:
     sample = sample_cluster(SampleSpec.clean(topics=1, partitions_per_topic=1))
-    write_voters(read(sample), voters)
+    write_voters(sample, voters)
     argv = ["verify", "--zookeeper", sample.connect, "--json", "-"]
     for node_id, d in voters:
         argv += ["--voter", f"{node_id}={d}"]
@@ -232,7 +251,7 @@ def test_spark_parity_equals_in_process(
     monkeypatch.setenv("ZK2KRAFT_SPARK_DRIVER_MEMORY", "512m")
     sample = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2))
     snapshot = read(sample)
-    write_voters(snapshot, voters)
+    write_voters(sample, voters)
     topic = sorted(snapshot.topics)[0]
     sample.client.delete(f"/brokers/topics/{topic}", recursive=True)
     path = "/config/clients/reporting-app"
@@ -302,7 +321,7 @@ def test_unreachable_zookeeper_exits_3(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     sample = sample_cluster(SampleSpec.clean(topics=1, partitions_per_topic=1))
-    write_voters(read(sample), voters)
+    write_voters(sample, voters)
     argv = ["verify", "--zookeeper", "127.0.0.1:1", "--zk-timeout", "2"]
     for node_id, d in voters:
         argv += ["--voter", f"{node_id}={d}"]
