@@ -44,7 +44,8 @@ a broker before a partition naming it, a topic before its partitions, I2), and w
 the order the keys were given (notification order; `bulk_entity_keys` gives the bulk order).
 Overlapping keys collapse: a `topic` key covers its `partition` and `topic_config` keys.
 
-What each kind's diff writes (records hand-checked against Kafka 3.9's replay in the unit tests):
+What each kind's diff writes (hand-written expected records in tests/unit/migrate/test_entities.py;
+Kafka 3.9.1's own replay of them in tests/oracle/test_oracle_entity_delta.py):
 
     broker          RegisterBrokerRecord when new or different (a re-registration has a new
                     czxid: new epoch and incarnation); UnregisterBrokerRecord when gone.
@@ -76,7 +77,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from migrate._findings import Finding
 from migrate._translate_acls import acl_path, acl_records, acl_resource_sort_key
@@ -129,6 +130,9 @@ from zkreader import (
     migrating_topic,
 )
 
+if TYPE_CHECKING:  # translate imports this module
+    from migrate.translate import TranslationOptions
+
 __all__ = [
     "EntityDelta",
     "EntityKey",
@@ -174,13 +178,14 @@ class _Ctx:
     acls: dict[tuple[str, str, str], AclResource] | None = None  # index, built on first use
 
 
-def entity_context(snapshot: ClusterSnapshot, mv: MetadataVersion, options: Any) -> _Ctx:
+def entity_context(snapshot: ClusterSnapshot, mv: MetadataVersion,
+                   options: TranslationOptions) -> _Ctx:
     """What the mapping needs besides the entity (for `translate`, which parsed `mv` already)."""
     cluster_id = snapshot.cluster_id.cluster_id if snapshot.cluster_id is not None else ""
     return _Ctx(mv, options.password_encoder_secret, cluster_id)
 
 
-def _ctx(snapshot: ClusterSnapshot, options: Any) -> _Ctx:
+def _ctx(snapshot: ClusterSnapshot, options: TranslationOptions) -> _Ctx:
     from migrate.translate import require_migration  # translate imports this module
 
     require_migration(options.metadata_version)
@@ -314,7 +319,7 @@ def _states(snapshot: ClusterSnapshot, topic: Topic) -> dict[int, PartitionState
 
 
 def entity_records(
-    key: EntityKey, snapshot: ClusterSnapshot, options: Any
+    key: EntityKey, snapshot: ClusterSnapshot, options: TranslationOptions
 ) -> EntityDelta:
     """The records of one entity as `snapshot` holds it (the diff of nothing against it).
 
@@ -406,7 +411,7 @@ def delta_records(
     image: MetadataImage,
     snapshot_part: ClusterSnapshot,
     keys: Iterable[EntityKey],
-    options: Any,
+    options: TranslationOptions,
 ) -> EntityDelta:
     """The records that make `image` equal ZooKeeper's current state for `keys`.
 
@@ -619,7 +624,7 @@ def _config_diff(resource_type: int, resource_name: str, wanted: Mapping[str, st
 
     Keys in `keep` are left as the log holds them (a value that could not be decoded).
     """
-    held = image.configs.resources.get((resource_type, resource_name), {})
+    held: Mapping[str, str] = image.configs.resources.get((resource_type, resource_name), {})
     kept = set(keep)
     out = []
     for key in sorted(set(wanted) | set(held)):
@@ -663,7 +668,7 @@ def _diff_client_quota(key: EntityKey, image: MetadataImage, snap: ClusterSnapsh
     if parts[0] == "users" and len(parts) == 2 and parts[1] != _DEFAULT_ENTITY:
         out.extend(_diff_scram(parts[1], znode, image, ctx))
     entity = quota_entity(key.name)
-    held = image.client_quotas.entities.get(_quota_entity_key(entity), {})
+    held: Mapping[str, float] = image.client_quotas.entities.get(_quota_entity_key(entity), {})
     wanted = {str(r.data["key"]): r for r in quota_records(znode)} if znode else {}
     for name in sorted(set(wanted) | set(held)):
         record = wanted.get(name)
@@ -690,7 +695,7 @@ def _diff_scram(stored_user: str, znode: ConfigZnode | None, image: MetadataImag
     except ValueError as exc:
         raise TranslationError(
             f"/config/users/{stored_user}: entity name is not validly sanitized: {exc}") from None
-    by_mechanism = {int(r.data["mechanism"]): r for r in wanted.records}
+    by_mechanism = {int(str(r.data["mechanism"])): r for r in wanted.records}
     out = EntityDelta()
     for mechanism in sorted(SCRAM_MECHANISMS.values()):
         held = image.scram.credentials.get((user, mechanism))
