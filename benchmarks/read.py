@@ -12,14 +12,21 @@ Figures (all on the same generated tree, same server, same machine):
   (b') the raw pipeline on exactly the path list (c) reads, without decoding: like for like;
   (b'') kazoo `get_async` with the same bounded window (the naive pipelined baseline);
   (c)  the Java client (benchmarks/java/ReadBench.java, compiled here with javac against Debian's
-       /usr/share/java/zookeeper.jar): async getData, semaphore window, best of --rounds.
-The ratio b/c is the target (>= 1.0). The ZooKeeper server started here gets -Xmx512m.
+       /usr/share/java/zookeeper.jar): async getData, semaphore window, best of --rounds;
+  (d)  the same Java client using `multi` with `Op.getData` (ZooKeeper 3.6+'s read-only multi)
+       in batches of --batch with --window reads in flight: the same batch size and window as
+       (b), so the like-for-like peer. b/d >= 1.0 is the target.
+For every round the ZooKeeper server's CPU while serving it is printed (utime + stime of its
+JVM from /proc/<pid>/stat, as a share of one core over the round's wall time): how close to the
+server's own limit each reader gets. With --connect, pass --zk-pid to get it.
+The ZooKeeper server started here gets -Xmx512m.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -60,7 +67,34 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--sequential-sample", type=int, default=20_000,
                    help="paths read by the slow sequential baseline (a)")
     p.add_argument("--connect", help="use this ZooKeeper (host:port) instead of starting one")
+    p.add_argument("--zk-pid", type=int, help="with --connect: the server's pid, for its CPU")
     return p
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_s(pid: int | None) -> float:
+    """utime + stime of process `pid` in seconds (all its threads), 0 without a pid."""
+    if pid is None:
+        return 0.0
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS  # fields 14 and 15 of proc(5)
+
+
+class _ServerCpu:
+    """The server's CPU over one measured stretch, as a share of one core."""
+
+    def __init__(self, pid: int | None) -> None:
+        self.pid = pid
+
+    def during(self, fn: Callable[[], object]) -> tuple[object, float]:
+        cpu0, t0 = _cpu_s(self.pid), time.perf_counter()
+        result = fn()
+        wall = time.perf_counter() - t0
+        share = (_cpu_s(self.pid) - cpu0) / wall if wall > 0 and self.pid else float("nan")
+        return result, share
 
 
 def _timed(fn: Callable[[], int]) -> tuple[float, int]:
@@ -89,10 +123,11 @@ class _Java:
     """The Java baseline as a child process that reads one round per line we send it."""
 
     def __init__(self, classpath: str, connect: str, paths_file: Path, window: int,
-                 rounds: int) -> None:
+                 rounds: int, multi_batch: int = 0) -> None:
+        multi = ["--multi", str(multi_batch)] if multi_batch else []
         self.proc = subprocess.Popen(
             ["java", "-Xmx512m", "-cp", classpath, "ReadBench", connect, str(paths_file),
-             str(window), str(rounds), "--stdin"],
+             str(window), str(rounds), "--stdin", *multi],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         )
 
@@ -124,11 +159,15 @@ def main(argv: list[str] | None = None) -> int:
     server = None
     if args.connect:
         connect = args.connect
+        zk_pid = args.zk_pid
     else:
         from tests.support.zk import ZkServer
 
         server = ZkServer(heap="512m").start()
         connect = server.connect
+        assert server.node.proc is not None
+        zk_pid = server.node.proc.pid
+    cpu = _ServerCpu(zk_pid)
     work = Path(tempfile.mkdtemp(prefix="zk2kraft-readbench-"))
     chroot = f"/bench_{uuid.uuid4().hex[:8]}"
     admin = KazooClient(connect)
@@ -150,25 +189,42 @@ def main(argv: list[str] | None = None) -> int:
                  + [_paths.broker(b) for b in snap.brokers])
         paths_file = work / "paths.txt"
         paths_file.write_text("\n".join(chroot + p for p in paths) + "\n")
-        java = _Java(_compile_java(work), connect, paths_file, args.java_window,
-                     args.rounds + 2)
+        classpath = _compile_java(work)
+        java = _Java(classpath, connect, paths_file, args.java_window, args.rounds + 2)
+        jmulti = _Java(classpath, connect, paths_file, args.window, args.rounds + 2,
+                       multi_batch=args.batch)
         try:
-            java_rounds = [java.round()]  # a warm-up round for the JVM
+            java_rounds = [java.round()]  # a warm-up round for each JVM
+            multi_rounds = [jmulti.round()]
             b_rates = []
-            # (b) and (c) alternate, so both see the same load on this shared machine
+            java_cpu: list[float] = [float("nan")]
+            multi_cpu: list[float] = [float("nan")]
+            # (b), (c) and (d) alternate, so all see the same load on this shared machine
             for _ in range(args.rounds):
                 stats = ReadStats()
-                read_cluster(session, window=args.window, batch=args.batch, watch=True,
-                             stats=stats)
+
+                def read_b(st: ReadStats = stats) -> None:
+                    read_cluster(session, window=args.window, batch=args.batch, watch=True,
+                                 stats=st)
+
+                _, b_cpu = cpu.during(read_b)
                 session.changes.drain()
                 b_rates.append((_rate(stats.elapsed_s, stats.reads), stats.reads,
-                                stats.elapsed_s))
-                java_rounds.append(java.round())
+                                stats.elapsed_s, b_cpu))
+                got, share = cpu.during(java.round)
+                java_rounds.append(got)  # type: ignore[arg-type]
+                java_cpu.append(share)
+                got, share = cpu.during(jmulti.round)
+                multi_rounds.append(got)  # type: ignore[arg-type]
+                multi_cpu.append(share)
         finally:
             java.close()
+            jmulti.close()
         java_best = max(r["per_s"] for r in java_rounds)
-        if any(r["errors"] or r["missing"] for r in java_rounds):
-            print(f"warning: the Java client saw errors or missing znodes: {java_rounds}")
+        multi_best = max(r["per_s"] for r in multi_rounds)
+        for name, rounds_ in (("(c)", java_rounds), ("(d)", multi_rounds)):
+            if any(r["errors"] or r["missing"] for r in rounds_):
+                print(f"warning: the Java client {name} saw errors or missing znodes: {rounds_}")
 
         # (b') raw pipeline on the same list as Java; (b'') kazoo get_async, same window
         def raw(multi: bool) -> int:
@@ -176,7 +232,9 @@ def main(argv: list[str] | None = None) -> int:
                                 multi_read=multi)
             return sum(1 for _ in pipe.read(ReadRequest(p) for p in paths))
 
-        raw_rates = [_rate(*_timed(lambda: raw(True))) for _ in range(args.rounds)]
+        raw_runs = [cpu.during(lambda: _timed(lambda: raw(True))) for _ in range(args.rounds)]
+        raw_rates = [_rate(*t) for t, _ in raw_runs]  # type: ignore[misc]
+        raw_cpu = max(c for _, c in raw_runs) if raw_runs else float("nan")
         naive_rates = [_rate(*_timed(lambda: raw(False))) for _ in range(max(1, args.rounds - 1))]
 
         # (a) sequential kazoo get
@@ -189,25 +247,39 @@ def main(argv: list[str] | None = None) -> int:
 
         seq_rate = _rate(*_timed(sequential))
 
-        b_best = max(r for r, _, _ in b_rates)
+        b_best = max(r for r, _, _, _ in b_rates)
+
+        def pct(share: float) -> str:
+            return "    -" if share != share else f"{100 * share:>4.0f}%"  # nan: unknown
+
         print()
-        print(f"{'reader':<58} {'znodes/s':>10}")
-        print(f"{'(a)  sequential kazoo get (' + str(len(sample)) + ' znodes)':<58} "
+        print(f"{'reader':<62} {'znodes/s':>10} {'ZK CPU':>7}")
+        print(f"{'(a)  sequential kazoo get (' + str(len(sample)) + ' znodes)':<62} "
               f"{seq_rate:>10,.0f}")
-        for i, (r, n, s) in enumerate(b_rates, 1):
-            print(f"{f'(b)  read_cluster, watches, {n} reads in {s:.2f}s (round {i})':<58} "
-                  f"{r:>10,.0f}")
-        label = f"(b1) raw multiRead pipeline, same {len(paths)} znodes as (c), best"
-        print(f"{label:<58} {max(raw_rates):>10,.0f}")
-        print(f"{'(b2) kazoo get_async, window ' + str(args.window) + ', best':<58} "
+        for i, (r, n, s, c) in enumerate(b_rates, 1):
+            print(f"{f'(b)  read_cluster, watches, {n} reads in {s:.2f}s (round {i})':<62} "
+                  f"{r:>10,.0f} {pct(c):>7}")
+        label = f"(b1) raw multiRead pipeline, same {len(paths)} znodes as (c)/(d), best"
+        print(f"{label:<62} {max(raw_rates):>10,.0f} {pct(raw_cpu):>7}")
+        print(f"{'(b2) kazoo get_async, window ' + str(args.window) + ', best':<62} "
               f"{max(naive_rates):>10,.0f}")
-        for r in java_rounds:
-            label = f"(c)  Java client, window {args.java_window}, round {r['round']}"
-            print(f"{label:<58} {r['per_s']:>10,.0f}")
+        for r, c in zip(java_rounds, java_cpu, strict=True):
+            label = f"(c)  Java getData, window {args.java_window}, round {r['round']}"
+            print(f"{label:<62} {r['per_s']:>10,.0f} {pct(c):>7}")
+        for r, c in zip(multi_rounds, multi_cpu, strict=True):
+            label = (f"(d)  Java multi(Op.getData x{args.batch}), window {args.window}, "
+                     f"round {r['round']}")
+            print(f"{label:<62} {r['per_s']:>10,.0f} {pct(c):>7}")
+        print("     (round 1 of (c) and (d) is the JVM warm-up; its CPU is not measured)")
         print()
-        b_median = sorted(r for r, _, _ in b_rates)[len(b_rates) // 2]
+        b_median = sorted(r for r, _, _, _ in b_rates)[len(b_rates) // 2]
         c_median = sorted(r["per_s"] for r in java_rounds[1:])[(len(java_rounds) - 1) // 2]
-        print(f"b/c  = {b_best / java_best:.2f}   (best read_cluster / best Java round)")
+        d_median = sorted(r["per_s"] for r in multi_rounds[1:])[(len(multi_rounds) - 1) // 2]
+        print(f"b/d  = {b_best / multi_best:.2f}   (best read_cluster / best Java multi round;"
+              " target >= 1.0)")
+        print(f"b/d  = {b_median / d_median:.2f}   (median / median, warm-up excluded)")
+        print(f"b1/d = {max(raw_rates) / multi_best:.2f}   (raw pipeline / best Java multi)")
+        print(f"b/c  = {b_best / java_best:.2f}   (best read_cluster / best Java getData round)")
         print(f"b/c  = {b_median / c_median:.2f}   (median / median, warm-up round excluded)")
         print(f"b1/c = {max(raw_rates) / java_best:.2f}   (raw pipeline / best Java round)")
         print(f"b/a  = {b_best / seq_rate:.1f}x over sequential kazoo")
