@@ -113,11 +113,14 @@ SHAPES = {
 }
 
 
+@pytest.mark.parametrize("close", [True, False])
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 @pytest.mark.parametrize("mv", ["3.4-IV0", "3.6-IV2", "3.9-IV0"])
-def test_in_process_log_equals_translate_encoded(shape: str, mv: str) -> None:
+def test_in_process_log_equals_translate_encoded(shape: str, mv: str, close: bool) -> None:
+    # close=False: the online pre-copy's framing (transaction left open) through the same engine
     snapshot = make_snapshot(**SHAPES[shape])  # type: ignore[arg-type]
-    options = TranslationOptions(metadata_version=parse_metadata_version(mv))
+    options = TranslationOptions(metadata_version=parse_metadata_version(mv),
+                                 close_migration=close)
     result = translate(snapshot, options)
     out = encode_log(snapshot, options)
     assert out.values == [encode_record(r) for r in result.records]
@@ -125,6 +128,8 @@ def test_in_process_log_equals_translate_encoded(shape: str, mv: str) -> None:
     assert list(out.blockers) == result.blockers
     assert list(out.warnings) == result.warnings
     assert out.engine == "in-process"
+    last = result.records[-1].type if result.records else None
+    assert (last in ("ZK_MIGRATION_STATE_RECORD", "END_TRANSACTION_RECORD")) is close
 
 
 def test_topics_without_id_are_left_out_and_reported_by_preflight_only() -> None:
