@@ -5,8 +5,11 @@ PATH may be a voter directory (its `meta.properties` and `__cluster_metadata-0/`
 CRC, every offset and every record is checked; the first problem stops the command with its
 file, byte position and offset (exit 2) after printing what came before it. Nothing is written.
 
-Exit codes (also in `--help`): 0 valid; 2 PATH does not exist, is not a metadata log, or is
-damaged; 3 PATH exists but cannot be read (permissions, I/O error).
+Exit codes (also in `--help`): 0 valid; 1 valid but the log ends inside an open metadata
+transaction (a `BeginTransactionRecord` with no `End`/`AbortTransactionRecord` after it: a
+controller taking over would abort it and drop its records, so the log is not what it looks
+like; everything is still printed, the finding goes to stderr); 2 PATH does not exist, is not a
+metadata log, or is damaged; 3 PATH exists but cannot be read (permissions, I/O error).
 """
 
 from __future__ import annotations
@@ -17,8 +20,15 @@ from pathlib import Path
 
 import orjson
 
+from migrate._exit_codes import EXIT_FINDINGS
 from migrate.errors import MigrateError
-from verify import RedactionPolicy, inspect_json_lines, render_inspect
+from verify import (
+    RedactionPolicy,
+    TransactionTracker,
+    inspect_json_lines,
+    open_transaction_message,
+    render_inspect,
+)
 from writers import VoterStateError, open_log_source
 
 __all__ = ["run"]
@@ -42,13 +52,19 @@ def run(args: argparse.Namespace) -> int:
     policy = RedactionPolicy.DISABLED if args.unredacted else RedactionPolicy.STRICT
     if args.json:
         out = sys.stdout.buffer
+        transactions = TransactionTracker()
         try:
-            for obj in inspect_json_lines(source, policy):
+            for obj in inspect_json_lines(source, policy, transactions):
                 out.write(orjson.dumps(obj) + b"\n")
         finally:
             out.flush()
-        return 0
-    from rich.console import Console
+        open_txn = transactions.open
+    else:
+        from rich.console import Console
 
-    render_inspect(Console(), source, policy=policy, max_records=args.max_records)
+        open_txn = render_inspect(Console(), source, policy=policy,
+                                  max_records=args.max_records).open_transaction
+    if open_txn is not None:
+        sys.stderr.write(f"zk2kraft inspect: {path}: {open_transaction_message(open_txn)}\n")
+        return EXIT_FINDINGS
     return 0

@@ -350,9 +350,11 @@ def build_parser() -> argparse.ArgumentParser:
         "With --json, one object per record, {\"offset\",\"type\",\"version\",\"data\"}, "
         "named\nexactly as kafka-dump-log --cluster-metadata-decoder prints them (snapshots "
         "first,\nthen the log segments). Writes nothing.\n\n"
-        "inspect's exit codes: 0 valid; 2 PATH missing, not a metadata log, or damaged (the\n"
-        "message names file, byte position and offset; everything before the damage is\n"
-        "printed first); 3 PATH exists but cannot be read (permissions, I/O error).",
+        "inspect's exit codes: 0 valid; 1 valid, but the log ends inside an open metadata\n"
+        "transaction (a controller taking over would abort it and drop its records); 2 PATH\n"
+        "missing, not a metadata log, or damaged (the message names file, byte position and\n"
+        "offset; everything before the damage is printed first); 3 PATH exists but cannot be\n"
+        "read (permissions, I/O error).",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

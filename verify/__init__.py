@@ -18,7 +18,9 @@ from verify._private_file import open_private, write_private
 from verify._render import render_parity
 from verify._render_inspect import (
     InspectSummary,
+    TransactionTracker,
     inspect_json_lines,
+    open_transaction_message,
     redact_record_json,
     render_inspect,
 )
@@ -97,6 +99,8 @@ __all__ = [
     "apply_records",
     "InspectSummary",
     "inspect_json_lines",
+    "TransactionTracker",
+    "open_transaction_message",
     "redact_record_json",
     "KINDS",
     "MetadataDelta",

@@ -30,10 +30,18 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from verify._loader import OpenTransaction
 from verify._report import RedactionPolicy
 from writers import REDACTED, LogEntry, LogSource, is_sensitive_config, record_to_json
 
-__all__ = ["InspectSummary", "inspect_json_lines", "redact_record_json", "render_inspect"]
+__all__ = [
+    "InspectSummary",
+    "TransactionTracker",
+    "inspect_json_lines",
+    "open_transaction_message",
+    "redact_record_json",
+    "render_inspect",
+]
 
 _SCRAM_SECRETS = frozenset({"salt", "storedKey", "serverKey"})
 _TOKEN_KEEP = frozenset({"tokenId"})
@@ -72,17 +80,72 @@ def _record_objects(entry: LogEntry, policy: RedactionPolicy) -> Iterator[dict[s
         yield {"offset": entry.batch.base_offset + i, **obj}
 
 
+class TransactionTracker:
+    """Follows the log's metadata transaction (KIP-868) as records go by, as Kafka's loader does.
+
+    A log that ends between a `BeginTransactionRecord` and its `End`/`AbortTransactionRecord`
+    is readable, but a controller taking over would abort that transaction and drop every record
+    in it, so `inspect` flags it (exit 1) instead of calling the log fine. Snapshot records do
+    not count: a snapshot never holds an open transaction, and its offsets start at 0.
+    """
+
+    def __init__(self) -> None:
+        self._begin: tuple[str | None, int] | None = None
+        self._pending = 0
+
+    def see(self, entry: LogEntry, obj: dict[str, Any]) -> None:
+        """Account for one record (`obj` as `inspect_json_lines` yields it) of `entry`."""
+        if entry.file.suffix == ".checkpoint":
+            return
+        kind = obj.get("type")
+        if kind == "BEGIN_TRANSACTION_RECORD":
+            data = obj.get("data")
+            name = data.get("name") if isinstance(data, dict) else None
+            self._begin = (name if isinstance(name, str) else None, int(obj["offset"]))
+            self._pending = 0
+        elif kind in ("END_TRANSACTION_RECORD", "ABORT_TRANSACTION_RECORD"):
+            self._begin = None
+        elif self._begin is not None and not entry.batch.is_control:
+            self._pending += 1
+
+    @property
+    def open(self) -> OpenTransaction | None:
+        """The transaction still open after the records seen so far, if any."""
+        if self._begin is None:
+            return None
+        return OpenTransaction(self._begin[0], self._begin[1], self._pending)
+
+
+def open_transaction_message(txn: OpenTransaction) -> str:
+    """What `inspect` says about a log that ends inside an open transaction."""
+    name = repr(txn.name) if txn.name is not None else "(unnamed)"
+    return (f"the log ends inside an open metadata transaction: BeginTransactionRecord {name} "
+            f"at offset {txn.begin_offset} has no EndTransactionRecord or "
+            f"AbortTransactionRecord after it; a controller would abort it and drop its "
+            f"{txn.pending_records} record(s)")
+
+
 def inspect_json_lines(
-    source: LogSource, policy: RedactionPolicy = RedactionPolicy.STRICT
+    source: LogSource,
+    policy: RedactionPolicy = RedactionPolicy.STRICT,
+    transactions: TransactionTracker | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Yield `{"offset","type","version","data"}` per record, snapshots first, then the log.
+
+    Args:
+        source: the log.
+        policy: redaction policy.
+        transactions: when given, sees every record (ask it `open` at the end).
 
     Raises:
         LogCorruptionError: at the first damaged batch (everything before it was yielded).
         VoterUnavailableError: a file cannot be read.
     """
     for entry in source.entries():
-        yield from _record_objects(entry, policy)
+        for obj in _record_objects(entry, policy):
+            if transactions is not None:
+                transactions.see(entry, obj)
+            yield obj
 
 
 @dataclass
@@ -93,6 +156,7 @@ class InspectSummary:
     type_counts: Counter[str] = field(default_factory=Counter)
     records: list[dict[str, Any]] = field(default_factory=list)
     total_records: int = 0
+    open_transaction: OpenTransaction | None = None
 
 
 def _header(console: Console, source: LogSource) -> None:
@@ -185,10 +249,12 @@ def render_inspect(
     """
     _header(console, source)
     summary = InspectSummary()
+    transactions = TransactionTracker()
     try:
         for entry in source.entries():
             summary.batches.append(entry)
             for obj in _record_objects(entry, policy):
+                transactions.see(entry, obj)
                 summary.type_counts[obj["type"]] += 1
                 summary.total_records += 1
                 if len(summary.records) < max_records:
@@ -200,4 +266,7 @@ def render_inspect(
         if max_records > 0:
             console.print(_records_table(summary, max_records))
         console.print(Text(f"{len(summary.batches)} batches, {summary.total_records} records"))
+    summary.open_transaction = transactions.open
+    if summary.open_transaction is not None:
+        console.print(Text("WARNING: " + open_transaction_message(summary.open_transaction)))
     return summary
