@@ -3,7 +3,8 @@
 Transcribed, like the record table in `writers._schema` and with the same builders, from Kafka
 3.9's `clients/src/main/resources/common/message/*.json`: the request and response headers,
 ApiVersions (18), Fetch (1), Vote (52), BeginQuorumEpoch (53), EndQuorumEpoch (54),
-DescribeQuorum (55), FetchSnapshot (59) and ControllerRegistration (70). The same code
+DescribeQuorum (55), FetchSnapshot (59), ControllerRegistration (70) and RemoveRaftVoter (81,
+to give the stand-in's slot back under kraft.version 1). The same code
 generator (`writers._codegen`) turns each (message, version) into an encoder and a decoder; the
 only additions the protocol needs over the record table are per-message `flexibleVersions`
 (BeginQuorumEpoch and EndQuorumEpoch v0 and ApiVersions v0-2 are not flexible: int16 string
@@ -166,6 +167,10 @@ _REQUESTS = (
                  _f("ReplicaDirectoryId", "uuid", "1+", tagged="1+", tag=0, ignorable=True),
              )),
          ))),
+    _msg("request", 81, "RemoveRaftVoterRequest", "0", "0+",
+         _f("ClusterId", "string", nullable="0+"),
+         _f("VoterId", "int32"),
+         _f("VoterDirectoryId", "uuid")),
     _msg("request", 70, "ControllerRegistrationRequest", "0", "0+",
          _f("ControllerId", "int32"),
          _f("IncarnationId", "uuid"),
@@ -311,6 +316,10 @@ _RESPONSES = (
              )),
          )),
          _node_endpoints("1+")),
+    _msg("response", 81, "RemoveRaftVoterResponse", "0", "0+",
+         _f("ThrottleTimeMs", "int32"),
+         _f("ErrorCode", "int16"),
+         _f("ErrorMessage", "string", nullable="0+", ignorable=True)),
     _msg("response", 70, "ControllerRegistrationResponse", "0", "0+",
          _f("ThrottleTimeMs", "int32"),
          _f("ErrorCode", "int16"),

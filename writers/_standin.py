@@ -32,8 +32,9 @@ What it does, following Kafka 3.9's `KafkaRaftClient`/`LeaderState` (facts, not 
   epoch. Afterwards it grants votes to candidates whose log is at least as long as its own, and
   answers Fetch with NOT_LEADER_OR_FOLLOWER.
 
-Not implemented: TLS or SASL on the controller listener, kraft.version 1 (dynamic voters:
-Vote/BeginQuorumEpoch v1 with directory ids), snapshots (FetchSnapshot), follower mode.
+TLS: with `tls_server`/`tls_client` the listener and the outbound connections speak TLS, as a
+controller listener mapped to SSL does. Not implemented: SASL on the controller listener,
+snapshots (FetchSnapshot), follower mode (the stand-in never truncates its own log).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import logging
+import ssl
 import struct
 import threading
 import time
@@ -187,6 +189,11 @@ class StandInLeader:
         commit_timeout_s: how long an append waits for a majority to commit before
             `VoterUnavailableError`.
         clock: milliseconds, for the handover measure.
+        tls_server: the listener's TLS context when the controller listener's security protocol
+            is SSL (its certificate must be valid for the voter entry's host; require client
+            certificates in it when the controllers set `ssl.client.auth=required`).
+        tls_client: the TLS context the stand-in connects to the other voters with (trusting
+            their certificates; with a client certificate for `ssl.client.auth=required`).
 
     Raises:
         VoterStateError: `node_id` is not among `voters`, or the log dir belongs elsewhere.
@@ -204,6 +211,8 @@ class StandInLeader:
         commit_timeout_s: float = 60.0,
         begin_retry_s: float = 0.5,
         clock: Callable[[], float] = lambda: time.monotonic() * 1000.0,
+        tls_server: ssl.SSLContext | None = None,
+        tls_client: ssl.SSLContext | None = None,
     ) -> None:
         if node_id not in voters:
             raise VoterStateError(
@@ -215,6 +224,8 @@ class StandInLeader:
         self.commit_timeout_s = commit_timeout_s
         self.begin_retry_s = begin_retry_s
         self._clock = clock
+        self._tls_server = tls_server
+        self._tls_client = tls_client
         self._dir = VoterDir(Path(log_dir), node_id=node_id, cluster_id=cluster_id)
         self._index = _LogIndex()
         for b in self._dir.batches_from(0):
@@ -252,7 +263,8 @@ class StandInLeader:
     async def _start_server(self) -> None:
         host, port = self.listen
         try:
-            self._server = await asyncio.start_server(self._serve, host, port)
+            self._server = await asyncio.start_server(self._serve, host, port,
+                                                      ssl=self._tls_server)
         except OSError as exc:
             raise VoterUnavailableError(
                 f"stand-in {self.node_id}: cannot listen on {host}:{port}: {exc.strerror or exc}"
@@ -355,7 +367,9 @@ class StandInLeader:
         host, port = self.voters[node]
 
         async def go() -> dict[str, Any]:
-            reader, writer = await asyncio.open_connection(host, port)
+            reader, writer = await asyncio.open_connection(
+                host, port, ssl=self._tls_client,
+                server_hostname=host if self._tls_client is not None else None)
             try:
                 writer.write(encode_request(api_key, version, 1, f"zk2kraft-standin-{self.node_id}",
                                             body))
@@ -378,7 +392,8 @@ class StandInLeader:
                 payload = await reader.readexactly(size)
                 writer.write(await self._answer(payload))
                 await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+        except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError,
+                asyncio.CancelledError):
             pass  # the peer went away, or close() is stopping the server
         except Exception:  # a bug or a malformed request: log it, drop this connection only
             log.exception("stand-in %d: closing a connection after an error", self.node_id)

@@ -9,16 +9,22 @@ stand for election without waiting for its timeout.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import re
+import socket
+import ssl
+import struct
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tests.support.kafka import KafkaController, free_port, random_cluster_id, storage_format
-from writers import StandInLeader
+from writers import StandInLeader, decode_response, encode_request
 
-__all__ = ["LONG_ELECTION", "StandInQuorum", "follower_segments", "standin_quorum"]
+__all__ = ["LONG_ELECTION", "StandInQuorum", "follower_segments", "remove_raft_voter",
+           "standin_quorum", "transitions"]
 
 LONG_ELECTION = {
     "controller.quorum.election.timeout.ms": "30000",
@@ -35,6 +41,8 @@ class StandInQuorum:
     controllers: list[KafkaController]
     standin_dir: Path
     cluster_id: str
+    ports: dict[int, int]
+    directory_ids: dict[int, str]
 
     def controller(self, node_id: int) -> KafkaController:
         return next(c for c in self.controllers if c.node_id == node_id)
@@ -54,22 +62,58 @@ def standin_quorum(
     heap: str = "256m",
     elect_timeout_s: float = 150.0,
     extra: Mapping[str, str] | None = None,
+    dynamic: bool = False,
+    pki: Mapping[str, Path] | None = None,
 ) -> Iterator[StandInQuorum]:
     """Start the controllers (formatted, long election timeout), let the stand-in win epoch 1,
     and wait until every controller logs that it follows the stand-in. `extra` adds controller
     properties (e.g. a short `controller.quorum.fetch.timeout.ms` so that a dead stand-in is
     noticed quickly; the election timeout stays long so the stand-in still wins first).
+    `dynamic` formats every voter, the stand-in's directory included, with kraft.version 1
+    (`kafka-storage format --initial-controllers`) and gives the controllers
+    `controller.quorum.bootstrap.servers` instead of `controller.quorum.voters`.
+    `pki` (`make_pki`'s files) maps the controller listener to SSL with PEM stores and client
+    certificates required, and gives the stand-in the matching TLS contexts.
 
     Everything is stopped on exit; a controller that cannot start fails the caller with its log.
     """
     ids = [standin_id, *controller_ids]
     ports = {n: free_port() for n in ids}
     cluster = random_cluster_id()
+    dir_ids = {n: base64.urlsafe_b64encode(bytes([n % 251 + 1]) * 16).decode()[:22] for n in ids}
+    props = {**LONG_ELECTION, **(extra or {})}
+    format_args: list[str] = []
+    tls_server = tls_client = None
+    if pki is not None:
+        props.update({
+            "listener.security.protocol.map": "CONTROLLER:SSL",
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.location": str(pki["server_keystore"]),
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": str(pki["ca"]),
+            "ssl.client.auth": "required",
+        })
+        tls_server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=str(pki["ca"]))
+        tls_server.load_cert_chain(pki["server_cert"], pki["server_key"])
+        tls_server.verify_mode = ssl.CERT_REQUIRED
+        tls_client = ssl.create_default_context(cafile=str(pki["ca"]))
+        tls_client.load_cert_chain(pki["client_cert"], pki["client_key"])
+    if dynamic:
+        props["controller.quorum.voters"] = ""
+        props["controller.quorum.bootstrap.servers"] = ",".join(
+            f"127.0.0.1:{ports[n]}" for n in ids)
+        format_args = ["--initial-controllers", ",".join(
+            f"{n}@127.0.0.1:{ports[n]}:{dir_ids[n]}" for n in ids)]
+        # the stand-in's directory is formatted by Kafka too (its bootstrap checkpoint holds
+        # the initial voter set); this node is configured only to be formatted, never started
+        formatter = KafkaController(root / f"node{standin_id}", root / f"meta{standin_id}",
+                                    node_id=standin_id, quorum=ports, extra=props)
+        storage_format(formatter.config_path, cluster, extra=format_args)
     nodes = []
     for n in controller_ids:
         node = KafkaController(root / f"node{n}", root / f"meta{n}", node_id=n, quorum=ports,
-                               heap=heap, extra={**LONG_ELECTION, **(extra or {})})
-        storage_format(node.config_path, cluster)
+                               heap=heap, extra=props)
+        storage_format(node.config_path, cluster, extra=format_args)
         nodes.append(node)
     standin: StandInLeader | None = None
     try:
@@ -78,18 +122,43 @@ def standin_quorum(
         standin = StandInLeader(
             standin_id, listen=("127.0.0.1", ports[standin_id]),
             voters={n: ("127.0.0.1", p) for n, p in ports.items()},
-            log_dir=root / f"meta{standin_id}", cluster_id=cluster)
+            log_dir=root / f"meta{standin_id}", cluster_id=cluster,
+            tls_server=tls_server, tls_client=tls_client)
         standin.elect(elect_timeout_s)
         for node in nodes:
             node.wait_started()
         for node in nodes:
             node.wait_for_log(FOLLOWING.replace("3000", str(standin_id)), 60)
-        yield StandInQuorum(standin, nodes, root / f"meta{standin_id}", cluster)
+        yield StandInQuorum(standin, nodes, root / f"meta{standin_id}", cluster, ports,
+                            dir_ids if dynamic else {})
     finally:
         if standin is not None:
             standin.close()
         for node in nodes:
             node.stop()
+
+
+def remove_raft_voter(
+    port: int, cluster_id: str, voter_id: int, directory_id: str
+) -> dict[str, Any]:
+    """Send RemoveRaftVoter v0 (what `kafka-metadata-quorum remove-controller` sends) to the
+    controller listening on `port`; returns the response body."""
+    frame = encode_request(81, 0, 1, "zk2kraft-test", {
+        "clusterId": cluster_id, "voterId": voter_id, "voterDirectoryId": directory_id})
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(frame)
+        size = struct.unpack(">i", _read(sock, 4))[0]
+        return decode_response(81, 0, _read(sock, size))[1]
+
+
+def _read(sock: socket.socket, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("controller closed the connection")
+        buf += chunk
+    return buf
 
 
 def transitions(node: KafkaController) -> list[str]:

@@ -1,0 +1,42 @@
+"""The stand-in on a TLS controller listener: real 3.9.1 controllers with
+`listener.security.protocol.map=CONTROLLER:SSL`, PEM key and trust stores and
+`ssl.client.auth=required` follow it and take over from it, exactly as over PLAINTEXT.
+
+The certificates come from the same throwaway CA as the ZooKeeper TLS tests (valid for
+127.0.0.1); the stand-in presents a client certificate when it connects to the controllers and
+requires theirs when they connect to it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_zkreader_tls import make_pki
+from tests.support.standin import standin_quorum
+from writers import MetadataRecord
+
+pytestmark = [pytest.mark.oracle, pytest.mark.slow]
+
+
+def test_controllers_follow_the_standin_over_tls_and_take_over(tmp_path: Path) -> None:
+    pki_dir = tmp_path / "pki"
+    pki_dir.mkdir()
+    pki = dict(make_pki(pki_dir))
+    pki["server_keystore"] = pki_dir / "server.keystore.pem"
+    with standin_quorum(tmp_path / "q", pki=pki) as q:
+        for c in q.controllers:
+            assert "CONTROLLER:SSL" in c.config_path.read_text()
+        result = q.standin.append_records(
+            [MetadataRecord("FEATURE_LEVEL_RECORD", 0,
+                            {"name": "metadata.version", "featureLevel": 21})],
+            timestamp_ms=1_700_000_000_000)
+        assert q.standin.durable_offset == result.last_offset == 1
+        handover = q.standin.resign()
+        assert handover.new_leader in (3001, 3002) and handover.new_epoch == 2
+        q.controller(handover.new_leader).wait_for_log(r"Becoming the active controller", 60)
+        served = dict(q.standin.requests_served)
+    # everything the controllers sent the stand-in arrived over TLS (the listener has no
+    # plaintext side) and was answered
+    assert served.get("Fetch", 0) >= 2 and served.get("ApiVersions", 0) >= 2
