@@ -42,6 +42,7 @@ from migrate._cmd_snapshot import read_snapshot
 from migrate._engine import IN_PROCESS, EngineChoice, choose_engine
 from migrate._findings import Finding
 from migrate._pipeline import (
+    DEFAULT_RECORDS_PER_BATCH,
     EncodedLog,
     encode_log,
     plan_batches,
@@ -55,12 +56,15 @@ from migrate._progress import ProgressBars
 from migrate._spark import SparkRuntime, SparkStarter
 from migrate._voterargs import check_voter_flags
 from migrate.translate import TranslationOptions, TranslationResult, require_target
+from verify import quorum_state_facts, voter_file_differences
 from writers import (
     LATEST_PRODUCTION,
     METADATA_PARTITION_DIR,
     ExpectedLog,
     MetadataVersion,
     StagedVoter,
+    VoterDir,
+    VoterFileFormatError,
     VoterStateError,
     VoterUnavailableError,
     fault_point,
@@ -81,6 +85,8 @@ __all__ = [
     "VoterTarget",
     "blockers_message",
     "check_voters",
+    "expected_log",
+    "voter_state_findings",
     "run_bulk",
 ]
 
@@ -152,12 +158,96 @@ def check_voters(voters: Sequence[tuple[int, Path]] | None) -> list[VoterTarget]
 # ----------------------------------------------------------------------------- voter states
 
 
-def _voter_holds(target: VoterTarget, cluster_id: str, expected: ExpectedLog) -> bool:
+def expected_log(values: Sequence[bytes], snapshot: ClusterSnapshot, *,
+                 records_per_batch: int = DEFAULT_RECORDS_PER_BATCH) -> ExpectedLog:
+    """What `migrate` would write for these encoded records (size, digest, last offset).
+
+    `plan --voter` judges voters against this, so plan and migrate agree on every voter.
+    """
+    return ExpectedLog.of(plan_batches(values, base_offset=0, leader_epoch=LEADER_EPOCH,
+                                       timestamp_ms=snapshot_timestamp_ms(snapshot),
+                                       records_per_batch=records_per_batch))
+
+
+def voter_state_findings(targets: Sequence[VoterTarget], cluster_id: str,
+                         expected: ExpectedLog) -> list[Finding]:
+    """Every voter `migrate` would refuse, as a `VOTER_STATE` blocker naming its directory.
+
+    Raises:
+        VoterFileFormatError: a voter's file is damaged (exit 2).
+        VoterUnavailableError: a voter cannot be read (exit 3).
+    """
+    out: list[Finding] = []
+    all_ids = [t.node_id for t in targets]
+    for t in targets:
+        try:
+            _voter_holds(t, cluster_id, expected, all_ids)
+        except VoterFileFormatError:
+            raise
+        except VoterStateError as exc:
+            out.append(Finding("VOTER_STATE", str(exc), str(t.path)))
+    return out
+
+
+def _refuse_used_quorum_state(target: VoterTarget, partition: Path) -> None:
+    """Refuse a voter whose `quorum-state` shows it took part in a quorum (issue 7).
+
+    Writing a fresh log with epoch 1 over a voter that was at epoch 5, or voted for 3002, would
+    let it vote again in epochs it already voted in: Raft's one vote per epoch breaks.
+    """
+    state = quorum_state_facts(partition)
+    if state is None:
+        return
+    if state.leader_epoch > LEADER_EPOCH or state.voted_id != -1:
+        raise VoterStateError(
+            f"voter {target.node_id} ({target.path}) holds {partition / 'quorum-state'} at "
+            f"epoch {state.leader_epoch} (votedId {state.voted_id}, leaderId "
+            f"{state.leader_id}): it has been part of a running quorum, and a migrated log "
+            f"starts at epoch {LEADER_EPOCH}. Refusing to reset it: move the directory aside "
+            "(or point --voter at an empty one)"
+        )
+
+
+def _own_quorum_state(partition: Path) -> bool:
+    """True if `quorum-state` is absent or one a migration wrote (epoch 1, no vote cast).
+
+    Such a file can be rewritten for a new voter set (a voter added to the --voter list): no
+    controller has acted on it yet.
+    """
+    state = quorum_state_facts(partition)
+    return state is None or (state.leader_epoch == LEADER_EPOCH and state.voted_id == -1)
+
+
+def _refresh_quorum_state(target: VoterTarget, all_ids: Sequence[int], leader_id: int,
+                          cluster_id: str) -> bool:
+    """Make an unchanged voter's own `quorum-state` name the voter set of this run.
+
+    Returns:
+        True if the file was rewritten.
+    """
+    partition = target.path / METADATA_PARTITION_DIR
+    state = quorum_state_facts(partition)
+    if (state is not None and state.voters == frozenset(all_ids)
+            and state.leader_id == leader_id):
+        return False
+    voter = VoterDir(target.path, node_id=target.node_id, cluster_id=cluster_id)
+    try:
+        voter.write_quorum_state(leader_epoch=LEADER_EPOCH, voters=list(all_ids),
+                                 leader_id=leader_id)
+    finally:
+        voter.close()
+    return True
+
+
+def _voter_holds(target: VoterTarget, cluster_id: str, expected: ExpectedLog,
+                 all_ids: Sequence[int] = ()) -> bool:
     """True if the voter already holds exactly this log; False if it holds none.
 
     Raises:
-        VoterStateError: it holds another cluster's or node's metadata, or a different log
-            (exit 1, says what it holds).
+        VoterStateError: it holds another cluster's or node's metadata, a different log, a
+            quorum-state from a running quorum, or this log with files a controller would
+            refuse (exit 1, says what it holds).
+        VoterFileFormatError: one of its files is damaged (exit 2).
         VoterUnavailableError: it cannot be read.
     """
     path = target.path
@@ -179,6 +269,7 @@ def _voter_holds(target: VoterTarget, cluster_id: str, expected: ExpectedLog) ->
         return False
     source = open_log_source(partition)
     if not source.segments and not source.snapshots:
+        _refuse_used_quorum_state(target, partition)
         return False
     if source.snapshots:
         raise VoterStateError(
@@ -196,6 +287,19 @@ def _voter_holds(target: VoterTarget, cluster_id: str, expected: ExpectedLog) ->
         h.update(data)
         size += len(data)
     if size == expected.size and h.hexdigest() == expected.digest:
+        # the same log, but would a controller start on this directory? (never a false no-op)
+        broken = voter_file_differences([(target.node_id, path)], cluster_id=cluster_id,
+                                        voter_ids=list(all_ids) or [target.node_id])
+        if _own_quorum_state(partition):  # ours, at epoch 1 with no vote: rewritten, not judged
+            broken = tuple(d for d in broken if not d.field.startswith("quorum-state"))
+        if broken:
+            what = "; ".join(f"{d.field}: expected {d.zookeeper}, found {d.quorum}"
+                             for d in broken)
+            raise VoterStateError(
+                f"voter {target.node_id} ({path}) holds this migration's log, but a controller "
+                f"would not start on it: {what}. Refusing it as it stands: fix the file(s) "
+                "or move the directory aside and migrate again"
+            )
         return True
     last = -1
     for entry in source.entries():
@@ -233,7 +337,7 @@ class BulkOptions:
     password_encoder_secret: str | None = field(default=None, repr=False)
     spark_master: str = "auto"
     overrides: frozenset[str] = frozenset()
-    records_per_batch: int = 2000
+    records_per_batch: int = DEFAULT_RECORDS_PER_BATCH
     offline: bool = False
     target_kafka: str = "3.9"
 
@@ -248,6 +352,8 @@ class BulkOutcome:
         batches: number of batches in the log.
         written: node ids whose directories were written now.
         unchanged: node ids that already held exactly this log (no-op).
+        requorumed: of those, the ones whose own `quorum-state` was rewritten for this run's
+            voter set (a voter was added): not a no-op.
         engine: "spark" or "in-process".
         engine_choice: the engine and why it was chosen (None when refused before choosing).
         times_s: wall seconds per stage: read, translate_encode, write, total.
@@ -259,6 +365,7 @@ class BulkOutcome:
     batches: int = 0
     written: list[int] = field(default_factory=list)
     unchanged: list[int] = field(default_factory=list)
+    requorumed: list[int] = field(default_factory=list)
     engine: str = ""
     engine_choice: EngineChoice | None = None
     times_s: dict[str, float] = field(default_factory=dict)
@@ -272,7 +379,7 @@ class BulkOutcome:
     @property
     def no_op(self) -> bool:
         """True when every voter already held this exact migration."""
-        return not self.written and bool(self.unchanged)
+        return not self.written and not self.requorumed and bool(self.unchanged)
 
     def to_json(self) -> dict[str, object]:
         """The `migrate --json` document: the plan summary plus the window and log facts."""
@@ -431,15 +538,17 @@ def _run_locked(
     outcome.last_offset = expected.last_offset
     outcome.batches = len(batches)
     pending = []
-    for t in targets:
-        if _voter_holds(t, cluster_id, expected):
-            outcome.unchanged.append(t.node_id)
-        else:
-            pending.append(t)
     # No leader named in quorum-state: every controller starts unattached in the log's epoch and
     # the first election (epoch 2) picks one. Naming voter X leader of epoch 1 made X start
     # "resigned" while the others fetched from it (NotControllerException, issue 10).
     ids, leader = [t.node_id for t in targets], -1
+    for t in targets:
+        if _voter_holds(t, cluster_id, expected, ids):
+            if _refresh_quorum_state(t, ids, leader, cluster_id):
+                outcome.requorumed.append(t.node_id)
+            outcome.unchanged.append(t.node_id)
+        else:
+            pending.append(t)
     if pending:
         stage_and_promote([t.staged for t in pending], cluster_id=cluster_id, batches=batches,
                           quorum_voters=ids, leader_id=leader, leader_epoch=LEADER_EPOCH,

@@ -106,11 +106,18 @@ def _print(outcome: BulkOutcome, *, source: str, to_stderr: bool, offline: bool)
     if outcome.no_op:
         line = (f"no-op: voter(s) {_ids(outcome.unchanged)} already hold this exact migration "
                 f"({outcome.batches} batches, last offset {outcome.last_offset}); nothing written")
+    elif not outcome.written:
+        line = (f"voter(s) {_ids(outcome.unchanged)} already held this migration's log "
+                f"({outcome.batches} batches, last offset {outcome.last_offset}); rewrote the "
+                f"quorum-state of voter(s) {_ids(outcome.requorumed)} for the voter set "
+                f"{_ids(outcome.unchanged)}")
     else:
         line = (f"migrated: wrote {outcome.batches} batches (offsets 0..{outcome.last_offset}, "
                 f"leader epoch 1) to voter(s) {_ids(outcome.written)}")
         if outcome.unchanged:
             line += f"; voter(s) {_ids(outcome.unchanged)} already held it (unchanged)"
+        if outcome.requorumed:
+            line += f"; quorum-state of voter(s) {_ids(outcome.requorumed)} rewritten"
     times = ", ".join(f"{k} {v:.2f}s" for k, v in outcome.times_s.items())
     console.print(line, markup=False, highlight=False)
     choice = outcome.engine_choice

@@ -116,9 +116,13 @@ def run(args: argparse.Namespace) -> int:
         from migrate._record_samples import record_samples
         from verify import voter_diffs
 
+        summary = _with_voter_blockers(summary, snapshot, result, voters)
         samples = record_samples(result.records)
         diffs = voter_diffs(snapshot, voters)
-    document = orjson.dumps(summary.to_json(), option=orjson.OPT_INDENT_2) + b"\n"
+    doc = summary.to_json()
+    if voters:
+        doc["voters"] = [_voter_json(d) for d in diffs]
+    document = orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
     if json_to_stdout:
         sys.stdout.buffer.write(document)
         sys.stdout.flush()
@@ -135,6 +139,41 @@ def run(args: argparse.Namespace) -> int:
         _print_tables(summary, samples, diffs, source=args.zookeeper,
                       to_stderr=json_to_stdout or html_to_stdout)
     return 1 if summary.report.blockers else 0
+
+
+def _with_voter_blockers(summary: PlanSummary, snapshot: ClusterSnapshot,
+                         result: TranslationResult,
+                         voters: Sequence[tuple[int, Path]]) -> PlanSummary:
+    """Add a `VOTER_STATE` blocker for every voter `migrate` would refuse (the same check).
+
+    `migrate` refuses a voter that holds another cluster's or node's files, a different log, a
+    quorum-state from a running quorum, or this very log with files a controller would not
+    start on; plan runs that check against the bytes migrate would write, so the two agree.
+    """
+    if snapshot.cluster_id is None:  # CLUSTER_ID_MISSING already blocks
+        return summary
+    from migrate._bulk import VoterTarget, expected_log, voter_state_findings
+    from writers import encode_record
+
+    expected = expected_log([encode_record(r) for r in result.records], snapshot)
+    targets = [VoterTarget(node_id, Path(d).expanduser().resolve()) for node_id, d in voters]
+    found = voter_state_findings(targets, snapshot.cluster_id.cluster_id, expected)
+    if not found:
+        return summary
+    report = type(summary.report)(summary.report.blockers + tuple(found),
+                                  summary.report.warnings)
+    return PlanSummary(report, summary.records, summary.brokers, summary.topics,
+                       summary.partitions)
+
+
+def _voter_json(d: VoterDiff) -> dict[str, object]:
+    """One voter of `plan --json`'s `voters`: its directory and how its log differs."""
+    if d.parity is None:
+        return {"node_id": d.node_id, "directory": str(d.directory), "holds_log": False,
+                "parity": None, "differences": []}
+    parity = d.parity.to_json()
+    return {"node_id": d.node_id, "directory": str(d.directory), "holds_log": True,
+            "parity": parity["parity"], "differences": parity["differences"]}
 
 
 def _print_tables(

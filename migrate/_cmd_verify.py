@@ -36,6 +36,7 @@ from verify import (
     read_voters,
     render_parity,
     transaction_differences,
+    voter_file_differences,
 )
 from zkreader import ClusterSnapshot
 
@@ -61,8 +62,10 @@ def _compare(
     args: argparse.Namespace, logs: VoterLogs, snapshot: ClusterSnapshot
 ) -> ParityReport:
     expected = expected_image(snapshot)
-    extra = logs.differences + transaction_differences(logs.loaded)
     p = logs.loaded.provenance
+    cluster_id = snapshot.cluster_id.cluster_id if snapshot.cluster_id is not None else None
+    extra = (logs.differences + transaction_differences(logs.loaded)
+             + voter_file_differences(args.voters, cluster_id=cluster_id))
     voter_ids: list[JsonValue] = [node_id for node_id, _ in args.voters]
     provenance: dict[str, JsonValue] = {
         "voters": voter_ids,

@@ -35,6 +35,7 @@ from verify._report import (
     format_value,
     is_sensitive_config,
 )
+from verify._voter_files import quorum_state_facts, voter_file_differences
 from verify._voters import (
     VoterDiff,
     VoterLogs,
@@ -72,6 +73,8 @@ from verify.image import (
 )
 
 __all__ = [
+    "quorum_state_facts",
+    "voter_file_differences",
     "VoterDiff",
     "VoterLogs",
     "first_difference",

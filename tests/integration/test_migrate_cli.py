@@ -192,6 +192,13 @@ def test_a_new_empty_voter_is_filled_next_to_ones_already_holding_the_log(
     assert result.returncode == 0, result.stderr
     assert "already held it (unchanged)" in result.stdout
     assert log_bytes(tmp_path / "c3002") == log_bytes(tmp_path / "c3000")
+    # the voters that kept their log now name the new voter set, as the new one does
+    for v in (3000, 3001, 3002):
+        state = json.loads((tmp_path / f"c{v}" / "__cluster_metadata-0" / "quorum-state")
+                           .read_text())
+        assert state["currentVoters"] == [{"voterId": 3000}, {"voterId": 3001},
+                                          {"voterId": 3002}]
+        assert (state["leaderEpoch"], state["leaderId"], state["votedId"]) == (1, -1, -1)
 
 
 def test_blockers_refuse_with_exit_1_and_write_nothing(

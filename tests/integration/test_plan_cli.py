@@ -484,15 +484,31 @@ def test_voter_diff_after_migrate_then_drift(
     data["isr"] = data["isr"][:1]
     cluster.client.set(state, _j(data))
     page = tmp_path / "plan.html"
+    doc_path = tmp_path / "plan.json"
     code, out, err = run_plan("--voter", f"3000={voter}", "--html", str(page),
-                              zookeeper=cluster.connect)
-    assert code == 0, err  # differences are reported, but only blockers fail a plan
+                              "--json", str(doc_path), zookeeper=cluster.connect)
+    # migrate would refuse this voter (it holds a different log now), so plan blocks: the two
+    # agree (issue 7, defect 6)
+    assert code == 1, err
+    assert "VOTER_STATE" in out and str(voter) in out
     # the ISR changed, and so did the state znode's version (the partition epoch)
     assert "2 differences" in out, out
     assert "topic-00000-0" in out and "isr" in out and "partitionEpoch" in out
+    doc = json.loads(doc_path.read_text())
+    assert [(b["code"], b["path"]) for b in doc["blockers"]] == [("VOTER_STATE", str(voter))]
+    assert [(v["node_id"], v["holds_log"], v["parity"]) for v in doc["voters"]] == [
+        (3000, True, False)]
+    assert sorted((d["kind"], d["key"], d["field"]) for d in doc["voters"][0]["differences"]) \
+        == [("partition", "topic-00000-0", "isr"),
+            ("partition", "topic-00000-0", "partitionEpoch")]
     html = page.read_text()
     assert "topic-00000" in html and "isr" in html
     # plan wrote nothing into the voter
+    assert sorted(p.name for p in (voter / "__cluster_metadata-0").iterdir()) == before
+    # ... and migrate refuses it, as plan said
+    code = main(["migrate", "--zookeeper", cluster.connect, "--voter", f"3000={voter}",
+                 "--cutover", "none", "--quiet"])
+    assert code == 1
     assert sorted(p.name for p in (voter / "__cluster_metadata-0").iterdir()) == before
 
 
