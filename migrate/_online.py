@@ -73,6 +73,7 @@ from zkreader import (
     FenceToken,
     MigrationState,
     ZkSession,
+    ZkSessionExpiredError,
     ZkUnreachableError,
     changed_entities,
     claim_json,
@@ -279,6 +280,7 @@ class _Run:
         self._last_lag = 0.0
         self._warned: set[str] = set()
         self._last_ts = 0
+        self._applied_early = False
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -353,10 +355,18 @@ class _Run:
                 self._precopy()
             self._mirror_until_cutover()
             t0, token = self._fence()
-        if not j.at_least("drained"):
-            t1 = self._drain()
-        if not j.at_least("migration"):
-            self._write_migration(token)
+        try:
+            if not j.at_least("drained"):
+                t1 = self._drain(token)
+            if not j.at_least("migration"):
+                self._write_migration(token)
+        except VoterUnavailableError as exc:
+            raise VoterUnavailableError(
+                f"{exc}. ZooKeeper IS fenced (/controller claimed by {self.controller_id}, "
+                f"/controller_epoch {token.controller_epoch}) but the log is not closed and "
+                "/migration does not name it, so the cluster has no controller: make a "
+                "majority of voters writable and re-run this same command (it resumes the drain "
+                "from the journal), or run `zk2kraft rollback` to hand ZooKeeper back") from exc
         t2 = self._handoff(token)
         if t0 is not None and t1 is not None:
             self.out.window_tool_ms = (t1 - t0) * 1000.0
@@ -443,7 +453,8 @@ class _Run:
         self._rate.append((self.clock(), len(events)))
         return len(delta)
 
-    def _delta(self, events: list[ChangeEvent], *, watch: bool) -> list[MetadataRecord]:
+    def _delta(self, events: list[ChangeEvent], *, watch: bool, append: bool = True
+               ) -> list[MetadataRecord]:
         """Re-read what the events name (watches re-armed) and append the delta, durably.
 
         After a session expiry the watches are gone and nobody knows what changed while they
@@ -453,22 +464,30 @@ class _Run:
             snapshot = self._read(watch=watch)
             delta = self.log.records.delta_to(self._translate(snapshot))  # updates the state
             if delta:
-                self.quorum.append_records(delta, timestamp_ms=self._ts(snapshot))
                 self.log.image = apply_records(self.log.image, delta)
-                self.journal.save(last_durable_offset=self.quorum.durable_offset)
+                self._applied_early = True
+                if append:
+                    self.quorum.append_records(delta, timestamp_ms=self._ts(snapshot))
+                    self.journal.save(last_durable_offset=self.quorum.durable_offset)
             self.sink.say(f"re-read the whole tree after the session expiry: {len(delta)} "
-                          "record(s) of difference written")
+                          "record(s) of difference")
             return delta
-        keys = self._retrying(lambda: changed_entities(self.session, [e.path for e in events],
-                                                       watch=watch))
-        if not keys:
-            return []
-        part = self._retrying(lambda: read_entities(self.session, keys, watch=watch))
+        try:
+            keys = self._retrying(lambda: changed_entities(
+                self.session, [e.path for e in events], watch=watch))
+            if not keys:
+                return []
+            part = self._retrying(lambda: read_entities(self.session, keys, watch=watch))
+        except _SessionExpired:
+            return self._delta(events, watch=watch)  # the whole-tree branch above (appends)
         result = delta_records(self.log.image, part, keys, self.topts)
         for b in result.blockers:
             self._warn_once(f"blocker:{b.code}:{b.path}", f"WARNING: {b.code} at {b.path}: "
                             f"{b.message} (left out of the log)")
-        self._append(result.records, part)
+        if append:
+            self._append(result.records, part)
+        else:
+            self._ts(part)
         return result.records
 
     def _retrying(self, fn: Callable[[], Any]) -> Any:
@@ -477,8 +496,11 @@ class _Run:
         while True:
             try:
                 return fn()
-            except ZkUnreachableError:
-                if self.session.expired.is_set() or self.clock() > deadline:
+            except ZkUnreachableError as exc:
+                if self.session.expired.is_set() or isinstance(exc, ZkSessionExpiredError):
+                    self.session.expired.set()
+                    raise _SessionExpired() from exc
+                if self.clock() > deadline:
                     raise
                 time.sleep(0.2)
 
@@ -550,12 +572,10 @@ class _Run:
                                     kraft_epoch=self.epoch, timestamp_ms=ts,
                                     on_sent=lambda: sent.append(self.clock()))
         t0 = sent[0]
-        _crash("fence_unjournaled")
-        self.journal.save(phase="fenced", fence=token.to_json())
+        # No journal write here: it would sit inside the window, and the `fencing` entry (our
+        # exact claim) already lets a resume read back that the fence applied.
         self.out.phase_ms["fence"] = (self.clock() - t0) * 1000.0
-        self.sink.say(f"fenced: /controller_epoch is now {token.controller_epoch}, /controller "
-                      f"is claimed by {self.controller_id} (kraftControllerEpoch {self.epoch}); "
-                      "ZooKeeper's controller can no longer write")
+        _crash("fence_unjournaled")
         _crash("after_fence")
         return t0, token
 
@@ -575,36 +595,44 @@ class _Run:
         self.journal.save(phase="mirror", claim=None)
         return None
 
-    def _drain(self) -> float | None:
+    def _drain(self, token: FenceToken) -> float | None:
+        """sync, re-read what was notified before the fence, append the final delta with
+        `ZkMigrationStateRecord(MIGRATION)` + `EndTransactionRecord` in one durable append: t1."""
         start = self.clock()
         state = self.log.records
         if state.migration_state is not None and not state.transaction_open:
-            self.journal.save(phase="drained", last_durable_offset=self.quorum.durable_offset)
+            self.journal.save(phase="drained", fence=token.to_json(),
+                              last_durable_offset=self.quorum.durable_offset)
             return None
         self.session.retrying(lambda: self.session.kazoo.sync("/"), "/")
-        if self.out.summary is None or self.out.resumed_from is not None and \
-                self.journal.at_least("fenced"):
-            # A resume after the fence: the notifications of the crashed run are gone, so the
-            # whole tree is compared (by record identity) once.
+        trailer = trailer_records(self.mv)
+        if self.out.summary is None or self.journal.at_least("fenced") or \
+                self.out.resumed_from is not None:
+            # A resume after the fence: the crashed run's notifications are gone, so the whole
+            # tree is compared once (by record identity; that state is updated by delta_to).
             snapshot = self._read(watch=False)
             if self.out.summary is None:
                 self.out.summary = self._judge(snapshot, after_fence=True)
             delta = state.delta_to(self._translate(snapshot))
             if delta:
-                self.quorum.append_records(delta, timestamp_ms=self._ts(snapshot))
                 self.log.image = apply_records(self.log.image, delta)
-                self.journal.save(last_durable_offset=self.quorum.durable_offset)
+            applied: list[MetadataRecord] = trailer
         else:
             snapshot = ClusterSnapshot()
-            delta = self._delta(self._pending(), watch=False)
+            self._applied_early = False
+            delta = self._delta(self._pending(), watch=False, append=False)
+            applied = trailer if self._applied_early else delta + trailer
         self.out.delta_records = len(delta)
         _crash("mid_drain")
-        trailer = trailer_records(self.mv)
-        self.quorum.append_records(trailer, timestamp_ms=self._ts(None))
+        self.quorum.append_records(delta + trailer, timestamp_ms=self._ts(snapshot))
         t1 = self.clock()
-        self.log.apply(trailer)
-        self.journal.save(phase="drained", last_durable_offset=self.quorum.durable_offset)
+        self.log.apply(applied)
+        self.journal.save(phase="drained", fence=token.to_json(),
+                          last_durable_offset=self.quorum.durable_offset)
         self.out.phase_ms["drain"] = (t1 - start) * 1000.0
+        self.sink.say(f"fenced: /controller_epoch is now {token.controller_epoch}, /controller "
+                      f"is claimed by {self.controller_id} (kraftControllerEpoch {self.epoch}); "
+                      "ZooKeeper's controller can no longer write")
         self.sink.say(f"drained: {len(delta)} final delta record(s), ZkMigrationStateRecord"
                       f"(MIGRATION) and EndTransactionRecord durable; log ends at offset "
                       f"{self.quorum.last_offset}")
@@ -663,6 +691,10 @@ class _Run:
 
 class _Refused(Exception):
     pass
+
+
+class _SessionExpired(Exception):
+    """The session expired under an entity read: the caller re-reads the whole tree."""
 
 
 def _cluster_id(session: ZkSession) -> str:

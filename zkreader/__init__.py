@@ -54,6 +54,7 @@ from zkreader._znodes import kind_for_path
 from zkreader.errors import (
     BadConnectStringError,
     ZkReaderError,
+    ZkSessionExpiredError,
     ZkUnreachableError,
     ZnodeFormatError,
 )
@@ -106,6 +107,7 @@ __all__ = [
     "Topic",
     "ZkReaderError",
     "ZkSession",
+    "ZkSessionExpiredError",
     "ZkUnreachableError",
     "ZnodeFormatError",
     "ZnodeStat",

@@ -271,11 +271,12 @@ def fence_zk_controller(
             "/controller or /migration changed between our read and our write; another "
             "controller is active. Nothing was changed (the multi-op is atomic)"
         )
-    epoch_stat = results[0]
-    epoch_version = (epoch_stat.version if hasattr(epoch_stat, "version") else 0)
-    mig = _retry_read(session, lambda: _get(client, _paths.MIGRATION), _paths.MIGRATION)
-    assert mig is not None
-    return FenceToken(new_epoch, epoch_version, mig.version, claim)
+    # set_data answers with the new stat, create with the path (a new znode is at version 0),
+    # so the versions come from the reply: no read inside the controller-less window.
+    epoch_stat, migration_stat = results[0], results[-1]
+    epoch_version = epoch_stat.version if hasattr(epoch_stat, "version") else 0
+    migration_version = migration_stat.version if hasattr(migration_stat, "version") else 0
+    return FenceToken(new_epoch, epoch_version, migration_version, claim)
 
 
 def _fence_readback(session: ZkSession, before: FenceState, new_epoch: int, claim: bytes

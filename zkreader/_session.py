@@ -34,7 +34,12 @@ from zkreader._log_redaction import install_kazoo_redaction
 from zkreader._model import ZnodeStat
 from zkreader._options import ConnectOptions
 from zkreader._watch import ChangeFeed
-from zkreader.errors import BadConnectStringError, ZkReaderError, ZkUnreachableError
+from zkreader.errors import (
+    BadConnectStringError,
+    ZkReaderError,
+    ZkSessionExpiredError,
+    ZkUnreachableError,
+)
 
 __all__ = [
     "ZkSession",
@@ -83,7 +88,8 @@ def map_kazoo_error(exc: BaseException, path: str | None = None) -> ZkReaderErro
             f"({type(exc).__name__})"
         )
     if isinstance(exc, SessionExpiredError):
-        return ZkUnreachableError(f"ZooKeeper session expired{where}; watches are lost, re-run")
+        return ZkSessionExpiredError(
+            f"ZooKeeper session expired{where}; watches are lost, re-run")
     if isinstance(exc, ConnectionLoss | ConnectionClosedError | KazooTimeoutError | OSError
                   | OperationTimeoutError):
         return ZkUnreachableError(f"lost the ZooKeeper connection{where} ({type(exc).__name__})")

@@ -4,11 +4,18 @@
     ├── ZnodeFormatError          a znode's data is malformed or of an unknown version (exit 2)
     ├── BadConnectStringError     the zookeeper.connect string is not valid (exit 2)
     └── ZkUnreachableError        no session within the timeout, or the session was lost (exit 3)
+        └── ZkSessionExpiredError the session expired: its watches are gone
 """
 
 from __future__ import annotations
 
-__all__ = ["BadConnectStringError", "ZkReaderError", "ZkUnreachableError", "ZnodeFormatError"]
+__all__ = [
+    "BadConnectStringError",
+    "ZkReaderError",
+    "ZkSessionExpiredError",
+    "ZkUnreachableError",
+    "ZnodeFormatError",
+]
 
 
 class ZkReaderError(Exception):
@@ -30,3 +37,8 @@ class BadConnectStringError(ZkReaderError):
 
 class ZkUnreachableError(ZkReaderError):
     """ZooKeeper could not be reached (or the session was lost) within the timeout."""
+
+
+class ZkSessionExpiredError(ZkUnreachableError):
+    """The ZooKeeper session expired: every watch it held is gone (the online mirror then
+    re-reads the whole tree; everything else gives up as for any lost session)."""
