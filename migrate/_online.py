@@ -620,7 +620,10 @@ class _Run:
         else:
             snapshot = ClusterSnapshot()
             self._applied_early = False
-            delta = self._delta(self._pending(), watch=False, append=False)
+            # watch=True although nothing is mirrored after this: `changed_entities` tells a new
+            # child of a notified list from an existing one by its armed watch; without the
+            # feed every topic would look new and the drain would re-read the whole cluster.
+            delta = self._delta(self._pending(), watch=True, append=False)
             applied = trailer if self._applied_early else delta + trailer
         self.out.delta_records = len(delta)
         _crash("mid_drain")
