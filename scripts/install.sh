@@ -61,5 +61,17 @@ fi
 if [ "${ZK2KRAFT_SKIP_KAFKA:-0}" != "1" ] && [ -x tests/kafka/fetch.sh ]; then
   tests/kafka/fetch.sh
 fi
+# --- container path (issue 11): Docker engine, Compose, local ZooKeeper/Kafka images ------------
+# Kept in its own script (scripts/install-containers.sh): it starts dockerd when none answers and
+# builds the images from Debian's packages (cached by a stamp: seconds when nothing changed).
+# Where it cannot work (no way to run an engine), the tests use the process backend; say so.
+if [ "${ZK2KRAFT_SKIP_CONTAINERS:-0}" != "1" ]; then
+  if ! scripts/install-containers.sh; then
+    echo "install: WARNING: the container path is not available (see above); the tests will" \
+      "run ZooKeeper as local processes" >&2
+  fi
+fi
+# --- end of the container path ------------------------------------------------------------------
+
 echo "install: done (ZooKeeper $(ls /usr/share/java/zookeeper-3*.jar 2>/dev/null | head -1 \
   | sed 's/.*zookeeper-//; s/\.jar//'), $("$PY" --version))"

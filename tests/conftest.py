@@ -1,15 +1,20 @@
 """Shared pytest fixtures: real ZooKeeper (single node and 3-node ensemble), clients, chroots.
 
-Which ZooKeeper: `tests.support.zk.zk_backend()` — Docker containers from docker-compose.test.yml
-through pytest-docker where `docker info` answers, Debian's ZooKeeper as local processes where it
-does not (these machines); `ZK2KRAFT_ZK_BACKEND=process|docker` forces one. The choice is printed
-in pytest's header. If ZooKeeper cannot start, the fixture fails the test with the reason and the
-server's log tail (never a skip). Logs are kept (and their tail printed) when any test failed.
+Which ZooKeeper: `tests.support.zk.zk_backend()` — containers from docker-compose.test.yml through
+pytest-docker where an engine answers and the images are built (scripts/install.sh does both),
+Debian's ZooKeeper as local processes where not; `ZK2KRAFT_ZK_BACKEND=process|docker` forces one.
+The choice and its reason are printed in pytest's header, and the count of tests run per backend
+in its summary. If ZooKeeper cannot start — or the docker backend was chosen and cannot run — the
+fixture fails the test with the reason and the server's log tail (never a skip). Process logs are
+kept (and their tail printed) when any test failed; container logs are in the failure message.
 
 Fixtures:
     zk_server         session: one real server; `.connect` ("127.0.0.1:PORT"), `.port`.
-    zk_ensemble       3 members; `.connect`, `.stop(i)`, `.start(i)`, `.kill(i)`, `.mode(i)`;
-                      every member is brought back up after each test that used it.
+    zk_ensemble       3 members; `.connect`, `.member_connect(i)`, `.mode(i)`, and faults
+                      `.stop(i)`, `.start(i)`, `.kill(i)`, `.pause(i)`, `.unpause(i)`,
+                      `.restart(i)` (signals on processes, `docker ...` on containers); every
+                      member is brought back up after each test that used it.
+    compose_project   docker backend only: the session's Compose project (`.up`, `.pause`, ...).
     zk_client         a started KazooClient on `zk_server` (root), closed after the test.
     zk_chroot         a fresh, already created chroot path "/t_<hex>" on `zk_server`.
     zk_chroot_client  a started KazooClient whose chroot is `zk_chroot`.
@@ -31,9 +36,16 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from tests.support.zk import (
+from tests.support.containers import (
+    COMPOSE_FILE,
+    ComposeProject,
     DockerZkEnsemble,
     DockerZkServer,
+    compose_command,
+    compose_ports,
+    docker_problem,
+)
+from tests.support.zk import (
     ZkEnsemble,
     ZkServer,
     ZkStartError,
@@ -61,22 +73,114 @@ def pytest_report_header(config: pytest.Config) -> str:
     why = (
         "forced by ZK2KRAFT_ZK_BACKEND"
         if os.environ.get("ZK2KRAFT_ZK_BACKEND")
-        else "a Docker engine answered `docker info`"
+        else "a Docker engine answered and the images are built"
         if b == "docker"
-        else "no Docker engine answered `docker info`"
+        else f"container backend unavailable: {docker_problem()}"
     )
     return f"zookeeper backend: {b} ({how}; {why})"
 
 
-# pytest-docker's fixtures, pointed at our compose file; only requested on the docker backend.
+# --- which tests ran on which backend ------------------------------------------------------------
+
+# A test "uses ZooKeeper" when it asks for one of these fixtures (directly or through another).
+_ZK_FIXTURES = frozenset({"zk_server", "_zk_ensemble_session", "compose_project"})
+_ran: dict[str, int] = {}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `docker` exercise the engine itself: deselected (and counted as such in the
+    summary) on the process backend, i.e. on a machine whose engine cannot run containers."""
+    if _backend() == "docker":
+        return
+    keep = [it for it in items if it.get_closest_marker("docker") is None]
+    dropped = [it for it in items if it.get_closest_marker("docker") is not None]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+        _ran["docker-only, deselected on the process backend"] = len(dropped)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Count each test once (its call, or its setup when that failed) under its backend."""
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        names = set(getattr(report, "_zk_fixtures", ()))
+        key = f"zookeeper {_backend()}" if names else "no zookeeper"
+        _ran[key] = _ran.get(key, 0) + 1
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    report._zk_fixtures = sorted(_ZK_FIXTURES & set(getattr(item, "fixturenames", ())))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """One line per backend, e.g. `tests per zookeeper backend: zookeeper docker=120 ...`;
+    scripts/test.sh adds the lines of its runs up (ZK2KRAFT_BACKEND_COUNTS names a file)."""
+    line = " ".join(f"{k.replace(' ', '_')}={v}" for k, v in sorted(_ran.items()))
+    terminalreporter.write_line(f"tests per zookeeper backend: {line or 'none ran'}")
+    out = os.environ.get("ZK2KRAFT_BACKEND_COUNTS")
+    if out:
+        with open(out, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
+
+# --- the container backend (pytest-docker) -------------------------------------------------------
+# pytest-docker's fixtures, pointed at our compose file and Debian's Compose. Nothing is started
+# at session set-up: each fixture `up`s the services it needs; the project is removed at the end.
+
+
 @pytest.fixture(scope="session")
 def docker_compose_file() -> str:
-    return str(ROOT / "docker-compose.test.yml")
+    return str(COMPOSE_FILE)
 
 
 @pytest.fixture(scope="session")
-def docker_setup() -> list[str]:
-    return ["up -d"]
+def docker_compose_command() -> str:
+    return compose_command()
+
+
+@pytest.fixture(scope="session")
+def docker_compose_project_name() -> str:
+    return f"zk2kraft{os.getpid()}"
+
+
+@pytest.fixture(scope="session")
+def compose_ports_env() -> Iterator[dict[str, str]]:
+    """Free loopback ports for every service, exported for Compose's variable substitution.
+
+    The container backend was asked for (forced, or chosen because an engine answered): if it
+    cannot run, every test that needs it FAILS here with the reason — never a skip.
+    """
+    problem = docker_problem()
+    if problem:
+        pytest.fail(f"ZooKeeper (docker backend) cannot run: {problem}", pytrace=False)
+    ports = compose_ports()
+    saved = {k: os.environ.get(k) for k in ports}
+    os.environ.update(ports)
+    yield ports
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture(scope="session")
+def docker_setup(compose_ports_env: dict[str, str]) -> list[str]:
+    return []  # services are started on demand (ComposeProject.up)
+
+
+@pytest.fixture(scope="session")
+def docker_cleanup() -> list[str]:
+    return ["down -v -t 5"]
+
+
+@pytest.fixture(scope="session")
+def compose_project(docker_services: Any) -> ComposeProject:
+    """The session's docker-compose.test.yml project, run through pytest-docker."""
+    return ComposeProject(docker_services)
 
 
 def _report_logs(request: pytest.FixtureRequest, what: str, tail: str, where: Path | None) -> bool:
@@ -91,9 +195,10 @@ def _report_logs(request: pytest.FixtureRequest, what: str, tail: str, where: Pa
 def zk_server(request: pytest.FixtureRequest) -> Iterator[ZkServer | DockerZkServer]:
     """One real ZooKeeper server for the whole session."""
     if _backend() == "docker":
-        services = request.getfixturevalue("docker_services")
+        project = request.getfixturevalue("compose_project")
+        ports = request.getfixturevalue("compose_ports_env")
         try:
-            yield DockerZkServer(services).start()
+            yield DockerZkServer(project, int(ports["ZK_PORT"])).start()
         except ZkStartError as exc:
             pytest.fail(f"ZooKeeper (docker) could not start: {exc}", pytrace=False)
         return
@@ -111,9 +216,11 @@ def zk_server(request: pytest.FixtureRequest) -> Iterator[ZkServer | DockerZkSer
 @pytest.fixture(scope="session")
 def _zk_ensemble_session(request: pytest.FixtureRequest) -> Iterator[ZkEnsemble | DockerZkEnsemble]:
     if _backend() == "docker":
-        services = request.getfixturevalue("docker_services")
+        project = request.getfixturevalue("compose_project")
+        env = request.getfixturevalue("compose_ports_env")
+        ports = [int(env[f"ZK{i}_PORT"]) for i in (1, 2, 3)]
         try:
-            yield DockerZkEnsemble(services).start()
+            yield DockerZkEnsemble(project, ports).start()
         except ZkStartError as exc:
             pytest.fail(f"ZooKeeper ensemble (docker) could not start: {exc}", pytrace=False)
         return

@@ -1,17 +1,17 @@
-"""Real ZooKeeper for the tests: Debian's ZooKeeper 3.8 as local processes, or Docker containers.
+"""Real ZooKeeper for the tests, as local processes: Debian's ZooKeeper 3.8 run with `java -cp`.
 
-Why processes: these machines have no Docker engine, and the design forbids mocks of ZooKeeper in
-integration tests. Each server runs `java -cp /usr/share/java/zookeeper.jar ... QuorumPeerMain
-zoo.cfg` exactly as Debian's `zkServer.sh` does, in its own process group, with a generated
-`zoo.cfg` in a temporary directory, free loopback ports, the four-letter words enabled, the admin
-server off and a small heap. Readiness is `ruok` → `imok` (and, for an ensemble, every member in
-a quorum role), bounded in time; a server that does not come up raises `ZkStartError` carrying
-the tail of its log, which the fixtures turn into `pytest.fail` (never a skip).
+This is the backend for machines with no Docker engine; where an engine answers, the fixtures
+run the same topologies in containers instead (tests/support/containers.py, through pytest-docker
+and docker-compose.test.yml). `zk_backend()` chooses; `ZK2KRAFT_ZK_BACKEND=process|docker` forces.
 
-Where `docker info` answers, `zk_backend()` returns "docker" and the fixtures use
-`docker-compose.test.yml` through pytest-docker instead (`DockerZk*` below); the environment
-variable `ZK2KRAFT_ZK_BACKEND=process|docker` forces either. Fault helpers (`expire_session`,
-`ZkEnsemble.kill/stop/start`) live here too, so every fault test injects faults the same way.
+Each server runs `java -cp /usr/share/java/zookeeper.jar ... QuorumPeerMain zoo.cfg` exactly as
+Debian's `zkServer.sh` does, in its own process group, with a generated `zoo.cfg` in a temporary
+directory, free loopback ports, the four-letter words enabled, the admin server off and a small
+heap. Readiness is `ruok` → `imok` (and, for an ensemble, every member in a quorum role), bounded
+in time; a server that does not come up raises `ZkStartError` carrying the tail of its log, which
+the fixtures turn into `pytest.fail` (never a skip). Fault helpers (`expire_session`, and the
+ensemble's `kill/stop/start/pause/unpause/restart`, the same API as the container ensemble) live
+here too, so every fault test injects faults the same way on either backend.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,13 +34,10 @@ from kazoo.protocol.connection import _CONNECTION_DROP
 from kazoo.protocol.states import KazooState
 
 __all__ = [
-    "DockerZkEnsemble",
-    "DockerZkServer",
     "ZkEnsemble",
     "ZkProcess",
     "ZkServer",
     "ZkStartError",
-    "docker_available",
     "drop_connection",
     "expire_session",
     "four_letter",
@@ -266,6 +263,8 @@ class ZkProcess:
             return
         if proc.poll() is None:
             try:
+                if sig != signal.SIGKILL:
+                    os.killpg(proc.pid, signal.SIGCONT)  # a paused JVM cannot handle SIGTERM
                 os.killpg(proc.pid, sig)
             except ProcessLookupError:
                 pass
@@ -281,7 +280,18 @@ class ZkProcess:
 
     def kill(self) -> None:
         """SIGKILL the server (a crash, for fault tests)."""
+        self.resume()
         self.stop(signal.SIGKILL)
+
+    def pause(self) -> None:
+        """SIGSTOP the server's process group: frozen, as in a long GC pause or a hung VM."""
+        if self.alive() and self.proc is not None:
+            os.killpg(self.proc.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT a paused server (harmless on a running one)."""
+        if self.alive() and self.proc is not None:
+            os.killpg(self.proc.pid, signal.SIGCONT)
 
 
 _BASE_CFG = """\
@@ -409,6 +419,7 @@ class ZkEnsemble:
         """
         members = range(len(self.nodes)) if i is None else [i]
         for m in members:
+            self.nodes[m].resume()
             self.nodes[m].workdir.mkdir(parents=True, exist_ok=True)
             self.nodes[m].spawn()
         for m in members:
@@ -427,6 +438,19 @@ class ZkEnsemble:
         """SIGKILL member `i` (a crash)."""
         self.nodes[i].kill()
 
+    def pause(self, i: int) -> None:
+        """Freeze member `i` (SIGSTOP): its sockets stay open but nothing answers."""
+        self.nodes[i].pause()
+
+    def unpause(self, i: int) -> None:
+        """Let a frozen member `i` run again (SIGCONT)."""
+        self.nodes[i].resume()
+
+    def restart(self, i: int, timeout_s: float = START_TIMEOUT_S) -> None:
+        """Stop member `i` cleanly and start it again (waits until it serves in a quorum)."""
+        self.nodes[i].stop()
+        self.start(i, timeout_s)
+
     def log_tail(self, i: int, lines: int = LOG_TAIL_LINES) -> str:
         """Last lines of member `i`'s log."""
         return _tail(self.nodes[i].log_path, lines)
@@ -438,32 +462,15 @@ class ZkEnsemble:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-# --- Docker (pytest-docker) backend -------------------------------------------------------------
+# --- backend choice ------------------------------------------------------------------------------
 
 
-def docker_available(timeout_s: float = 10.0) -> bool:
-    """True when a Docker engine answers `docker info` (and `docker compose` exists)."""
-    if shutil.which("docker") is None:
-        return False
-    try:
-        info = subprocess.run(
-            ["docker", "info"], capture_output=True, timeout=timeout_s, check=False
-        )
-        if info.returncode != 0:
-            return False
-        comp = subprocess.run(
-            ["docker", "compose", "version"], capture_output=True, timeout=timeout_s, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return comp.returncode == 0
-
-
-def zk_backend(env: dict[str, str] | None = None, probe: Callable[[], bool] = docker_available
-               ) -> str:
+def zk_backend(env: dict[str, str] | None = None, probe: Callable[[], bool] | None = None) -> str:
     """Choose how the fixtures run ZooKeeper: "docker" where an engine answers, else "process".
 
-    `ZK2KRAFT_ZK_BACKEND=process|docker` overrides the probe.
+    `ZK2KRAFT_ZK_BACKEND=process|docker` overrides the probe (a forced "docker" that cannot run
+    then fails the tests with the reason). The probe is `tests.support.containers.docker_problem`
+    (imported lazily: the process backend needs nothing of Docker).
 
     Raises:
         ValueError: the override names an unknown backend.
@@ -474,108 +481,13 @@ def zk_backend(env: dict[str, str] | None = None, probe: Callable[[], bool] = do
         if forced not in ("process", "docker"):
             raise ValueError(f"ZK2KRAFT_ZK_BACKEND={forced!r}: expected 'process' or 'docker'")
         return forced
+    if probe is None:
+        from tests.support.containers import docker_problem
+
+        def probe() -> bool:
+            return docker_problem() is None
+
     return "docker" if probe() else "process"
-
-
-class _Compose:
-    """Thin wrapper around pytest-docker's Services for the few extra compose calls we need."""
-
-    def __init__(self, services: object) -> None:
-        self.services = services
-
-    def port(self, service: str) -> int:
-        return int(self.services.port_for(service, 2181))  # type: ignore[attr-defined]
-
-    def run(self, subcommand: str) -> None:
-        self.services._docker_compose.execute(subcommand)  # type: ignore[attr-defined]
-
-
-def _wait_docker_ruok(port: int, timeout_s: float, what: str) -> None:
-    if not _wait(lambda: four_letter("127.0.0.1", port, "ruok") == "imok", timeout_s,
-                 lambda: True):
-        raise ZkStartError(f"{what} (docker) on 127.0.0.1:{port}: no 'imok' in {timeout_s:.0f}s")
-
-
-class DockerZkServer:
-    """The compose service `zk` (single node) from docker-compose.test.yml."""
-
-    backend = "docker"
-
-    def __init__(self, services: object) -> None:
-        self._compose = _Compose(services)
-        self.port = self._compose.port("zk")
-        self.connect = f"127.0.0.1:{self.port}"
-
-    def start(self, timeout_s: float = START_TIMEOUT_S) -> DockerZkServer:
-        """Wait for `imok` (compose already started the container)."""
-        _wait_docker_ruok(self.port, timeout_s, "zk")
-        return self
-
-    def ruok(self) -> str:
-        """The server's answer to `ruok`."""
-        return four_letter("127.0.0.1", self.port, "ruok")
-
-    def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
-        """Container logs are kept by docker; see `docker compose logs zk`."""
-        return "(docker backend: see `docker compose -f docker-compose.test.yml logs zk`)"
-
-    def stop(self, keep_logs: bool = False) -> None:
-        """pytest-docker tears the containers down at session end."""
-
-
-class DockerZkEnsemble:
-    """The compose services `zk1..zk3` from docker-compose.test.yml, same API as `ZkEnsemble`."""
-
-    backend = "docker"
-    services_names: Sequence[str] = ("zk1", "zk2", "zk3")
-
-    def __init__(self, services: object) -> None:
-        self._compose = _Compose(services)
-        self._ports = [self._compose.port(s) for s in self.services_names]
-        self.connect = ",".join(f"127.0.0.1:{p}" for p in self._ports)
-
-    @property
-    def ports(self) -> list[int]:
-        """Host ports of the members, by index."""
-        return list(self._ports)
-
-    def member_connect(self, i: int) -> str:
-        """Connect string of member `i` alone."""
-        return f"127.0.0.1:{self._ports[i]}"
-
-    def mode(self, i: int) -> str:
-        """Member `i`'s quorum role from `srvr`."""
-        return _server_mode("127.0.0.1", self._ports[i])
-
-    def serving(self, i: int) -> bool:
-        """True when member `i` serves as leader or follower of a quorum."""
-        return self.mode(i) in ("leader", "follower")
-
-    def start(self, i: int | None = None, timeout_s: float = START_TIMEOUT_S) -> DockerZkEnsemble:
-        """Start member `i` (or all) and wait until it serves in a quorum."""
-        members = range(len(self._ports)) if i is None else [i]
-        self._compose.run("start " + " ".join(self.services_names[m] for m in members))
-        for m in members:
-            _wait_docker_ruok(self._ports[m], timeout_s, self.services_names[m])
-            if not _wait(functools.partial(self.serving, m), timeout_s, lambda: True):
-                raise ZkStartError(f"{self.services_names[m]} (docker) not in a quorum")
-        return self
-
-    def stop(self, i: int | None = None) -> None:
-        """Stop member `i` (or all) cleanly."""
-        for m in range(len(self._ports)) if i is None else [i]:
-            self._compose.run(f"stop {self.services_names[m]}")
-
-    def kill(self, i: int) -> None:
-        """SIGKILL member `i`."""
-        self._compose.run(f"kill {self.services_names[i]}")
-
-    def log_tail(self, i: int, lines: int = LOG_TAIL_LINES) -> str:
-        """See `docker compose logs`."""
-        return f"(docker backend: see `docker compose logs {self.services_names[i]}`)"
-
-    def close(self, keep_logs: bool = False) -> None:
-        """pytest-docker tears the containers down at session end."""
 
 
 # --- session faults ----------------------------------------------------------------------------
