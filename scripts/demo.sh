@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The README's main job on an embedded default, end to end on one machine:
-#   1. start Debian's ZooKeeper 3.8 on a free loopback port in a temporary directory;
+#   1. start Debian's ZooKeeper 3.8 on a free loopback port in a temporary directory — as a local
+#      process (default), or with --containers in a container (docker-compose.test.yml's `zk`,
+#      host network, loopback only; scripts/install.sh builds the image and starts the engine);
 #   2. write a healthy sample ZK-mode Kafka cluster into it (chroot /kafka) and keep the
 #      generator's session open in the background, so the ephemeral broker znodes stay alive;
 #   3. run `zk2kraft plan` on it (the pre-flight; exit 0 = nothing blocks a migration);
@@ -13,18 +15,39 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+zk_mode=process
+case "${1:-}" in
+  "") ;;
+  --containers) zk_mode=containers ;;
+  *) echo "usage: scripts/demo.sh [--containers]" >&2; exit 2 ;;
+esac
+
 if [ -z "${VIRTUAL_ENV:-}" ] && [ -x .venv/bin/python ]; then
   export PATH="$PWD/.venv/bin:$PATH"  # scripts/install.sh's venv (externally managed Python)
 fi
 ZK_JAR=/usr/share/java/zookeeper.jar
-if [ ! -f "$ZK_JAR" ]; then
+if [ "$zk_mode" = process ] && [ ! -f "$ZK_JAR" ]; then
   echo "demo: $ZK_JAR not found; run scripts/install.sh first" >&2
   exit 3
+fi
+compose=(docker-compose)
+command -v docker-compose >/dev/null || compose=(docker compose)
+compose+=(-f docker-compose.test.yml -p "zk2kraftdemo$$")
+if [ "$zk_mode" = containers ]; then
+  if ! command -v docker >/dev/null || ! timeout 15 docker info >/dev/null 2>&1; then
+    echo "demo: --containers: no Docker engine answers; run scripts/install.sh (it starts one)" >&2
+    exit 3
+  fi
+  if ! docker image inspect zk2kraft/zookeeper:3.8 >/dev/null 2>&1; then
+    echo "demo: --containers: image zk2kraft/zookeeper:3.8 missing; run scripts/install.sh" >&2
+    exit 3
+  fi
 fi
 command -v zk2kraft >/dev/null || { echo "demo: zk2kraft not installed; run scripts/install.sh" >&2; exit 3; }
 
 work=$(mktemp -d -t zk2kraft-demo.XXXXXX)
 zk_pid=""
+zk_container=0
 gen_pid=""
 status=0
 
@@ -32,6 +55,9 @@ cleanup() {
   local rc=$?
   [ -n "$gen_pid" ] && kill "$gen_pid" 2>/dev/null && wait "$gen_pid" 2>/dev/null || true
   [ -n "$zk_pid" ] && kill "$zk_pid" 2>/dev/null && wait "$zk_pid" 2>/dev/null || true
+  if [ "$zk_container" = 1 ]; then
+    "${compose[@]}" down -v -t 5 >/dev/null 2>&1 || true
+  fi
   if [ "${ZK2KRAFT_DEMO_KEEP:-0}" = "1" ] || [ "$rc" -ne 0 ]; then
     echo "demo: files kept in $work" >&2
   else
@@ -46,8 +72,14 @@ section() { printf '\n== %s\n' "$*"; }
 
 # -- 1. ZooKeeper --------------------------------------------------------------------------------
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-mkdir -p "$work/zk/data"
-cat >"$work/zk/zoo.cfg" <<EOF
+t0=$(date +%s.%N)
+if [ "$zk_mode" = containers ]; then
+  section "starting ZooKeeper in a container on 127.0.0.1:$port (docker-compose.test.yml: zk)"
+  zk_container=1
+  ZK_PORT=$port "${compose[@]}" up -d zk 2>&1 | sed 's/^/  /'
+else
+  mkdir -p "$work/zk/data"
+  cat >"$work/zk/zoo.cfg" <<EOF
 tickTime=500
 initLimit=20
 syncLimit=10
@@ -58,13 +90,14 @@ maxClientCnxns=0
 4lw.commands.whitelist=*
 admin.enableServer=false
 EOF
-cp_extra=""
-[ -f /usr/share/java/slf4j-simple.jar ] && cp_extra=":/usr/share/java/slf4j-simple.jar"
-section "starting ZooKeeper on 127.0.0.1:$port ($work/zk)"
-java -Xmx256m -XX:+UseSerialGC -Dzookeeper.admin.enableServer=false \
-  -cp "$ZK_JAR$cp_extra" org.apache.zookeeper.server.quorum.QuorumPeerMain "$work/zk/zoo.cfg" \
-  >"$work/zk/zookeeper.log" 2>&1 </dev/null &
-zk_pid=$!
+  cp_extra=""
+  [ -f /usr/share/java/slf4j-simple.jar ] && cp_extra=":/usr/share/java/slf4j-simple.jar"
+  section "starting ZooKeeper on 127.0.0.1:$port ($work/zk)"
+  java -Xmx256m -XX:+UseSerialGC -Dzookeeper.admin.enableServer=false \
+    -cp "$ZK_JAR$cp_extra" org.apache.zookeeper.server.quorum.QuorumPeerMain "$work/zk/zoo.cfg" \
+    >"$work/zk/zookeeper.log" 2>&1 </dev/null &
+  zk_pid=$!
+fi
 
 ruok() {
   python3 - "$port" <<'EOF'
@@ -77,17 +110,30 @@ except OSError:
     print("")
 EOF
 }
+zk_alive() {
+  if [ "$zk_mode" = containers ]; then
+    [ "$(docker inspect -f '{{.State.Running}}' "$("${compose[@]}" ps -q zk)" 2>/dev/null)" = true ]
+  else
+    kill -0 "$zk_pid" 2>/dev/null
+  fi
+}
 for _ in $(seq 1 150); do  # up to ~30 s
   [ "$(ruok)" = "imok" ] && break
-  kill -0 "$zk_pid" 2>/dev/null || break
+  zk_alive || break
   sleep 0.2
 done
 if [ "$(ruok)" != "imok" ]; then
   echo "demo: ZooKeeper did not answer 'imok'; log tail:" >&2
-  tail -n 30 "$work/zk/zookeeper.log" >&2
+  if [ "$zk_mode" = containers ]; then
+    "${compose[@]}" logs --tail 30 zk >&2 || true
+  else
+    tail -n 30 "$work/zk/zookeeper.log" >&2
+  fi
   exit 3
 fi
-echo "ZooKeeper is up (ruok -> imok)"
+elapsed=$(python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.1f}")' \
+  "$t0" "$(date +%s.%N)")
+echo "ZooKeeper ($zk_mode) is up (ruok -> imok), ${elapsed} s after it was started"
 
 # -- 2. sample cluster ---------------------------------------------------------------------------
 connect="127.0.0.1:$port/kafka"

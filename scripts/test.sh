@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: lint (ruff), then the whole pytest suite against real ZooKeeper (and
-# Kafka's jars for the oracle tests). ZK2KRAFT_FAST=1 skips the tests marked `slow`. Extra
+# Kafka's jars for the oracle tests): in containers where an engine answers and the images are
+# built (scripts/install.sh), else as local processes; the count per backend is printed last. ZK2KRAFT_FAST=1 skips the tests marked `slow`. Extra
 # arguments go to pytest (e.g. `scripts/test.sh tests/unit -x`).
 #
 # Exit code: pytest's, except that "no tests collected" (pytest's 5) is reported as such and
@@ -24,13 +25,50 @@ else
   echo "== pytest (slow tests included)"
 fi
 
+# Each pytest run appends its count of tests per ZooKeeper backend here (tests/conftest.py).
+counts=$(mktemp)
+trap 'rm -f "$counts"' EXIT
+export ZK2KRAFT_BACKEND_COUNTS=$counts
+
+report() {  # report NAME RC: say how a pytest run ended
+  case "$2" in
+    0) echo "== $1 passed" ;;
+    5) echo "== $1: pytest collected no tests (exit 5): nothing was tested; failing" >&2 ;;
+    *) echo "== $1 failed (exit $2)" >&2 ;;
+  esac
+}
+
 set +e
 "$PY" -m pytest "${args[@]}" "$@"
 rc=$?
 set -e
-case "$rc" in
-  0) echo "== tests passed" ;;
-  5) echo "== pytest collected no tests (exit 5): nothing was tested; failing" >&2 ;;
-  *) echo "== pytest failed (exit $rc)" >&2 ;;
-esac
+report "tests" "$rc"
+
+# Where the main run used containers, the ZooKeeper-facing suite is not run a second time on
+# local processes: only the process backend's own harness and the ensemble fault tests are, so
+# the fallback for machines without an engine stays tested (about a minute).
+if [ $# -eq 0 ] && grep -q 'zookeeper_docker=' "$counts"; then
+  echo "== pytest on the process backend (ZooKeeper harness and ensemble faults only)"
+  set +e
+  ZK2KRAFT_ZK_BACKEND=process "$PY" -m pytest "${args[@]}" \
+    tests/integration/test_harness_zk.py tests/fault/test_zk_ensemble_faults.py
+  rc2=$?
+  set -e
+  report "process-backend tests" "$rc2"
+  [ "$rc" -eq 0 ] && rc=$rc2
+fi
+
+"$PY" - "$counts" <<'PYEOF'
+import sys
+totals: dict[str, int] = {}
+for line in open(sys.argv[1], encoding="utf-8"):
+    for item in line.split():
+        key, _, n = item.partition("=")
+        totals[key] = totals.get(key, 0) + int(n)
+docker = totals.pop("zookeeper_docker", 0)
+process = totals.pop("zookeeper_process", 0)
+rest = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(totals.items()))
+print(f"== tests run per ZooKeeper backend: docker (containers) {docker}, "
+      f"process {process}" + (f"; {rest}" if rest else ""))
+PYEOF
 exit "$rc"

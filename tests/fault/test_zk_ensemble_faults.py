@@ -88,23 +88,27 @@ def test_migrate_through_a_frozen_member_and_a_restarted_leader_then_verify_pari
         connect = ens.connect + chroot
 
         ens.pause(frozen)
-        restart_error: list[BaseException] = []
+        cmd = [*ZK2KRAFT, "migrate", "--zookeeper", connect, *_voters(tmp_path), "--cutover",
+               "none", "--spark-master", "in-process", "--zk-timeout", "60",
+               "--json", str(tmp_path / "migrate.json")]
+        launched: list[subprocess.Popen[str]] = []
 
-        def restart_leader() -> None:
-            try:
-                ens.restart(leader)
-            except BaseException as exc:  # reported by the main thread
-                restart_error.append(exc)
+        def launch_once_the_leader_is_down() -> None:
+            # The leader is down and the other follower is frozen: no quorum at all until the
+            # restart ends, and that is when the tool starts.
+            if wait_until(lambda: not ens.serving(leader), 30):
+                launched.append(subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                                 stderr=subprocess.STDOUT, text=True))
 
-        restarter = threading.Thread(target=restart_leader)
-        restarter.start()
-        # The leader is down and the other follower is frozen: no quorum until the restart ends.
-        assert wait_until(lambda: not ens.serving(leader), 30), "the leader never went down"
-        migrate = _cli("migrate", "--zookeeper", connect, *_voters(tmp_path), "--cutover", "none",
-                       "--spark-master", "in-process", "--zk-timeout", "60",
-                       "--json", str(tmp_path / "migrate.json"))
-        restarter.join(120)
-        assert not restarter.is_alive() and not restart_error, restart_error
+        launcher = threading.Thread(target=launch_once_the_leader_is_down)
+        launcher.start()
+        # The restart runs on this (long-lived) thread: a process-backend server started from a
+        # short-lived thread would get SIGTERM when that thread ends (setpriv --pdeathsig).
+        ens.restart(leader)
+        launcher.join(60)
+        assert launched, "the leader never went down"
+        out, _ = launched[0].communicate(timeout=300)
+        migrate = subprocess.CompletedProcess(cmd, launched[0].returncode, out, "")
         # the faults were real: the member is still frozen, the old leader serves again
         assert ens.mode(frozen) == ""
         assert ens.serving(leader)
