@@ -293,7 +293,7 @@ def _member_serving(ensemble: ZkEnsemble, session: str) -> int:
     raise AssertionError(f"no ensemble member lists session {session}")
 
 
-@pytest.mark.parametrize("how", ["killed", "stopped"])
+@pytest.mark.parametrize("how", ["killed", "stopped", "frozen"])
 def test_ensemble_loses_the_member_the_tool_reads_from_and_it_fails_over_with_parity(
     zk_ensemble: ZkEnsemble, tmp_path: Path, how: str
 ) -> None:
@@ -302,9 +302,11 @@ def test_ensemble_loses_the_member_the_tool_reads_from_and_it_fails_over_with_pa
         run = Run(_migrate_argv(tree.connect, tmp_path, zk_timeout=30), tmp_path)
         member = _member_serving(zk_ensemble, run.info["session_id"])
         if how == "killed":
-            zk_ensemble.kill(member)
-        else:
+            zk_ensemble.kill(member)  # `docker kill` on containers, SIGKILL on processes
+        elif how == "stopped":
             zk_ensemble.stop(member)
+        else:
+            zk_ensemble.pause(member)  # `docker pause` / SIGSTOP: silent, its socket still open
         _, err = run.finish()
         # the two others still form a quorum: the session moves to one of them
         assert sum(zk_ensemble.serving(i) for i in range(3)) == 2
