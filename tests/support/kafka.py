@@ -55,6 +55,7 @@ KAFKA_DIR = Path(__file__).resolve().parents[1] / "kafka"
 _JARS = KAFKA_DIR / "jars"
 _TOOLS_LOG4J = KAFKA_DIR / "tools-log4j.properties"
 _SERVER_LOG4J = KAFKA_DIR / "log4j.properties"
+SERVER_LOG4J = _SERVER_LOG4J
 _TOOL_HEAP = "256m"
 
 
@@ -282,6 +283,7 @@ class _KafkaProcess:
 
     def __init__(self, workdir: Path, *, heap: str, start_timeout: float) -> None:
         self.workdir = Path(workdir)
+        self.log4j = _SERVER_LOG4J  # a benchmark may point one node at a quieter config
         self.heap = heap
         self.start_timeout = start_timeout
         self.logs_dir = self.workdir / "logs"
@@ -333,7 +335,7 @@ class _KafkaProcess:
             f"-Xmx{self.heap}",
             "-Xms64m",
             "-XX:+UseSerialGC",
-            f"-Dlog4j.configuration=file:{_SERVER_LOG4J}",
+            f"-Dlog4j.configuration=file:{self.log4j}",
             f"-Dkafka.logs.dir={self.logs_dir}",
             "-cp",
             classpath(),

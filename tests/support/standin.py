@@ -64,6 +64,7 @@ def standin_quorum(
     extra: Mapping[str, str] | None = None,
     dynamic: bool = False,
     pki: Mapping[str, Path] | None = None,
+    log4j: Path | None = None,
 ) -> Iterator[StandInQuorum]:
     """Start the controllers (formatted, long election timeout), let the stand-in win epoch 1,
     and wait until every controller logs that it follows the stand-in. `extra` adds controller
@@ -73,7 +74,8 @@ def standin_quorum(
     (`kafka-storage format --initial-controllers`) and gives the controllers
     `controller.quorum.bootstrap.servers` instead of `controller.quorum.voters`.
     `pki` (`make_pki`'s files) maps the controller listener to SSL with PEM stores and client
-    certificates required, and gives the stand-in the matching TLS contexts.
+    certificates required, and gives the stand-in the matching TLS contexts. `log4j` replaces
+    the controllers' log4j configuration (the benchmark silences per-record replay lines).
 
     Everything is stopped on exit; a controller that cannot start fails the caller with its log.
     """
@@ -114,6 +116,8 @@ def standin_quorum(
         node = KafkaController(root / f"node{n}", root / f"meta{n}", node_id=n, quorum=ports,
                                heap=heap, extra=props)
         storage_format(node.config_path, cluster, extra=format_args)
+        if log4j is not None:
+            node.log4j = log4j
         nodes.append(node)
     standin: StandInLeader | None = None
     try:
