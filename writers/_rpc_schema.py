@@ -3,8 +3,9 @@
 Transcribed, like the record table in `writers._schema` and with the same builders, from Kafka
 3.9's `clients/src/main/resources/common/message/*.json`: the request and response headers,
 ApiVersions (18), Fetch (1), Vote (52), BeginQuorumEpoch (53), EndQuorumEpoch (54),
-DescribeQuorum (55), FetchSnapshot (59), ControllerRegistration (70) and RemoveRaftVoter (81,
-to give the stand-in's slot back under kraft.version 1). The same code
+DescribeQuorum (55), FetchSnapshot (59), ControllerRegistration (70), RemoveRaftVoter (81,
+to give the stand-in's slot back under kraft.version 1), and SaslHandshake (17) and
+SaslAuthenticate (36) for a SASL controller listener. The same code
 generator (`writers._codegen`) turns each (message, version) into an encoder and a decoder; the
 only additions the protocol needs over the record table are per-message `flexibleVersions`
 (BeginQuorumEpoch and EndQuorumEpoch v0 and ApiVersions v0-2 are not flexible: int16 string
@@ -110,6 +111,10 @@ _REQUESTS = (
              _f("Partitions", "[]int32", "7+"),
          )),
          _f("RackId", "string", "11+", default="", ignorable=True)),
+    _msg("request", 17, "SaslHandshakeRequest", "0-1", "none",
+         _f("Mechanism", "string")),
+    _msg("request", 36, "SaslAuthenticateRequest", "0-2", "2+",
+         _f("AuthBytes", "bytes")),
     _msg("request", 18, "ApiVersionsRequest", "0-4", "3+",
          _f("ClientSoftwareName", "string", "3+", ignorable=True),
          _f("ClientSoftwareVersion", "string", "3+", ignorable=True)),
@@ -237,6 +242,14 @@ _RESPONSES = (
              _f("Port", "int32", "16+"),
              _f("Rack", "string", "16+", nullable="16+", default="null"),
          ))),
+    _msg("response", 17, "SaslHandshakeResponse", "0-1", "none",
+         _f("ErrorCode", "int16"),
+         _f("Mechanisms", "[]string")),
+    _msg("response", 36, "SaslAuthenticateResponse", "0-2", "2+",
+         _f("ErrorCode", "int16"),
+         _f("ErrorMessage", "string", nullable="0+"),
+         _f("AuthBytes", "bytes"),
+         _f("SessionLifetimeMs", "int64", "1+", default="0", ignorable=True)),
     _msg("response", 18, "ApiVersionsResponse", "0-4", "3+",
          _f("ErrorCode", "int16"),
          _f("ApiKeys", "[]ApiVersion", fields=(

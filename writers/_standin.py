@@ -33,8 +33,10 @@ What it does, following Kafka 3.9's `KafkaRaftClient`/`LeaderState` (facts, not 
   answers Fetch with NOT_LEADER_OR_FOLLOWER.
 
 TLS: with `tls_server`/`tls_client` the listener and the outbound connections speak TLS, as a
-controller listener mapped to SSL does. Not implemented: SASL on the controller listener,
-snapshots (FetchSnapshot), follower mode (the stand-in never truncates its own log).
+controller listener mapped to SSL does. SASL: with `sasl_users`/`sasl_client`, SASL/PLAIN
+(SaslHandshake v1 + SaslAuthenticate) on both sides, as a SASL_PLAINTEXT or SASL_SSL controller
+listener with PLAIN does. Not implemented: SCRAM, GSSAPI and OAUTHBEARER; snapshots
+(FetchSnapshot); follower mode (the stand-in never truncates its own log).
 """
 
 from __future__ import annotations
@@ -74,7 +76,9 @@ METADATA_TOPIC = "__cluster_metadata"
 NONE = 0
 NOT_LEADER_OR_FOLLOWER = 6
 REQUEST_TIMED_OUT = 7
+UNSUPPORTED_SASL_MECHANISM = 33
 UNSUPPORTED_VERSION = 35
+SASL_AUTHENTICATION_FAILED = 58
 NOT_CONTROLLER = 41
 INCONSISTENT_CLUSTER_ID = 104
 FENCED_LEADER_EPOCH = 74
@@ -117,6 +121,14 @@ class HandoverResult:
     new_leader: int
     new_epoch: int
     elapsed_ms: float
+
+
+@dataclass
+class _Conn:
+    """One inbound connection's SASL state."""
+
+    authenticated: bool
+    closing: bool = False
 
 
 @dataclass
@@ -194,6 +206,11 @@ class StandInLeader:
             certificates in it when the controllers set `ssl.client.auth=required`).
         tls_client: the TLS context the stand-in connects to the other voters with (trusting
             their certificates; with a client certificate for `ssl.client.auth=required`).
+        sasl_users: user -> password accepted with SASL/PLAIN when the controller listener is
+            SASL_PLAINTEXT or SASL_SSL (the `user_NAME="…"` entries of the listener's
+            PlainLoginModule); None = no SASL.
+        sasl_client: (user, password) the stand-in logs in with to the other voters (the
+            module's `username`/`password`).
 
     Raises:
         VoterStateError: `node_id` is not among `voters`, or the log dir belongs elsewhere.
@@ -213,6 +230,8 @@ class StandInLeader:
         clock: Callable[[], float] = lambda: time.monotonic() * 1000.0,
         tls_server: ssl.SSLContext | None = None,
         tls_client: ssl.SSLContext | None = None,
+        sasl_users: Mapping[str, str] | None = None,
+        sasl_client: tuple[str, str] | None = None,
     ) -> None:
         if node_id not in voters:
             raise VoterStateError(
@@ -226,6 +245,8 @@ class StandInLeader:
         self._clock = clock
         self._tls_server = tls_server
         self._tls_client = tls_client
+        self._sasl_users = dict(sasl_users) if sasl_users is not None else None
+        self._sasl_client = sasl_client
         self._dir = VoterDir(Path(log_dir), node_id=node_id, cluster_id=cluster_id)
         self._index = _LogIndex()
         for b in self._dir.batches_from(0):
@@ -366,19 +387,32 @@ class StandInLeader:
         """One request on a fresh connection to a voter (rare: votes, epoch changes)."""
         host, port = self.voters[node]
 
+        client_id = f"zk2kraft-standin-{self.node_id}"
+
+        async def call(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, key: int,
+                       ver: int, corr: int, data: Mapping[str, Any]) -> dict[str, Any]:
+            writer.write(encode_request(key, ver, corr, client_id, data))
+            await writer.drain()
+            size = struct.unpack(">i", await reader.readexactly(4))[0]
+            return decode_response(key, ver, await reader.readexactly(size))[1]
+
         async def go() -> dict[str, Any]:
             reader, writer = await asyncio.open_connection(
                 host, port, ssl=self._tls_client,
                 server_hostname=host if self._tls_client is not None else None)
             try:
-                writer.write(encode_request(api_key, version, 1, f"zk2kraft-standin-{self.node_id}",
-                                            body))
-                await writer.drain()
-                size = struct.unpack(">i", await reader.readexactly(4))[0]
-                payload = await reader.readexactly(size)
+                if self._sasl_client is not None:  # SASL/PLAIN, as Kafka's client does it
+                    user, password = self._sasl_client
+                    shake = await call(reader, writer, 17, 1, 1, {"mechanism": "PLAIN"})
+                    auth = await call(reader, writer, 36, 2, 2, {
+                        "authBytes": b"\0" + user.encode() + b"\0" + password.encode()})
+                    if shake["errorCode"] != NONE or auth["errorCode"] != NONE:
+                        raise VoterUnavailableError(
+                            f"voter {node} refused the stand-in's SASL/PLAIN login as {user!r}: "
+                            f"{auth.get('errorMessage') or shake['errorCode']}")
+                return await call(reader, writer, api_key, version, 3, body)
             finally:
                 writer.close()
-            return decode_response(api_key, version, payload)[1]
 
         return await asyncio.wait_for(go(), timeout)
 
@@ -386,11 +420,12 @@ class StandInLeader:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._conns.add(writer)
+        conn = _Conn(authenticated=self._sasl_users is None)
         try:
-            while True:
+            while not conn.closing:
                 size = struct.unpack(">i", await reader.readexactly(4))[0]
                 payload = await reader.readexactly(size)
-                writer.write(await self._answer(payload))
+                writer.write(await self._answer(payload, conn))
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError,
                 asyncio.CancelledError):
@@ -401,7 +436,7 @@ class StandInLeader:
             self._conns.discard(writer)
             writer.close()
 
-    async def _answer(self, payload: bytes) -> bytes:
+    async def _answer(self, payload: bytes, conn: _Conn) -> bytes:
         try:
             req = decode_request(payload)
         except UnsupportedApiError as exc:
@@ -410,6 +445,11 @@ class StandInLeader:
                     "errorCode": UNSUPPORTED_VERSION, "apiKeys": self._api_keys()})
             raise
         self.requests_served[req.api] = self.requests_served.get(req.api, 0) + 1
+        if req.api_key in (17, 36):
+            body = self._sasl_step(req.api_key, req.body, conn)
+            return encode_response(req.api_key, req.api_version, req.correlation_id, body)
+        if not conn.authenticated and req.api_key != 18:
+            raise WriterError(f"{req.api} before SASL authentication")
         handler = {1: self._fetch, 18: self._api_versions, 52: self._vote,
                    53: self._begin_epoch, 54: self._end_epoch,
                    70: self._controller_registration}.get(req.api_key)
@@ -418,9 +458,30 @@ class StandInLeader:
         body = await handler(req.body)
         return encode_response(req.api_key, req.api_version, req.correlation_id, body)
 
+    def _sasl_step(self, api_key: int, body: dict[str, Any], conn: _Conn) -> dict[str, Any]:
+        """SaslHandshake v1 and SaslAuthenticate for PLAIN (`authzid NUL user NUL password`)."""
+        if api_key == 17:
+            ok = body["mechanism"] == "PLAIN" and self._sasl_users is not None
+            return {"errorCode": NONE if ok else UNSUPPORTED_SASL_MECHANISM,
+                    "mechanisms": ["PLAIN"] if self._sasl_users is not None else []}
+        parts = bytes(body["authBytes"]).split(b"\0")
+        users = self._sasl_users or {}
+        if len(parts) == 3 and users.get(parts[1].decode("utf-8", "replace")) == parts[2].decode(
+                "utf-8", "replace"):
+            conn.authenticated = True
+            return {"errorCode": NONE, "errorMessage": None, "authBytes": b""}
+        conn.closing = True  # Kafka closes the connection after a failed authentication
+        log.warning("stand-in %d: SASL/PLAIN authentication failed", self.node_id)
+        return {"errorCode": SASL_AUTHENTICATION_FAILED,
+                "errorMessage": "Authentication failed: Invalid username or password",
+                "authBytes": b""}
+
     def _api_keys(self) -> list[dict[str, int]]:
+        advertised = dict(ADVERTISED)
+        if self._sasl_users is not None:
+            advertised.update({17: (1, 1), 36: (0, 2)})
         return [{"apiKey": k, "minVersion": lo, "maxVersion": hi}
-                for k, (lo, hi) in sorted(ADVERTISED.items())]
+                for k, (lo, hi) in sorted(advertised.items())]
 
     async def _api_versions(self, body: dict[str, Any]) -> dict[str, Any]:
         return {"errorCode": NONE, "apiKeys": self._api_keys()}

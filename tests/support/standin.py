@@ -65,6 +65,7 @@ def standin_quorum(
     dynamic: bool = False,
     pki: Mapping[str, Path] | None = None,
     log4j: Path | None = None,
+    sasl_plain: tuple[str, str] | None = None,
 ) -> Iterator[StandInQuorum]:
     """Start the controllers (formatted, long election timeout), let the stand-in win epoch 1,
     and wait until every controller logs that it follows the stand-in. `extra` adds controller
@@ -76,6 +77,8 @@ def standin_quorum(
     `pki` (`make_pki`'s files) maps the controller listener to SSL with PEM stores and client
     certificates required, and gives the stand-in the matching TLS contexts. `log4j` replaces
     the controllers' log4j configuration (the benchmark silences per-record replay lines).
+    `sasl_plain` (user, password) puts SASL/PLAIN on the controller listener (SASL_PLAINTEXT,
+    or SASL_SSL with `pki`): one user, which the controllers and the stand-in log in as.
 
     Everything is stopped on exit; a controller that cannot start fails the caller with its log.
     """
@@ -100,6 +103,18 @@ def standin_quorum(
         tls_server.verify_mode = ssl.CERT_REQUIRED
         tls_client = ssl.create_default_context(cafile=str(pki["ca"]))
         tls_client.load_cert_chain(pki["client_cert"], pki["client_key"])
+    if sasl_plain is not None:
+        user, password = sasl_plain
+        props.update({
+            "listener.security.protocol.map":
+                f"CONTROLLER:{'SASL_SSL' if pki is not None else 'SASL_PLAINTEXT'}",
+            "sasl.mechanism.controller.protocol": "PLAIN",
+            "sasl.enabled.mechanisms": "PLAIN",
+            "listener.name.controller.sasl.enabled.mechanisms": "PLAIN",
+            "listener.name.controller.plain.sasl.jaas.config":
+                "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                f'username="{user}" password="{password}" user_{user}="{password}";',
+        })
     if dynamic:
         props["controller.quorum.voters"] = ""
         props["controller.quorum.bootstrap.servers"] = ",".join(
@@ -127,7 +142,9 @@ def standin_quorum(
             standin_id, listen=("127.0.0.1", ports[standin_id]),
             voters={n: ("127.0.0.1", p) for n, p in ports.items()},
             log_dir=root / f"meta{standin_id}", cluster_id=cluster,
-            tls_server=tls_server, tls_client=tls_client)
+            tls_server=tls_server, tls_client=tls_client,
+            sasl_users=None if sasl_plain is None else {sasl_plain[0]: sasl_plain[1]},
+            sasl_client=sasl_plain)
         standin.elect(elect_timeout_s)
         for node in nodes:
             node.wait_started()
