@@ -18,8 +18,9 @@ The flow, and why each step is where it is:
    exactly these bytes is left alone (a re-run is a no-op and says so); one holding anything
    else is refused (exit 1) with what it holds. The rest are staged inside their own directory
    and promoted all together or not at all (`writers.stage_and_promote`), with `quorum-state`
-   naming the first voter as leader of epoch 1; then each promoted voter is decoded again and
-   compared with what was meant to be there (`writers.read_back`) before success is reported.
+   in the log's epoch 1 naming no leader; then each promoted voter is read back (every batch's
+   CRC and offsets, the bytes' digest, meta.properties, quorum-state) and compared with what was
+   meant to be there (`writers.read_back`) before success is reported.
 6. Determinism (I6): batch timestamps come from ZooKeeper mtimes, ids from content, so the same
    ZooKeeper state always gives byte-identical logs; that is what makes step 5's no-op check a
    plain byte comparison.
@@ -554,18 +555,22 @@ def _run_locked(
                           quorum_voters=ids, leader_id=leader, leader_epoch=LEADER_EPOCH,
                           progress=bars.task("writing voters"))
         del batches
+        t_promoted = clock()
         # success is reported from what reads back, never from what was written
         for t in pending:
             read_back(t.staged, expected, cluster_id=cluster_id, quorum_voters=ids,
                       leader_id=leader, leader_epoch=LEADER_EPOCH)
             outcome.written.append(t.node_id)
     t_end = clock()
+    if not pending:
+        t_promoted = t_end
     outcome.times_s = {
         "read": t_read - t0,
         "judge": t_judged - t_read,
         "spark_wait": t_spark - t_judged,
         "translate_encode": t_encoded - t_spark,
-        "write": t_end - t_encoded,
+        "write": t_promoted - t_encoded,
+        "read_back": t_end - t_promoted,
         "total": t_end - t0,
     }
     outcome.peak_rss_bytes["cli"] = _peak_self()

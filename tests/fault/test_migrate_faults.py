@@ -346,3 +346,47 @@ def test_staging_copies_are_inside_each_voter_dir_never_beside_it(
     code, err = run.resume()
     assert code == 0, err
     shutil.rmtree(root)
+
+
+def test_a_promotion_failing_half_way_is_undone_for_every_voter(
+    sample_cluster: Callable[..., Any], tmp_path: Path,
+) -> None:
+    # c3001's log dir exists without a log (as a first controller start leaves it) and cannot
+    # be moved (immutable); c3000 is promoted before c3001 fails, and must be put back
+    if shutil.which("chattr") is None or os.geteuid() != 0:
+        pytest.fail("an unmovable directory needs root and chattr (e2fsprogs)")
+    cluster = sample_cluster(BIG)
+    root = tmp_path / "voters"
+    stuck = root / "c3001" / "__cluster_metadata-0"
+    stuck.mkdir(parents=True)
+    subprocess.run(["chattr", "+i", str(stuck)], check=True)
+    try:
+        result = migrate(cluster.connect, root)
+    finally:
+        subprocess.run(["chattr", "-i", str(stuck)], check=True)
+    assert result.returncode == 3, result.stderr
+    assert "cannot promote the staged log" in result.stderr
+    assert "no voter was changed and the staging copies were removed" in result.stderr
+    assert voters_hold_no_log(root)
+    assert stuck.is_dir() and not any(stuck.iterdir())
+
+
+def test_an_interrupted_promotion_is_only_finished_with_the_same_voters(
+    sample_cluster: Callable[..., Any], tmp_path: Path,
+    reference: Callable[[str], dict[str, bytes]],
+) -> None:
+    cluster = sample_cluster(BIG)
+    expected = reference(cluster.connect)
+    root = tmp_path / "voters"
+    killed = migrate(cluster.connect, root, fault="promote-renamed@1:kill")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    fewer = subprocess.run(
+        [*ZK2KRAFT, "migrate", "--zookeeper", cluster.connect, "--spark-master", "in-process",
+         "--quiet", *voter_flags(root, VOTERS[:2])],
+        capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+    assert fewer.returncode == 1, fewer.stderr
+    assert "run migrate again with the same --voter flags" in fewer.stderr
+    assert str(root / "c3002") in fewer.stderr
+    again = migrate(cluster.connect, root)
+    assert again.returncode == 0, again.stderr
+    assert files_under(root) == expected

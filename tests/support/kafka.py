@@ -300,6 +300,11 @@ class _KafkaProcess:
         raise NotImplementedError
 
     @property
+    def pid(self) -> int | None:
+        """The JVM's pid while launched (what `/proc/locks` names as the `.lock` holder)."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
     def server_log(self) -> Path:
         """The node's log4j file."""
         return self.logs_dir / "server.log"
