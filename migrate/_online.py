@@ -117,6 +117,24 @@ def _crash(point: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+PAUSE_ENV = "ZK2KRAFT_TEST_PAUSE_AT"
+"""Test hook: `point:GATE` writes GATE.reached at `point` and waits for GATE.go (fault tests
+stop ZooKeeper members or freeze the process there)."""
+
+
+def _pause(point: str) -> None:
+    """Wait at `point` when the test hook asks for it (see `PAUSE_ENV`)."""
+    wanted = os.environ.get(PAUSE_ENV)
+    if not wanted:
+        return
+    name, _, gate = wanted.partition(":")
+    if name != point or not gate:
+        return
+    Path(gate + ".reached").write_text(point)
+    while not Path(gate + ".go").exists():
+        time.sleep(0.05)
+
+
 def check_cutover_version(mv: MetadataVersion) -> None:
     """`--cutover now|manual` writes a metadata transaction: metadata.version >= 3.6-IV1.
 
@@ -490,6 +508,18 @@ class _Run:
             self._ts(part)
         return result.records
 
+    def _sync(self) -> None:
+        """`sync()` before the drain's reads; a session that expired meanwhile is noted (the
+        drain then compares the whole tree) and the new session is synced instead."""
+        for _ in range(2):
+            try:
+                self.session.retrying(lambda: self.session.kazoo.sync("/"), "/")
+                return
+            except ZkSessionExpiredError:
+                self.session.expired.set()
+                time.sleep(0.2)
+        self.session.retrying(lambda: self.session.kazoo.sync("/"), "/")
+
     def _retrying(self, fn: Callable[[], Any]) -> Any:
         """Entity reads survive connection losses (the feed re-arms the watches)."""
         deadline = self.clock() + max(self.session.retry_s, 30.0)
@@ -577,6 +607,7 @@ class _Run:
         self.out.phase_ms["fence"] = (self.clock() - t0) * 1000.0
         _crash("fence_unjournaled")
         _crash("after_fence")
+        _pause("after_fence")
         return t0, token
 
     def _fence_readback(self) -> FenceToken | None:
@@ -604,7 +635,7 @@ class _Run:
             self.journal.save(phase="drained", fence=token.to_json(),
                               last_durable_offset=self.quorum.durable_offset)
             return None
-        self.session.retrying(lambda: self.session.kazoo.sync("/"), "/")
+        self._sync()
         trailer = trailer_records(self.mv)
         if self.out.summary is None or self.journal.at_least("fenced") or \
                 self.out.resumed_from is not None:
