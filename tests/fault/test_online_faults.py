@@ -192,3 +192,37 @@ def test_members_lost_and_session_expired_during_the_drain_miss_no_change(
         assert json.loads(client.get("/migration")[0])["kraft_metadata_offset"] == \
             json.loads((tmp_path / "m.json").read_text())["last_offset"]
         verify(connect, tmp_path)
+
+
+def test_two_voters_fail_after_the_fence_exit_explains_and_a_rerun_finishes(
+    sample_cluster: Callable[..., Any], tmp_path: Path, frozen: list[Path]
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=4, partitions_per_topic=2))
+    gate = tmp_path / "gate"
+    cmd = [*ZK2KRAFT, "migrate", "--zookeeper", cluster.connect, "--cutover", "now",
+           *[f"--voter={v}={tmp_path / f'c{v}'}" for v in VOTERS],
+           "--json", str(tmp_path / "m.json")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "ZK2KRAFT_TEST_PAUSE_AT": f"after_fence:{gate}"})
+    deadline = time.monotonic() + 120
+    while not Path(str(gate) + ".reached").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    paths = _voter_paths(tmp_path / "c3001") + _voter_paths(tmp_path / "c3002")
+    _immutable(paths, on=True)
+    frozen.extend(paths)
+    Path(str(gate) + ".go").write_text("go")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 3, out + err
+    assert "ZooKeeper IS fenced" in err and "rollback" in err and "re-run" in err
+    zk = cluster.client
+    assert zk.get("/controller_epoch")[0] == b"4"
+    assert json.loads(zk.get("/migration")[0])["kraft_metadata_offset"] == -1  # not handed over
+    _immutable(paths, on=False)
+    frozen.clear()
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert zk.get("/controller_epoch")[0] == b"4"  # not fenced twice
+    assert json.loads(zk.get("/migration")[0])["kraft_metadata_offset"] == \
+        json.loads((tmp_path / "m.json").read_text())["last_offset"]
+    verify(cluster.connect, tmp_path)
