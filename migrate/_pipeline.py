@@ -279,7 +279,6 @@ class StageTimes:
     """Wall-clock seconds per stage, for the summary and the benchmark."""
 
     translate_s: float = 0.0
-    frame_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -119,8 +119,6 @@ class TranslationOptions:
             where the flag enters (`parse_target_version`, the CLI's argparse type).
         password_encoder_secret: the brokers' `password.encoder.secret`, to decode encrypted
             dynamic broker passwords. Kept out of `repr` so it never reaches a log line.
-        clock_ms: a fixed clock for callers that stamp batches; no record field is a
-            timestamp of the migration itself, so translation does not read it.
         close_migration: the caller decides the framing. True (the bulk copy, `--cutover
             none`): the records end with `ZkMigrationStateRecord(MIGRATION)` and, at >=
             3.6-IV1, `EndTransactionRecord`. False (the online pre-copy): they stop before
@@ -136,7 +134,6 @@ class TranslationOptions:
 
     metadata_version: MetadataVersion = LATEST_PRODUCTION
     password_encoder_secret: str | None = field(default=None, repr=False)
-    clock_ms: int | None = None
     close_migration: bool = True
     offline: bool = False
     target_kafka: str = "3.9"
