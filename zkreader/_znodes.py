@@ -361,6 +361,9 @@ class BrokerZnode:
 def _endpoint(o: _Obj, text: Any, protocols: Mapping[str, str] | None) -> BrokerEndpoint:
     if not isinstance(text, str):
         raise o.fail(f"endpoint is {_kind(text)}, expected 'LISTENER://host:port'")
+    if len(text.encode()) > MAX_STRING_BYTES:
+        raise o.fail(f"endpoint is {len(text.encode())} bytes long; a metadata record field "
+                     f"holds at most {MAX_STRING_BYTES}")
     match = _ENDPOINT.match(text)
     if not match:
         raise o.fail(f"endpoint {text!r} is not 'LISTENER://host:port'")
@@ -601,6 +604,9 @@ class ConfigZnodeKind:
         o.version(self.VERSIONS)
         config = o.obj("config").raw
         for key, value in config.items():
+            if len(key.encode()) > MAX_STRING_BYTES:
+                raise o.fail(f"a config key is {len(key.encode())} bytes long; a ConfigRecord "
+                             f"name holds at most {MAX_STRING_BYTES}")
             if not isinstance(value, str):
                 raise o.fail(f"config key {key!r} has {_kind(value)} value, expected a string")
             if len(value) > MAX_STRING_BYTES // 3 and len(value.encode()) > MAX_STRING_BYTES:
