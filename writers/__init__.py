@@ -114,7 +114,8 @@ from writers._staging import (
     recover_interrupted,
     stage_and_promote,
 )
-from writers._standin import HandoverResult, StandInLeader, restamp_batch
+from writers._standin import HandoverResult, StandInLeader
+from writers._standin_log import restamp_batch
 from writers._voterlock import LOCK_FILE_NAME, VoterLocks, hold_voter_locks
 from writers.errors import (
     LogCorruptionError,

@@ -42,14 +42,13 @@ listener with PLAIN does. Not implemented: SCRAM, GSSAPI and OAUTHBEARER; snapsh
 from __future__ import annotations
 
 import asyncio
-import bisect
 import logging
 import ssl
 import struct
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +64,10 @@ from writers._protocol import (
 )
 from writers._quorum_log import AppendResult, VoterStatus
 from writers._records import ControlRecord, MetadataRecord
+from writers._standin_log import LogIndex, restamp_batch
 from writers.errors import VoterStateError, VoterUnavailableError, WriterError
 
-__all__ = ["HandoverResult", "StandInLeader", "restamp_batch"]
+__all__ = ["HandoverResult", "StandInLeader"]
 
 log = logging.getLogger(__name__)
 
@@ -93,19 +93,6 @@ ADVERTISED: Mapping[int, tuple[int, int]] = {
     54: (0, 0),    # EndQuorumEpoch
     70: (0, 0),    # ControllerRegistration
 }
-
-
-def restamp_batch(data: bytes, base_offset: int, leader_epoch: int) -> EncodedBatch:
-    """The same batch at another base offset and partitionLeaderEpoch.
-
-    The batch CRC covers attributes onwards, not the base offset nor the epoch, so the records
-    and CRC stay as they are (how a Kafka leader stamps appended batches).
-    """
-    last_delta = struct.unpack_from(">i", data, 23)[0]  # v2 header: lastOffsetDelta at byte 23
-    out = bytearray(data)
-    struct.pack_into(">q", out, 0, base_offset)  # baseOffset
-    struct.pack_into(">i", out, 12, leader_epoch)  # partitionLeaderEpoch
-    return EncodedBatch(base_offset, base_offset + last_delta, leader_epoch, bytes(out))
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,54 +126,6 @@ class _Replica:
     end_offset: int = -1  # flushed end (next offset it needs); -1 = not fetched this epoch
     last_fetch_ms: float = 0.0
     hw_sent: int = -1
-
-
-@dataclass
-class _LogIndex:
-    """The stand-in's log in memory: batches by base offset, for serving Fetch quickly."""
-
-    bases: list[int] = field(default_factory=list)
-    batches: list[EncodedBatch] = field(default_factory=list)
-    epochs: list[tuple[int, int]] = field(default_factory=list)  # (epoch, start offset)
-
-    def add(self, batch: EncodedBatch) -> None:
-        self.bases.append(batch.base_offset)
-        self.batches.append(batch)
-        if not self.epochs or self.epochs[-1][0] != batch.leader_epoch:
-            self.epochs.append((batch.leader_epoch, batch.base_offset))
-
-    @property
-    def end(self) -> int:
-        return self.batches[-1].last_offset + 1 if self.batches else 0
-
-    def last_epoch(self) -> int:
-        return self.epochs[-1][0] if self.epochs else 0
-
-    def end_for_epoch(self, epoch: int) -> tuple[int, int]:
-        """(largest epoch <= `epoch`, the offset that epoch ends before) — Kafka's
-        `endOffsetForEpoch`, used to tell a follower where its log diverges."""
-        best = (0, 0)
-        for i, (e, _start) in enumerate(self.epochs):
-            if e > epoch:
-                break
-            best = (e, self.epochs[i + 1][1] if i + 1 < len(self.epochs) else self.end)
-        return best
-
-    def read(self, offset: int, max_bytes: int) -> bytes:
-        """Whole batches from the one holding `offset`, at least one, at most `max_bytes`."""
-        i = bisect.bisect_right(self.bases, offset) - 1
-        if i < 0 or offset >= self.end:
-            return b""
-        out: list[bytes] = []
-        size = 0
-        while i < len(self.batches):
-            data = self.batches[i].data
-            if out and size + len(data) > max_bytes:
-                break
-            out.append(data)
-            size += len(data)
-            i += 1
-        return b"".join(out)
 
 
 class StandInLeader:
@@ -248,7 +187,7 @@ class StandInLeader:
         self._sasl_users = dict(sasl_users) if sasl_users is not None else None
         self._sasl_client = sasl_client
         self._dir = VoterDir(Path(log_dir), node_id=node_id, cluster_id=cluster_id)
-        self._index = _LogIndex()
+        self._index = LogIndex()
         for b in self._dir.batches_from(0):
             self._index.add(b)
         self._epoch = self._index.last_epoch()
