@@ -36,6 +36,9 @@ def bulk_options(args: argparse.Namespace) -> BulkOptions:
         raise BadFlagError("--on-cutover needs --cutover now or manual")
     if args.journal:
         raise BadFlagError("--journal needs --cutover now or manual (--cutover none keeps none)")
+    if getattr(args, "bootstrap_server", None) or getattr(args, "command_config", None):
+        raise BadFlagError("--bootstrap-server/--command-config need --cutover now or manual "
+                           "(the canary measures a cutover)")
     check_output_path("--json", args.json)
     targets = check_voters(args.voters)
     return BulkOptions(

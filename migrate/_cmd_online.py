@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.live import Live
 
 from migrate._bulk import blockers_message, check_voters
+from migrate._canary import finish_canary, start_canary, window_figures
 from migrate._journal import default_journal_dir
 from migrate._online import (
     OnlineOptions,
@@ -128,11 +129,21 @@ def run(args: argparse.Namespace) -> int:
         console = Console(stderr=True, highlight=False)
     sink = _ConsoleSink(console, quiet=args.quiet)
     trigger = _arm_trigger(options.cutover)
+    canary = start_canary(args.bootstrap_server, args.command_config, sink.say)
     try:
         outcome = run_online(options, sink=sink, trigger=trigger)
+    except BaseException:
+        if canary is not None:
+            canary.stop(None, drain_timeout_s=0)
+        raise
     finally:
         sink.close()
-    document = orjson.dumps(outcome.to_json(), option=orjson.OPT_INDENT_2) + b"\n"
+    doc = outcome.to_json()
+    if canary is not None:
+        report = finish_canary(canary, outcome.fence_at, options.handoff_timeout_s, sink.say)
+        outcome.canary = window_figures(report)
+        doc = {**outcome.to_json(), "canary": report.to_json()}
+    document = orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
     if to_stdout:
         sys.stdout.buffer.write(document)
         sys.stdout.flush()
@@ -178,6 +189,11 @@ def _print(console: Console, outcome: OnlineOutcome, *, source: str) -> None:
     lines.append("  voters: " + ", ".join(f"{v['node_id']} {v['state']}"
                                          + (f" ({v['error']})" if v["error"] else "")
                                          for v in outcome.voters))
+    if window.get("observed", None) is not None or "producer_stall" in window:
+        lines.append(f"  window as clients felt it: observed {ms(window.get('observed'))} "
+                     f"(longest gap between served controller requests), first request "
+                     f"served {ms(window.get('clients_t2'))} after the fence; producer "
+                     f"stall {ms(window.get('producer_stall'))}")
     if outcome.session_expiries:
         lines.append(f"  ZooKeeper session expired {outcome.session_expiries} time(s); the whole "
                      "tree was re-read each time")

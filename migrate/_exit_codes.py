@@ -19,6 +19,7 @@ from __future__ import annotations
 from migrate.errors import (
     BadFlagError,
     BlockersFoundError,
+    CanaryError,
     MigrateError,
     ReportWriteError,
     SparkError,
@@ -84,6 +85,7 @@ EXIT_CODES: dict[type[BaseException], int] = {
     ZkUnreachableError: EXIT_UNREACHABLE,
     VoterUnavailableError: EXIT_UNREACHABLE,
     SparkError: EXIT_UNREACHABLE,
+    CanaryError: EXIT_UNREACHABLE,  # --bootstrap-server's brokers
     ReportWriteError: EXIT_UNREACHABLE,
 }
 """Error class -> exit code. Lookup walks the exception's MRO, so subclasses inherit."""

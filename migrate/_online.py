@@ -203,6 +203,8 @@ class OnlineOutcome:
     session_expiries: int = 0
     on_cutover_exit: int | None = None
     messages: list[str] = field(default_factory=list)
+    fence_at: float | None = None  # t0 on the run's clock, for the canary (migrate._canary)
+    canary: dict[str, Any] | None = None  # the canary's figures, shown inside window_ms
 
     @property
     def refused(self) -> bool:
@@ -214,7 +216,8 @@ class OnlineOutcome:
         doc: dict[str, object] = self.summary.to_json() if self.summary is not None else {}
         doc.update({
             "cutover": self.cutover,
-            "window_ms": {"tool": _r(self.window_tool_ms), "total": _r(self.window_total_ms)},
+            "window_ms": {"tool": _r(self.window_tool_ms), "total": _r(self.window_total_ms),
+                          **(self.canary or {})},
             "delta_records": self.delta_records,
             "mirrored_records": self.mirrored_records,
             "precopy_records": self.precopy_records,
@@ -373,6 +376,7 @@ class _Run:
                 self._precopy()
             self._mirror_until_cutover()
             t0, token = self._fence()
+            self.out.fence_at = t0
         try:
             if not j.at_least("drained"):
                 t1 = self._drain(token)

@@ -298,6 +298,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--handoff-timeout", type=float, default=120.0, metavar="S",
                    help="how long to wait for a KRaft controller to claim /controller after "
                    "--on-cutover (t2; default 120)")
+    p.add_argument("--bootstrap-server", metavar="HOST:PORT[,HOST:PORT]",
+                   help="run the canary against these brokers during the online migration: "
+                   "controller-bound requests every 50 ms and an acks=all produce/consume "
+                   "loop; the report gains window_ms.observed and the producer's stall")
+    p.add_argument("--command-config", metavar="FILE",
+                   help="the canary's client properties (Kafka's Java client file: "
+                   "security.protocol, sasl.*, ssl.* with PEM or PKCS#12 stores)")
     p.add_argument("--spark-master", default="auto", metavar="auto|in-process|URL",
                    help="engine of the bulk pipeline: 'auto' (default) runs Spark local[*] "
                    "for big clusters and in-process below a measured size; 'in-process' never "

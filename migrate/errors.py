@@ -15,6 +15,7 @@ from __future__ import annotations
 __all__ = [
     "BadFlagError",
     "BlockersFoundError",
+    "CanaryError",
     "MigrateError",
     "ReportWriteError",
     "SparkError",
@@ -44,6 +45,11 @@ class SparkError(MigrateError):
     The message names the master and the file holding Spark's own log, which is kept out of the
     terminal.
     """
+
+
+class CanaryError(MigrateError):
+    """The canary (`--bootstrap-server`) cannot reach the brokers, create its topic, or get
+    its requests served before the cutover; the message names the brokers and what failed."""
 
 
 class ReportWriteError(MigrateError):

@@ -1,0 +1,150 @@
+"""Real Kafka 3.9.1 ZooKeeper-mode brokers in migration mode, and the KRaft controller that takes
+over, for the canary oracle test and `benchmarks/rehearsal.py`.
+
+The brokers run with `zookeeper.metadata.migration.enable=true`, `controller.quorum.voters`
+naming one controller (3000) that is not running yet, and a CONTROLLER listener mapping
+(reference kafka-zk-migration.md §2.6), i.e. Kafka's step "enter migration mode on the brokers".
+`migration_controller` is that controller, in migration mode, on a given `metadata.log.dir`:
+either a directory zk2kraft wrote (it takes over the log), or a freshly formatted one (Kafka's
+own migration runs). `on_cutover_gate` lets `zk2kraft migrate --on-cutover` start it: the command
+touches a file and waits; a thread here launches the controller and releases the command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from tests.support.kafka import KafkaController, KafkaZkBroker, free_port
+
+__all__ = ["CONTROLLER_ID", "MigrationCluster", "dual_write_at", "migration_cluster",
+           "migration_controller", "on_cutover_gate", "state_times"]
+
+CONTROLLER_ID = 3000
+_LOG_TIME = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
+
+
+@dataclass
+class MigrationCluster:
+    """The brokers, where the controller must listen, and the connect strings."""
+
+    brokers: list[KafkaZkBroker]
+    controller_port: int
+    zk_connect: str
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(b.bootstrap_servers for b in self.brokers)
+
+    @property
+    def voters(self) -> str:
+        return f"{CONTROLLER_ID}@127.0.0.1:{self.controller_port}"
+
+
+def _migration_props(voters: str, zk_connect: str) -> dict[str, str]:
+    return {
+        "zookeeper.metadata.migration.enable": "true",
+        "controller.quorum.voters": voters,
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.protocol.version": "3.9",
+        "zookeeper.connect": zk_connect,
+    }
+
+
+@contextlib.contextmanager
+def migration_cluster(root: Path, zk_connect: str, *, brokers: int = 2,
+                      heap: str = "384m") -> Iterator[MigrationCluster]:
+    """ZooKeeper-mode brokers 0..n-1 in migration mode; all stopped on exit."""
+    port = free_port()
+    nodes = []
+    for i in range(brokers):
+        props = _migration_props(f"{CONTROLLER_ID}@127.0.0.1:{port}", zk_connect)
+        props["listener.security.protocol.map"] = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+        props["default.replication.factor"] = str(min(2, brokers))
+        nodes.append(KafkaZkBroker(root / f"broker{i}", zk_connect, broker_id=i, heap=heap,
+                                   start_timeout=240, extra=props))
+    try:
+        for n in nodes:
+            n.launch()
+        for n in nodes:
+            n.wait_started()
+        yield MigrationCluster(nodes, port, zk_connect)
+    finally:
+        for n in nodes:
+            n.stop()
+
+
+def migration_controller(root: Path, cluster: MigrationCluster, metadata_dir: Path, *,
+                         heap: str = "384m") -> KafkaController:
+    """The KRaft controller 3000 in migration mode on `metadata_dir` (not started)."""
+    return KafkaController(
+        root / "controller", metadata_dir, node_id=CONTROLLER_ID, heap=heap, start_timeout=240,
+        quorum={CONTROLLER_ID: cluster.controller_port},
+        extra={"zookeeper.metadata.migration.enable": "true",
+               "zookeeper.connect": cluster.zk_connect,
+               "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"})
+
+
+@contextlib.contextmanager
+def on_cutover_gate(root: Path, controller: KafkaController) -> Iterator[str]:
+    """Yield an `--on-cutover` command that has this process launch `controller`.
+
+    The command touches `go` and waits for `launched`; a thread launches the controller's JVM
+    when `go` appears (our `--on-cutover` returns as soon as the JVM is started, like an
+    operator's `systemctl start`). The controller is stopped on exit.
+    """
+    go, launched = root / "cutover.go", root / "cutover.launched"
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            if go.exists():
+                controller.launch()
+                launched.touch()
+                return
+            time.sleep(0.01)  # polling a file the child process creates
+
+    t = threading.Thread(target=watch, daemon=True)
+    t.start()
+    try:
+        yield (f"touch {go} && while [ ! -e {launched} ]; do sleep 0.02; done")
+    finally:
+        stop.set()
+        t.join(5)
+        controller.stop()
+
+
+def _log_ts(line: str) -> float | None:
+    m = _LOG_TIME.match(line)
+    if m is None:
+        return None
+    return datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
+
+
+def state_times(controller: KafkaController) -> dict[str, float]:
+    """Wall time (epoch seconds, from its log) of each migration state the controller entered
+    first ("transitioning from X to Y state"), plus "claim" for "Claimed ZK controller
+    leadership"."""
+    out: dict[str, float] = {}
+    for line in controller.log_text().splitlines():
+        m = re.search(r"transitioning from \w+ to (\w+) state", line)
+        ts = _log_ts(line)
+        if ts is None:
+            continue
+        if m and m.group(1) not in out:
+            out[m.group(1)] = ts
+        if "Claimed ZK controller leadership" in line and "claim" not in out:
+            out["claim"] = ts
+    return out
+
+
+def dual_write_at(controller: KafkaController, timeout: float = 240.0) -> float:
+    """Wait until the controller logs DUAL_WRITE; its log time (epoch seconds)."""
+    controller.wait_for_log(r"transitioning from \w+ to DUAL_WRITE state", timeout)
+    return state_times(controller)["DUAL_WRITE"]
