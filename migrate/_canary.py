@@ -27,6 +27,7 @@ created if absent and left in place, so it migrates like any other topic.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -115,7 +116,9 @@ class Canary:
     def __init__(self, bootstrap: str, client_config: dict[str, str] | None = None, *,
                  clock: Callable[[], float] = time.monotonic, topic: str = CANARY_TOPIC) -> None:
         self.bootstrap = bootstrap
-        self.config = {"bootstrap.servers": bootstrap, **(client_config or {})}
+        # librdkafka's own log lines go to our logger (shown with -v), not onto the terminal.
+        self.config: dict[str, Any] = {"bootstrap.servers": bootstrap, **(client_config or {}),
+                                       "logger": logging.getLogger("zk2kraft.canary")}
         self.clock = clock
         self.topic = topic
         self._stop = threading.Event()
