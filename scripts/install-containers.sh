@@ -108,18 +108,20 @@ image_stamp() {
 }
 
 # The Debian mirror apt already uses, from apt's own view of its configuration (one-line
-# sources.list and deb822 .sources alike): the repository that serves $SUITE's main component.
+# sources.list and deb822 .sources alike): the repository serving $SUITE's main component, or, on
+# a host of another Debian release, any Debian archive apt uses (a mirror serves every suite).
 apt_mirror() {
-  local m
-  m=$(apt-get indextargets --format '$(REPO_URI) $(CODENAME) $(COMPONENT) $(TARGET_OF)' \
-        'Created-By: Packages' 2>/dev/null \
-      | awk -v s="$SUITE" '$2 == s && $3 == "main" && $4 == "deb" { print $1; exit }')
-  if [ -z "$m" ]; then  # no index lists yet (a freshly cleaned image): fetch them once
+  local targets m
+  targets=$(apt-get indextargets --format '$(REPO_URI) $(CODENAME) $(COMPONENT) $(ORIGIN)' \
+              'Created-By: Packages' 2>/dev/null || true)
+  if [ -z "$targets" ]; then  # no index lists yet (a freshly cleaned image): fetch them once
     $SUDO apt-get update -qq
-    m=$(apt-get indextargets --format '$(REPO_URI) $(CODENAME) $(COMPONENT) $(TARGET_OF)' \
-          'Created-By: Packages' 2>/dev/null \
-        | awk -v s="$SUITE" '$2 == s && $3 == "main" && $4 == "deb" { print $1; exit }')
+    targets=$(apt-get indextargets --format '$(REPO_URI) $(CODENAME) $(COMPONENT) $(ORIGIN)' \
+                'Created-By: Packages' 2>/dev/null || true)
   fi
+  m=$(awk -v s="$SUITE" '$2 == s && $3 == "main" { print $1; exit }' <<<"$targets")
+  [ -n "$m" ] || m=$(awk '$3 == "main" && $4 == "Debian" && $2 !~ /-security$/ { print $1; exit }' \
+                     <<<"$targets")
   echo "$m"
 }
 

@@ -185,3 +185,20 @@ def test_drop_connection_keeps_the_session(zk_server: ZkServer, zk_chroot: str) 
     finally:
         c.stop()
         c.close()
+
+
+def test_docker_backend_that_cannot_run_fails_the_tests_never_skips(tmp_path: Path) -> None:
+    """ZK2KRAFT_ZK_BACKEND=docker with no engine to talk to: the fixture errors with why."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "ZK2KRAFT_ZK_BACKEND": "docker",
+           "DOCKER_HOST": f"unix://{tmp_path / 'no-engine.sock'}"}
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rfEs",
+         "tests/integration/test_harness_zk.py::test_single_server_answers_and_stores"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=180,
+    )
+    out = r.stdout + r.stderr
+    assert r.returncode == 1, out
+    assert "ZooKeeper (docker backend) cannot run: no Docker engine answers" in out, out
+    assert "no-engine.sock" in out, out
+    assert "1 error" in out and "skipped" not in out, out

@@ -56,7 +56,6 @@ ZK_IMAGE = "zk2kraft/zookeeper:3.8"
 KAFKA_IMAGE = "zk2kraft/kafka:3.9.1"
 IMAGES = (ZK_IMAGE, KAFKA_IMAGE)
 ENSEMBLE = ("zk1", "zk2", "zk3")
-CONTROLLERS = ("kraft1", "kraft2", "kraft3")
 STOP_TIMEOUT_S = 10
 
 
