@@ -15,11 +15,15 @@ here against the real thing:
   have ZK migrations enabled on a cluster that was created in KRaft mode", a fatal fault that
   terminates the controller; the other one then cannot win a majority), which is why the log's
   first records matter (docs/design.md, "Stand-in killed").
+* in migration mode, at four points: nothing but the LeaderChange (Kafka bootstraps the log and
+  runs its own migration: graceful), after the feature level and inside the transaction (fatal),
+  and after EndTransaction (it stays in migration mode on the MIGRATION log).
 """
 
 from __future__ import annotations
 
 import base64
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -84,24 +88,60 @@ def test_a_prefix_inside_the_migration_transaction_is_aborted_by_the_next_leader
     assert "leader=3000" in logs[leader.node_id]
 
 
-def test_in_migration_mode_the_aborted_prefix_cannot_activate(
-    tmp_path: Path, zk_chroot: str, zk_server: Any
+_MIGRATION_DONE = [
+    MetadataRecord("ZK_MIGRATION_STATE_RECORD", 0, {"zkMigrationState": 1}),  # MIGRATION
+    MetadataRecord("END_TRANSACTION_RECORD", 0, {}),
+]
+
+# (what the stand-in committed before it died, what the next leader does with it)
+KILL_POINTS = {
+    # only the LeaderChange that opened its epoch: an empty metadata log, so Kafka bootstraps
+    # it and starts its own migration (graceful)
+    "before any record": (
+        [], r"The metadata log appears to be empty\. [^\n]*Putting the controller into "
+            r"pre-migration mode"),
+    # metadata.version only: a non-empty log in state NONE, fatal in migration mode
+    "after the feature level": (
+        _prefix()[:1], "FATAL"),
+    # inside the migration transaction: aborted, then NONE, fatal in migration mode
+    "inside the migration transaction": (
+        _prefix(), "FATAL"),
+    # the whole migration committed (ZkMigrationState MIGRATION + EndTransaction)
+    "after EndTransaction": (
+        _prefix() + _MIGRATION_DONE,
+        r"Loaded ZK migration state of MIGRATION\. Staying in ZK migration mode since "
+        r"'zookeeper\.metadata\.migration\.enable' is still 'true'"),
+}
+
+
+@pytest.mark.parametrize("point", list(KILL_POINTS))
+def test_standin_killed_with_controllers_in_migration_mode(
+    point: str, tmp_path: Path, zk_chroot: str, zk_server: Any
 ) -> None:
-    """The same death with controllers in migration mode (as the real handoff runs them)."""
+    """The same death with controllers in migration mode (as the real handoff runs them), at
+    four points of the log. Fatal means Kafka's "Should not have ZK migrations enabled on a
+    cluster that was created in KRaft mode": the activating controller terminates."""
+    records, expected = KILL_POINTS[point]
     migration = {**FAST_FAILOVER, "zookeeper.metadata.migration.enable": "true",
                  "zookeeper.connect": f"{zk_server.connect}{zk_chroot}"}
     with standin_quorum(tmp_path, extra=migration) as q:
-        q.standin.append_records(_prefix(), timestamp_ms=1_700_000_000_000)
+        if records:
+            q.standin.append_records(records, timestamp_ms=1_700_000_000_000)
         q.standin.close()
         deadline = time.monotonic() + 120
-        refused = None
-        while refused is None and time.monotonic() < deadline:
+        activated = None
+        while activated is None and time.monotonic() < deadline:
             for c in q.controllers:
-                if "Should not have ZK migrations enabled on a cluster that was created in " \
-                        "KRaft mode" in c.log_text():
-                    refused = c
+                text = c.log_text()
+                if "Performing controller activation" in text or "Encountered fatal fault" in text:
+                    activated = c
             time.sleep(0.5)
-        assert refused is not None, "no controller tried to activate within 120 s"
-        # Kafka treats it as fatal: the controller that won the election terminates
-        assert "Encountered fatal fault: exception while completing controller activation" \
-            in refused.log_text()
+        assert activated is not None, "no controller tried to activate within 120 s"
+        text = activated.log_text()
+    if expected == "FATAL":
+        assert "Should not have ZK migrations enabled on a cluster that was created in KRaft " \
+            "mode" in text
+        assert "Encountered fatal fault: exception while completing controller activation" in text
+    else:
+        assert re.search(expected, text), text[-3000:]
+        assert "Encountered fatal fault" not in text
