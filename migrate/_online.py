@@ -30,6 +30,7 @@ per step) until the per-entity translation and entity re-reads land.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -79,6 +80,7 @@ from zkreader import (
     claim_json,
     fence_zk_controller,
     open_session,
+    paused_gc,
     read_cluster,
     read_entities,
     read_fence_state,
@@ -375,20 +377,26 @@ class _Run:
                 self._check_log_is_ours()
                 self._precopy()
             self._mirror_until_cutover()
-            t0, token = self._fence()
-            self.out.fence_at = t0
+            # The window must not pay for the collector walking the pre-copy's millions of
+            # objects (a full pass costs tenths of a second at 100k partitions): freeze what
+            # exists and keep the collector off from the fence to t1.
+            gc.collect()
+            gc.freeze()
+            with paused_gc():
+                t0, token = self._fence()
+                self.out.fence_at = t0
+                if not j.at_least("drained"):
+                    t1 = self._drain_explained(token)
         try:
             if not j.at_least("drained"):
                 t1 = self._drain(token)
             if not j.at_least("migration"):
                 self._write_migration(token)
         except VoterUnavailableError as exc:
-            raise VoterUnavailableError(
-                f"{exc}. ZooKeeper IS fenced (/controller claimed by {self.controller_id}, "
-                f"/controller_epoch {token.controller_epoch}) but the log is not closed and "
-                "/migration does not name it, so the cluster has no controller: make a "
-                "majority of voters writable and re-run this same command (it resumes the drain "
-                "from the journal), or run `zk2kraft rollback` to hand ZooKeeper back") from exc
+            if "ZooKeeper IS fenced" in str(exc):
+                raise
+            raise VoterUnavailableError(_fenced_without_log(exc, self.controller_id, token)
+                                        ) from exc
         t2 = self._handoff(token)
         if t0 is not None and t1 is not None:
             self.out.window_tool_ms = (t1 - t0) * 1000.0
@@ -630,6 +638,14 @@ class _Run:
         self.journal.save(phase="mirror", claim=None)
         return None
 
+    def _drain_explained(self, token: FenceToken) -> float | None:
+        """`_drain`, with a voter loss explained the way the caller explains it."""
+        try:
+            return self._drain(token)
+        except VoterUnavailableError as exc:
+            raise VoterUnavailableError(_fenced_without_log(exc, self.controller_id, token)
+                                        ) from exc
+
     def _drain(self, token: FenceToken) -> float | None:
         """sync, re-read what was notified before the fence, append the final delta with
         `ZkMigrationStateRecord(MIGRATION)` + `EndTransactionRecord` in one durable append: t1."""
@@ -640,6 +656,7 @@ class _Run:
                               last_durable_offset=self.quorum.durable_offset)
             return None
         self._sync()
+        t_sync = self.clock()
         trailer = trailer_records(self.mv)
         if self.out.summary is None or self.journal.at_least("fenced") or \
                 self.out.resumed_from is not None:
@@ -662,8 +679,12 @@ class _Run:
             applied = trailer if self._applied_early else delta + trailer
         self.out.delta_records = len(delta)
         _crash("mid_drain")
+        t_read = self.clock()
         self.quorum.append_records(delta + trailer, timestamp_ms=self._ts(snapshot))
         t1 = self.clock()
+        self.out.phase_ms["drain_sync"] = (t_sync - start) * 1000.0
+        self.out.phase_ms["drain_reread"] = (t_read - t_sync) * 1000.0
+        self.out.phase_ms["drain_append"] = (t1 - t_read) * 1000.0
         self.log.apply(applied)
         self.journal.save(phase="drained", fence=token.to_json(),
                           last_durable_offset=self.quorum.durable_offset)
@@ -725,6 +746,14 @@ class _Run:
         self.sink.say(f"no KRaft controller claimed /controller within "
                       f"{self.o.handoff_timeout_s:g}s: window_ms.total is null")
         return None
+
+
+def _fenced_without_log(exc: BaseException, controller_id: int, token: FenceToken) -> str:
+    return (f"{exc}. ZooKeeper IS fenced (/controller claimed by {controller_id}, "
+            f"/controller_epoch {token.controller_epoch}) but the log is not closed and "
+            "/migration does not name it, so the cluster has no controller: make a majority of "
+            "voters writable and re-run this same command (it resumes the drain from the "
+            "journal), or run `zk2kraft rollback` to hand ZooKeeper back")
 
 
 class _Refused(Exception):
