@@ -281,6 +281,37 @@ def _unpromote_one(v: StagedVoter, moved: _Moved) -> None:
     fsync_dir(v.path)
 
 
+def _undo_promotion(voters: Sequence[StagedVoter],
+                    promoted: Sequence[tuple[StagedVoter, _Moved]]) -> str:
+    """Put back every voter promoted so far, then drop the markers and the staging copies.
+
+    The markers go only once every voter is back: if this is cut short, they make the next
+    run finish the promotion for all instead (still all or none).
+
+    Returns:
+        What state the voters are left in, for the error message.
+    """
+    undo = list(reversed(promoted))
+    if len(promoted) < len(voters):
+        # the voter it stopped at may have been moved in part: read what moved from the disk
+        # (its staged log dir and meta.properties were both there before promotion began,
+        # and meta.properties stays staged when the voter has its own)
+        v = voters[len(promoted)]
+        undo.insert(0, (v, _Moved(log=not (v.staging / METADATA_PARTITION_DIR).exists(),
+                                  meta=not (v.staging / "meta.properties").exists())))
+    try:
+        for v, moved in undo:
+            _unpromote_one(v, moved)
+        for v in voters:
+            (v.staging / _PROMOTE).unlink(missing_ok=True)
+    except OSError as error:
+        log.error("cannot undo the promotion: %s", error)
+        return ("the voters may be half promoted; run the same command again to finish the "
+                "promotion for all of them")
+    _remove_all(voters)
+    return "no voter was changed and the staging copies were removed"
+
+
 def _promote(voters: Sequence[StagedVoter]) -> None:
     """Phase 2: commit markers in every staging dir, then rename every copy into place.
 
@@ -298,26 +329,11 @@ def _promote(voters: Sequence[StagedVoter]) -> None:
         for v in voters:
             promoted.append((v, _promote_one(v)))
             fault_point("promote-renamed")
-    except OSError as exc:
-        undone = True
-        failed_at = voters[len(promoted)] if len(promoted) < len(voters) else None
-        undo = list(reversed(promoted))
-        if failed_at is not None:  # it may have moved its old log dir aside before failing
-            undo.insert(0, (failed_at, _Moved(log=False, meta=False)))
-        for v, moved in undo:
-            try:
-                _unpromote_one(v, moved)
-            except OSError as undo:
-                undone = False
-                log.error("voter %d: cannot undo its promotion: %s", v.node_id, undo)
-        if undone:
-            for v in voters:
-                (v.staging / _PROMOTE).unlink(missing_ok=True)
-            _remove_all(voters)
-            state = "no voter was changed and the staging copies were removed"
-        else:
-            state = ("the voters are half promoted; run the same command again to finish "
-                     "the promotion")
+    except BaseException as exc:  # an OSError, or Ctrl-C/SIGTERM: undo, then say so
+        state = _undo_promotion(voters, promoted)
+        if not isinstance(exc, OSError):
+            log.warning("promotion interrupted: %s", state)
+            raise
         raise VoterUnavailableError(
             f"cannot promote the staged log: {exc.filename or ''}: {exc.strerror or exc}; "
             f"{state}"

@@ -390,3 +390,20 @@ def test_an_interrupted_promotion_is_only_finished_with_the_same_voters(
     again = migrate(cluster.connect, root)
     assert again.returncode == 0, again.stderr
     assert files_under(root) == expected
+
+
+def test_sigterm_during_promotion_puts_every_voter_back(
+    sample_cluster: Callable[..., Any], tmp_path: Path,
+    reference: Callable[[str], dict[str, bytes]],
+) -> None:
+    cluster = sample_cluster(BIG)
+    expected = reference(cluster.connect)
+    root = tmp_path / "voters"
+    # SIGTERM arrives right after the second voter's log was renamed into place
+    result = migrate(cluster.connect, root, fault="promote-renamed@2:term")
+    assert result.returncode == 143, result.stderr
+    assert "terminated" in result.stderr
+    assert voters_hold_no_log(root)
+    again = migrate(cluster.connect, root)
+    assert again.returncode == 0, again.stderr
+    assert files_under(root) == expected
