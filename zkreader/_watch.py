@@ -13,6 +13,7 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,11 @@ from kazoo.protocol.states import WatchedEvent
 from zkreader._wire import SetWatches
 
 __all__ = ["ChangeEvent", "ChangeFeed"]
+
+SET_WATCHES_MAX_BYTES = 128 * 1024
+"""ZooKeeper's own client (`ClientCnxn.SET_WATCHES_MAX_LENGTH`) splits SetWatches at 128 KiB of
+paths: one request for 100k+ watches exceeds the server's `jute.maxbuffer` (1 MiB by default)
+and the server drops the connection, so the re-arm after a reconnect would never succeed."""
 
 log = logging.getLogger(__name__)
 
@@ -157,9 +163,12 @@ class ChangeFeed:
             client._data_watchers[full].add(self.watcher)
         for full in child:
             client._child_watchers[full].add(self.watcher)
-        request = SetWatches(client.last_zxid, data, exist, child)
-        log.info("re-arming %d watches after a reconnect", len(data) + len(exist) + len(child))
-        client._call(request, client.handler.async_result())
+        zxid = client.last_zxid
+        chunks = list(_chunks(data, exist, child))
+        log.info("re-arming %d watches after a reconnect (%d SetWatches)",
+                 len(data) + len(exist) + len(child), len(chunks))
+        for d, e, c in chunks:
+            client._call(SetWatches(zxid, d, e, c), client.handler.async_result())
         with self._rearmed:
             self.rearms += 1
             self._rearmed.notify_all()
@@ -200,3 +209,20 @@ class ChangeFeed:
                 out.append(self._events.get_nowait())
             except queue.Empty:
                 return out
+
+
+def _chunks(data: list[str], exist: list[str], child: list[str]
+            ) -> Iterator[tuple[list[str], list[str], list[str]]]:
+    """Split the three watch lists into SetWatches requests of at most 128 KiB of paths each."""
+    out: tuple[list[str], list[str], list[str]] = ([], [], [])
+    size = 0
+    for kind, paths in enumerate((data, exist, child)):
+        for path in paths:
+            n = len(path.encode()) + 4
+            if size + n > SET_WATCHES_MAX_BYTES and size:
+                yield out
+                out, size = ([], [], []), 0
+            out[kind].append(path)
+            size += n
+    if size:
+        yield out
