@@ -121,6 +121,9 @@ def scram_user(znode: ConfigZnode) -> str:
     return name
 
 
+_INT32_MAX = 2**31 - 1
+
+
 def _parse_credential(text: str, path: str, mechanism: str) -> tuple[bytes, bytes, bytes, int]:
     """Kafka's `ScramCredentialUtils.credentialFromString` (`k=v` pairs, base64 values)."""
     fields: dict[str, str] = {}
@@ -138,6 +141,8 @@ def _parse_credential(text: str, path: str, mechanism: str) -> tuple[bytes, byte
         raise TranslationError(f"{where} has no {exc.args[0]!r}") from None
     except (binascii.Error, ValueError):
         raise TranslationError(f"{where} is malformed (bad base64 or iterations)") from None
+    if not 1 <= iterations <= _INT32_MAX:  # UserScramCredentialRecord.iterations is an int32
+        raise TranslationError(f"{where} has iterations={iterations}, outside 1..{_INT32_MAX}")
     return salt, stored, server, iterations
 
 

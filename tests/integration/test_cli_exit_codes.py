@@ -9,6 +9,7 @@ written by hand.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -121,3 +122,20 @@ def test_existing_voter_dir_is_never_said_to_need_creating(
     if r.returncode != 0:  # staging next to the voter dir needs the parent: say so
         assert r.returncode == 3, r.stderr
         assert str(parent) in r.stderr
+
+
+def test_scram_iterations_past_int32_name_the_znode(sample_cluster: Any, tmp_path: Path) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=1))
+    # a well-formed SCRAM-SHA-256 credential but for its iteration count (3,000,000,000)
+    cred = ("salt=c2FsdHNhbHRzYWx0,stored_key=c3RvcmVkc3RvcmVkc3RvcmVk,"
+            "server_key=c2VydmVyc2VydmVyc2VydmVy,iterations=3000000000")
+    cluster.client.create("/config/users/mallory", json.dumps(
+        {"version": 1, "config": {"SCRAM-SHA-256": cred}}).encode(), makepath=True)
+    voter = tmp_path / "c3000"
+    for r in (run("plan", "--zookeeper", cluster.connect),
+              run("migrate", "--zookeeper", cluster.connect, "--voter", f"3000={voter}",
+                  "--spark-master", "in-process")):
+        assert r.returncode == 2, r.stderr
+        assert "/config/users/mallory" in r.stderr and "iterations=3000000000" in r.stderr
+        assert "c2FsdHNhbHRzYWx0" not in r.stderr + r.stdout  # the salt is never echoed
+    assert not voter.exists()
