@@ -66,7 +66,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _create_partitions(bootstrap: str, partitions: int) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    """Topics of 100 partitions; the brokers answer once ZooKeeper holds them (timeout 0), then
+    wait until every partition has a leader (a ZooKeeper controller under load can take minutes
+    to send the LeaderAndIsr requests, longer than one CreateTopics request may wait)."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 300000})
+    names: list[str] = []
     left, i = partitions, 0
     while left > 0:
         batch = []
@@ -75,10 +81,24 @@ def _create_partitions(bootstrap: str, partitions: int) -> None:
                 break
             n = min(100, left)
             batch.append(NewTopic(f"bench-{i}", num_partitions=n, replication_factor=1))
+            names.append(f"bench-{i}")
             left -= n
             i += 1
-        for f in admin.create_topics(batch, request_timeout=600).values():
-            f.result(900)
+        for f in admin.create_topics(batch, operation_timeout=0, request_timeout=300).values():
+            try:
+                f.result(600)
+            except KafkaException as exc:
+                if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                    raise
+    deadline = time.monotonic() + 1800
+    while time.monotonic() < deadline:
+        meta = admin.list_topics(timeout=120)
+        led = sum(1 for t in names if t in meta.topics
+                  for p in meta.topics[t].partitions.values() if p.leader >= 0)
+        if led >= partitions:
+            return
+        time.sleep(2)  # the ZooKeeper controller is still electing the new partitions' leaders
+    raise SystemExit(f"only {led} of {partitions} partitions have a leader after 30 min")
 
 
 def _cluster_id(connect: str) -> str:
