@@ -17,6 +17,7 @@ from migrate._bulk import BulkOptions, BulkOutcome, blockers_message, check_vote
 from migrate._offline import resolve_metadata_version
 from migrate._private_file import check_output_path, write_private
 from migrate._progress import ProgressBars, progress_wanted
+from migrate._standinargs import check_standin_flags
 from migrate._zkargs import connect_options
 from migrate.errors import BadFlagError, BlockersFoundError
 
@@ -62,6 +63,9 @@ def run(args: argparse.Namespace) -> int:
     args.metadata_version = resolve_metadata_version(
         args.metadata_version, offline=args.offline, target_kafka=args.target_kafka
     )
+    check_standin_flags(args.standin, args.controllers, args.quorum_voters,
+                        args.controller_config, voters_given=bool(args.voters),
+                        cutover=args.cutover)
     if args.cutover in ("now", "manual"):
         from migrate import _cmd_online
 

@@ -20,7 +20,7 @@ import orjson
 from rich.console import Console
 from rich.live import Live
 
-from migrate._bulk import blockers_message, check_voters
+from migrate._bulk import VoterTarget, blockers_message, check_voters
 from migrate._canary import finish_canary, start_canary, window_figures
 from migrate._journal import default_journal_dir
 from migrate._online import (
@@ -31,6 +31,7 @@ from migrate._online import (
     run_online,
 )
 from migrate._private_file import check_output_path, write_private
+from migrate._standinargs import check_standin_flags
 from migrate._zkargs import connect_options
 from migrate.errors import BadFlagError, BlockersFoundError
 
@@ -48,7 +49,17 @@ def online_options(args: argparse.Namespace) -> OnlineOptions:
     """
     check_cutover_version(args.metadata_version)
     check_output_path("--json", args.json)
-    targets = check_voters(args.voters)
+    standin = check_standin_flags(args.standin, args.controllers, args.quorum_voters,
+                                  args.controller_config, voters_given=bool(args.voters),
+                                  cutover=args.cutover)
+    if standin is not None:
+        targets = [VoterTarget(standin.node_id, standin.log_dir)]
+    elif not args.voters:
+        raise BadFlagError("--cutover now|manual needs the voters: --voter ID=DIR for each "
+                           "controller log dir on this host, or --standin ID@HOST:PORT=DIR "
+                           "with --controller/--quorum-voters to lead running controllers")
+    else:
+        targets = check_voters(args.voters)
     journal = Path(args.journal).expanduser().resolve() if args.journal else \
         default_journal_dir(targets[0].path)
     if any(journal == t.path or journal.is_relative_to(t.path) for t in targets):
@@ -65,6 +76,7 @@ def online_options(args: argparse.Namespace) -> OnlineOptions:
         on_cutover=args.on_cutover,
         overrides=frozenset(f for f in _OVERRIDE_FLAGS if getattr(args, f, False)),
         handoff_timeout_s=args.handoff_timeout,
+        standin=standin,
     )
 
 
@@ -173,6 +185,7 @@ def _print(console: Console, outcome: OnlineOutcome, *, source: str) -> None:
     def ms(v: object) -> str:
         return "n/a" if v is None else f"{v:.1f} ms"
 
+    transport = outcome.transport
     lines = [
         f"cutover ({outcome.cutover}) complete" if not outcome.already_done
         else "cutover had already completed",
@@ -186,6 +199,13 @@ def _print(console: Console, outcome: OnlineOutcome, *, source: str) -> None:
         lines.append(f"  fence: /controller_epoch {outcome.fence['controller_epoch']} "
                      f"(znode version {outcome.fence['epoch_zk_version']}); /migration version "
                      f"{outcome.migration_zk_version}")
+    if transport.get("kind") == "standin":
+        lines.append(f"  transport: stand-in {transport['node_id']} at {transport['listen']} "
+                     "led the controllers through Kafka's Raft; durable = committed")
+    if outcome.handover is not None:
+        lines.append(f"  handover: controller {outcome.handover['new_leader']} leads epoch "
+                     f"{outcome.handover['new_epoch']} ({ms(outcome.handover['elapsed_ms'])} "
+                     "after EndQuorumEpoch)")
     lines.append("  voters: " + ", ".join(f"{v['node_id']} {v['state']}"
                                          + (f" ({v['error']})" if v["error"] else "")
                                          for v in outcome.voters))

@@ -27,6 +27,7 @@ from migrate._private_file import check_output_path, write_private
 from migrate._progress import ProgressBars, progress_wanted
 from migrate._voterargs import check_voter_flags
 from migrate._zkargs import connect_options
+from migrate.errors import BadFlagError
 from verify import (
     JsonValue,
     ParityReport,
@@ -55,7 +56,22 @@ def check_verify_flags(args: argparse.Namespace) -> list[tuple[int, Path]]:
     """
     voters = check_voter_flags(args.voters, required=True)
     check_output_path("--json", args.json)
+    _quorum_ids(args)
     return voters
+
+
+def _quorum_ids(args: argparse.Namespace) -> list[int] | None:
+    """`--quorum-voters`' ids (every --voter must be one of them), or None."""
+    if not getattr(args, "quorum_voters", None):
+        return None
+    from migrate._standinargs import quorum_voter_ids
+
+    ids = quorum_voter_ids(args.quorum_voters)
+    missing = [n for n, _ in args.voters if n not in ids]
+    if missing:
+        raise BadFlagError(f"--quorum-voters {args.quorum_voters}: does not name --voter "
+                           f"{', '.join(map(str, missing))}")
+    return ids
 
 
 def _compare(
@@ -65,7 +81,8 @@ def _compare(
     p = logs.loaded.provenance
     cluster_id = snapshot.cluster_id.cluster_id if snapshot.cluster_id is not None else None
     extra = (logs.differences + transaction_differences(logs.loaded)
-             + voter_file_differences(args.voters, cluster_id=cluster_id))
+             + voter_file_differences(args.voters, cluster_id=cluster_id,
+                                      voter_ids=_quorum_ids(args)))
     voter_ids: list[JsonValue] = [node_id for node_id, _ in args.voters]
     provenance: dict[str, JsonValue] = {
         "voters": voter_ids,

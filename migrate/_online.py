@@ -48,6 +48,9 @@ from migrate._journal import Journal
 from migrate._mirror_delta import LogState
 from migrate._pipeline import snapshot_timestamp_ms
 from migrate._preflight import PlanSummary, summarize
+from migrate._standin_transport import open_standin
+from migrate._standinargs import StandInSpec
+from migrate._translate_framing import ZK_MIGRATION_STATE_MIGRATION
 from migrate.entities import bulk_entity_keys, delta_records
 from migrate.errors import BadFlagError
 from migrate.translate import (
@@ -63,6 +66,7 @@ from writers import (
     MetadataRecord,
     MetadataVersion,
     QuorumLog,
+    StandInLeader,
     VoterStateError,
     VoterUnavailableError,
     hold_voter_locks,
@@ -179,6 +183,7 @@ class OnlineOptions:
     overrides: frozenset[str] = frozenset()
     lag_bound_s: float = 1.0
     handoff_timeout_s: float = 120.0
+    standin: StandInSpec | None = None  # the stand-in transport instead of local voter dirs
 
 
 @dataclass
@@ -207,6 +212,8 @@ class OnlineOutcome:
     messages: list[str] = field(default_factory=list)
     fence_at: float | None = None  # t0 on the run's clock, for the canary (migrate._canary)
     canary: dict[str, Any] | None = None  # the canary's figures, shown inside window_ms
+    transport: dict[str, Any] = field(default_factory=lambda: {"kind": "voter-dirs"})
+    handover: dict[str, Any] | None = None  # the stand-in's resignation (who leads, how fast)
 
     @property
     def refused(self) -> bool:
@@ -218,6 +225,8 @@ class OnlineOutcome:
         doc: dict[str, object] = self.summary.to_json() if self.summary is not None else {}
         doc.update({
             "cutover": self.cutover,
+            "transport": self.transport,
+            "handover": self.handover,
             "window_ms": {"tool": _r(self.window_tool_ms), "total": _r(self.window_total_ms),
                           **(self.canary or {})},
             "delta_records": self.delta_records,
@@ -283,8 +292,10 @@ class StatusSink:
 class _Run:
     def __init__(self, options: OnlineOptions, session: ZkSession, quorum: QuorumLog,
                  journal: Journal, sink: StatusSink, clock: Callable[[], float],
-                 trigger: threading.Event, release_locks: Callable[[], None]) -> None:
+                 trigger: threading.Event, release_locks: Callable[[], None],
+                 opened_at: int = -1) -> None:
         self.o = options
+        self.opened_at = opened_at  # last offset the transport wrote on opening (stand-in)
         self.release_locks = release_locks
         self.session = session
         self.quorum = quorum
@@ -343,7 +354,7 @@ class _Run:
         return [s.to_json() for s in self.quorum.voter_status()]
 
     def _check_log_is_ours(self) -> None:
-        if self.quorum.last_offset < 0:
+        if self.quorum.last_offset <= self.opened_at:
             return
         if not self.log.records.transaction_open and self.log.records.migration_state is None:
             raise VoterStateError(
@@ -357,7 +368,7 @@ class _Run:
         j = self.journal
         for batch in self.quorum.read_log():
             self.log.apply(batch.records)
-        if self.quorum.last_offset >= 0:
+        if self.quorum.last_offset > self.opened_at:
             self.out.resumed_from = j.phase
             self.sink.say(f"resuming in phase {j.phase}: the log holds offsets 0.."
                           f"{self.quorum.last_offset}")
@@ -426,8 +437,13 @@ class _Run:
         result = translate(snapshot, self.topts)
         summary = summarize(snapshot, records=result.counts, extra_blockers=result.blockers,
                             extra_warnings=result.warnings,
-                            voter_ids=[t.node_id for t in self.o.voters])
+                            voter_ids=[t.node_id for t in self.o.voters] if self.o.standin is None
+                            else sorted(self.o.standin.voters))
         summary = _blocking(summary, self.o.overrides)
+        if self.o.standin is not None and snapshot.migration is not None and \
+                snapshot.migration.kraft_metadata_offset < 0:
+            # controllers in migration mode create an empty /migration when they start
+            summary = _without(summary, {"MIGRATION_ZNODE_EXISTS"})
         if after_fence:
             # Past the fence the go/no-go was decided (by the pre-copy, maybe in an earlier
             # run); the claim and /migration it finds now are our own.
@@ -445,7 +461,7 @@ class _Run:
         if self.out.summary.report.blockers:
             raise _Refused()
         header: list[MetadataRecord] = []
-        if self.quorum.last_offset < 0:
+        if self.quorum.last_offset <= self.opened_at:
             header = header_records(self.mv)
             self.quorum.append_records(header, timestamp_ms=self._ts(snapshot))
             self.log.apply(header)
@@ -651,7 +667,7 @@ class _Run:
         `ZkMigrationStateRecord(MIGRATION)` + `EndTransactionRecord` in one durable append: t1."""
         start = self.clock()
         state = self.log.records
-        if state.migration_state is not None and not state.transaction_open:
+        if state.migration_state == ZK_MIGRATION_STATE_MIGRATION and not state.transaction_open:
             self.journal.save(phase="drained", fence=token.to_json(),
                               last_durable_offset=self.quorum.durable_offset)
             return None
@@ -715,24 +731,14 @@ class _Run:
         self.journal.save(phase="handoff")
         if self.out.migration_zk_version is None:
             self.out.migration_zk_version = self.journal.migration_zk_version
-        if not self.o.on_cutover:
+        if isinstance(self.quorum, StandInLeader):
+            self._resign()
+        elif not self.o.on_cutover:
             self.sink.say("no --on-cutover: start the KRaft controllers now (they find "
                           "ZkMigrationState MIGRATION and /migration, and take over)")
             return None
-        start = self.clock()
-        env = {**os.environ, "ZK2KRAFT_LAST_OFFSET": str(self.quorum.last_offset),
-               "ZK2KRAFT_LEADER_EPOCH": str(self.epoch),
-               "ZK2KRAFT_VOTERS": ",".join(f"{t.node_id}={t.path}" for t in self.o.voters)}
-        self.sink.say(f"running --on-cutover: {self.o.on_cutover}")
-        # The voters' locks must be free for the controllers this command starts.
-        self.quorum.close()
-        self.release_locks()
-        proc = subprocess.Popen(self.o.on_cutover, shell=True, env=env)  # noqa: S602 - operator's command
-        _crash("during_on_cutover")
-        self.out.on_cutover_exit = proc.wait()
-        self.out.phase_ms["on_cutover"] = (self.clock() - start) * 1000.0
-        if self.out.on_cutover_exit != 0:
-            self.sink.say(f"WARNING: --on-cutover exited {self.out.on_cutover_exit}")
+        if self.o.on_cutover:
+            self._run_on_cutover()
         deadline = self.clock() + self.o.handoff_timeout_s
         while self.clock() < deadline:
             try:
@@ -746,6 +752,46 @@ class _Run:
         self.sink.say(f"no KRaft controller claimed /controller within "
                       f"{self.o.handoff_timeout_s:g}s: window_ms.total is null")
         return None
+
+    def _run_on_cutover(self) -> None:
+        start = self.clock()
+        env = {**os.environ, "ZK2KRAFT_LAST_OFFSET": str(self.quorum.last_offset),
+               "ZK2KRAFT_LEADER_EPOCH": str(self.epoch),
+               "ZK2KRAFT_VOTERS": ",".join(f"{t.node_id}={t.path}" for t in self.o.voters)}
+        self.sink.say(f"running --on-cutover: {self.o.on_cutover}")
+        if not isinstance(self.quorum, StandInLeader):
+            # The voters' locks must be free for the controllers this command starts.
+            self.quorum.close()
+            self.release_locks()
+        proc = subprocess.Popen(self.o.on_cutover, shell=True, env=env)  # noqa: S602 - operator's command
+        _crash("during_on_cutover")
+        self.out.on_cutover_exit = proc.wait()
+        self.out.phase_ms["on_cutover"] = (self.clock() - start) * 1000.0
+        if self.out.on_cutover_exit != 0:
+            self.sink.say(f"WARNING: --on-cutover exited {self.out.on_cutover_exit}")
+
+    def _resign(self) -> None:
+        """The stand-in hands the quorum to a real controller (EndQuorumEpoch)."""
+        assert isinstance(self.quorum, StandInLeader)
+        start = self.clock()
+        result = self.quorum.resign(timeout_s=self.o.handoff_timeout_s)
+        self.out.phase_ms["resign"] = (self.clock() - start) * 1000.0
+        self.out.handover = {"new_leader": result.new_leader, "new_epoch": result.new_epoch,
+                             "elapsed_ms": _r(result.elapsed_ms)}
+        if result.new_leader < 0:
+            self.sink.say("WARNING: the stand-in resigned but no controller announced itself "
+                          f"within {self.o.handoff_timeout_s:g}s")
+        else:
+            self.sink.say(f"stand-in resigned: controller {result.new_leader} leads epoch "
+                          f"{result.new_epoch} ({result.elapsed_ms:.0f} ms after "
+                          "EndQuorumEpoch)")
+
+
+def _without(summary: PlanSummary, codes: set[str]) -> PlanSummary:
+    report = type(summary.report)(
+        tuple(f for f in summary.report.blockers if f.code not in codes), summary.report.warnings)
+    return PlanSummary(report, summary.records, summary.brokers, summary.topics,
+                       summary.partitions)
 
 
 def _fenced_without_log(exc: BaseException, controller_id: int, token: FenceToken) -> str:
@@ -815,26 +861,37 @@ def _run_locked(options: OnlineOptions, sink: StatusSink, trigger: threading.Eve
                 f"--journal {options.journal_dir}: the journal is for cluster "
                 f"{journal.cluster_id!r} with voters {journal.voters}, not {cluster_id!r} with "
                 f"{ids}; point --journal elsewhere or remove it")
-        quorum = LocalVoterQuorum([(t.node_id, t.path) for t in options.voters],
-                                  cluster_id=cluster_id, leader_epoch=_LEADER_EPOCH)
+        quorum: QuorumLog
+        opened_at = -1
+        if options.standin is not None:
+            quorum, opened_at = open_standin(
+                options.standin, cluster_id=cluster_id, mv=options.metadata_version,
+                resuming=journal is not None, say=sink.say)
+        else:
+            quorum = LocalVoterQuorum([(t.node_id, t.path) for t in options.voters],
+                                      cluster_id=cluster_id, leader_epoch=_LEADER_EPOCH)
         try:
-            for r in quorum.repairs:
+            repairs = getattr(quorum, "repairs", [])
+            for r in repairs:
                 sink.say(f"resume: {r.describe()} (a crash left the voters uneven)")
             if journal is None:
                 journal = Journal(options.journal_dir, cluster_id=cluster_id, voters=ids,
                                   leader_epoch=quorum.leader_epoch)
-                if quorum.last_offset >= 0:
+                if quorum.last_offset > opened_at:
                     raise VoterStateError(
                         f"the voters already hold a metadata log (offsets 0.."
                         f"{quorum.last_offset}) and there is no journal at "
                         f"{journal.path}: refusing to write into a log this run did not start")
                 journal.save(phase="precopy")
-            run = _Run(options, session, quorum, journal, sink, clock, trigger, release_locks)
+            run = _Run(options, session, quorum, journal, sink, clock, trigger, release_locks,
+                       opened_at)
+            if options.standin is not None:
+                run.out.transport = options.standin.to_json()
             try:
                 out = run.run()
             except _Refused:
                 return run.out
-            out.repairs = [r.describe() for r in quorum.repairs]
+            out.repairs = [r.describe() for r in repairs]
             return out
         finally:
             quorum.close()

@@ -20,6 +20,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from migrate._standinargs import parse_controller, parse_standin
 from migrate._voterargs import parse_voter
 
 __all__ = ["build_parser", "main", "parse_voter"]
@@ -167,6 +168,33 @@ def _add_voters(p: argparse.ArgumentParser, *, required: bool) -> None:
     )
 
 
+def _add_standin(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group(
+        "stand-in transport (instead of --voter; --cutover now|manual)",
+        "zk2kraft takes one voter id of the controllers' static quorum and leads the running "
+        "controllers (started with zookeeper.metadata.migration.enable=true and a long "
+        "controller.quorum.election.timeout.ms, e.g. 30000, so that it wins the first "
+        "election): they replicate the pre-copy, the mirror and the drain onto their own disks, "
+        "and at cutover it resigns (EndQuorumEpoch) so that a warm controller leads. Use it "
+        "when the controllers' disks are not on this host; use --voter ID=DIR when they are. "
+        "Example: --standin 3000@10.0.0.5:9093=/var/lib/zk2kraft/meta "
+        "--controller 3001@c1:9093 --controller 3002@c2:9093")
+    g.add_argument("--standin", type=parse_standin, metavar="ID@HOST:PORT=DIR",
+                   help="the voter id zk2kraft takes, the address it listens on (its entry in "
+                   "controller.quorum.voters) and its local metadata.log.dir")
+    g.add_argument("--controller", dest="controllers", action="append", type=parse_controller,
+                   metavar="ID@HOST:PORT",
+                   help="a running controller that follows the stand-in (repeat for each)")
+    g.add_argument("--quorum-voters", metavar="ID@HOST:PORT,...",
+                   help="instead of --controller: the controllers' controller.quorum.voters "
+                   "string (it must name the stand-in with the --standin address)")
+    g.add_argument("--controller-config", metavar="FILE",
+                   help="the controller listener's security in Kafka's property names: "
+                   "security.protocol (SSL, SASL_PLAINTEXT, SASL_SSL), ssl.keystore.location / "
+                   "ssl.truststore.location (PEM), ssl.key.password, ssl.client.auth, "
+                   "sasl.mechanism=PLAIN, sasl.jaas.config (username/password, user_NAME)")
+
+
 def _add_output(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", metavar="FILE", help="also write the result as JSON (mode 0600)")
     p.add_argument("--quiet", action="store_true", help="no progress bars or tables")
@@ -280,7 +308,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_zookeeper(p)
-    _add_voters(p, required=True)
+    _add_voters(p, required=False)
+    _add_standin(p)
     _add_metadata_version(p)
     _add_offline(p, target=True)
     _add_output(p)
@@ -329,6 +358,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_zookeeper(p)
     _add_voters(p, required=True)
+    p.add_argument("--quorum-voters", metavar="ID@HOST:PORT,...",
+                   help="the controllers' controller.quorum.voters, when --voter names only "
+                   "some of them (after a --standin migration the controllers' disks are on "
+                   "their own hosts): quorum-state's voter set is checked against it")
     _add_offline(p, target=False)
     _add_output(p)
     p.add_argument("--spark-master", default=None, metavar="URL",

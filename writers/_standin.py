@@ -47,14 +47,14 @@ import ssl
 import struct
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from writers._batch import batch_records
 from writers._logdir import EncodedBatch, VoterDir
-from writers._logreader import METADATA_TOPIC_ID
+from writers._logreader import METADATA_TOPIC_ID, open_log_source
 from writers._protocol import (
     UnsupportedApiError,
     decode_request,
@@ -63,7 +63,7 @@ from writers._protocol import (
     encode_response,
 )
 from writers._quorum_log import AppendResult, VoterStatus
-from writers._records import ControlRecord, MetadataRecord
+from writers._records import ControlRecord, MetadataRecord, RecordBatch
 from writers._standin_log import LogIndex, restamp_batch
 from writers.errors import VoterStateError, VoterUnavailableError, WriterError
 
@@ -686,6 +686,11 @@ class StandInLeader:
             state = "ok" if r.end_offset >= 0 else "not fetching"
             out.append(VoterStatus(n, state, r.end_offset if r.end_offset >= 0 else None))
         return out
+
+    def read_log(self) -> Iterator[RecordBatch]:
+        """See `QuorumLog`: the batches of the stand-in's own log (its LeaderChange included)."""
+        for entry in open_log_source(self._dir.path).entries():
+            yield entry.batch
 
     # -- handover ------------------------------------------------------------------------------
 
