@@ -57,6 +57,9 @@ KAFKA_IMAGE = "zk2kraft/kafka:3.9.1"
 IMAGES = (ZK_IMAGE, KAFKA_IMAGE)
 ENSEMBLE = ("zk1", "zk2", "zk3")
 STOP_TIMEOUT_S = 10
+START_TIMEOUT_CONTAINER_S = max(START_TIMEOUT_S, 120.0)
+"""Container start-up bound: creation, the JVM and the health check's own interval add up; on a
+2-core machine shared by several test runs a ZooKeeper JVM was seen taking 40 s to log a line."""
 
 
 class DockerError(RuntimeError):
@@ -296,7 +299,7 @@ class DockerZkServer:
         self.port = port
         self.connect = f"127.0.0.1:{port}"
 
-    def start(self, timeout_s: float = START_TIMEOUT_S) -> DockerZkServer:
+    def start(self, timeout_s: float = START_TIMEOUT_CONTAINER_S) -> DockerZkServer:
         """`up` the container and wait for its health check and a standalone `srvr`.
 
         Raises:
@@ -366,7 +369,9 @@ class DockerZkEnsemble:
                 self.services[m], timeout_s,
                 functools.partial(_serving_mode, self._ports[m], ("leader", "follower")))
 
-    def start(self, i: int | None = None, timeout_s: float = START_TIMEOUT_S) -> DockerZkEnsemble:
+    def start(
+        self, i: int | None = None, timeout_s: float = START_TIMEOUT_CONTAINER_S
+    ) -> DockerZkEnsemble:
         """Bring member `i` (or all) up — create, start or unpause as needed — and wait until it
         passes its health check and serves in a quorum.
 
@@ -409,7 +414,7 @@ class DockerZkEnsemble:
         """`docker unpause` member `i`."""
         self.project.unpause(self.services[i])
 
-    def restart(self, i: int, timeout_s: float = START_TIMEOUT_S) -> None:
+    def restart(self, i: int, timeout_s: float = START_TIMEOUT_CONTAINER_S) -> None:
         """`docker restart` member `i` and wait until it serves in a quorum again."""
         self.project.restart(self.services[i])
         self._wait_serving([i], timeout_s)
