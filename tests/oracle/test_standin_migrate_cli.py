@@ -63,12 +63,14 @@ def _controllers(tmp_path: Path, connect: str, cluster_id: str,
 
 
 def _migrate(connect: str, ports: dict[int, int], tmp_path: Path,
-             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+             env: dict[str, str] | None = None, extra_args: tuple[str, ...] = ()
+             ) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "migrate.cli", "migrate", "--zookeeper", connect,
            "--cutover", "now",
            "--standin", f"{STANDIN}@127.0.0.1:{ports[STANDIN]}={tmp_path / 'standin'}",
            *[f"--controller={n}@127.0.0.1:{ports[n]}" for n in REAL],
-           "--journal", str(tmp_path / "journal"), "--json", str(tmp_path / "m.json")]
+           "--journal", str(tmp_path / "journal"), "--json", str(tmp_path / "m.json"),
+           *extra_args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=400,
                           env={**os.environ, **(env or {})})
 
@@ -146,3 +148,44 @@ def test_standin_killed_in_the_precopy_leaves_a_pre_migration_log_kafka_takes_ov
     # ZooKeeper was never fenced: its controller claim is not a KRaft one
     claim = json.loads(cluster.client.get("/controller")[0])
     assert "kraftControllerEpoch" not in claim or claim["kraftControllerEpoch"] < 1
+
+
+def test_standin_on_a_sasl_plain_controller_listener_from_controller_config(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    """The controller listener is SASL_PLAINTEXT with PLAIN; `--controller-config` gives the
+    stand-in the listener's JAAS line in Kafka's property names, and the handoff completes."""
+    cluster = sample_cluster(SampleSpec.clean(topics=2, partitions_per_topic=2))
+    cluster_id = json.loads(cluster.client.get("/cluster/id")[0])["id"]
+    jaas = ("org.apache.kafka.common.security.plain.PlainLoginModule required "
+            'username="controller" password="ctl-secret-1" user_controller="ctl-secret-1";')
+    sasl = {"listener.security.protocol.map": "CONTROLLER:SASL_PLAINTEXT",
+            "sasl.mechanism.controller.protocol": "PLAIN",
+            "sasl.enabled.mechanisms": "PLAIN",
+            "listener.name.controller.sasl.enabled.mechanisms": "PLAIN",
+            "listener.name.controller.plain.sasl.jaas.config": jaas}
+    conf = tmp_path / "controller.properties"
+    conf.write_text(f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+                    f"sasl.jaas.config={jaas}\n")
+    with _controllers(tmp_path, cluster.connect, cluster_id, sasl) as (ports, nodes):
+        done = _migrate(cluster.connect, ports, tmp_path,
+                        extra_args=("--controller-config", str(conf)))
+        logs = "\n".join(n.log_text() for n in nodes)
+        assert done.returncode == 0, done.stdout + done.stderr + logs[-5000:]
+        assert "ctl-secret-1" not in done.stdout + done.stderr
+        doc = json.loads((tmp_path / "m.json").read_text())
+        assert doc["transport"]["security_protocol"] == "SASL_PLAINTEXT"
+        assert "ctl-secret-1" not in (tmp_path / "m.json").read_text()
+        assert doc["handover"]["new_leader"] in REAL
+        deadline = time.monotonic() + 120
+        claim: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            claim = json.loads(cluster.client.get("/controller")[0])
+            if claim.get("kraftControllerEpoch", -1) > 1:
+                break
+            time.sleep(0.5)
+        logs = "\n".join(n.log_text() for n in nodes)
+        assert claim.get("kraftControllerEpoch", -1) > 1, logs[-5000:]
+        leader = next(n for n in nodes if n.node_id == claim["brokerid"])
+        assert "Loaded ZK migration state of MIGRATION" in leader.log_text()
+        assert "Encountered fatal fault" not in logs
