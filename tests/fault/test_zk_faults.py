@@ -24,11 +24,13 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
+from kazoo.exceptions import ConnectionLoss, SessionExpiredError
+from kazoo.handlers.threading import KazooTimeoutError
 
 from tests.support.zk import ZkEnsemble, ZkServer, ZkStartError, four_letter, wait_until
 from zkreader import SampleSpec, generate_sample_cluster
@@ -55,17 +57,46 @@ class Tree:
     client: KazooClient
 
 
-def _generate(connect: str) -> Tree:
+def _generate_once(connect: str, spec: SampleSpec) -> Tree:
     chroot = f"/f_{uuid.uuid4().hex[:10]}"
     admin = KazooClient(hosts=connect, timeout=15)
-    admin.start(timeout=30)
-    admin.create(chroot)
-    admin.stop()
-    admin.close()
+    admin.start(timeout=60)
+    try:
+        admin.create(chroot)
+    finally:
+        admin.stop()
+        admin.close()
     client = KazooClient(hosts=connect + chroot, timeout=15)
-    client.start(timeout=30)
-    generate_sample_cluster(client, SPEC)
+    client.start(timeout=60)
+    try:
+        generate_sample_cluster(client, spec)
+    except BaseException:
+        client.stop()
+        client.close()
+        raise
     return Tree(connect + chroot, client)
+
+
+def _generate(connect: str, spec: SampleSpec = SPEC, attempts: int = 3) -> Tree:
+    """The test's tree. Set-up only: on a loaded machine an ensemble still settling after the
+    previous test's fault can drop the generator's connection, so a failed attempt is retried
+    in a fresh chroot (the fault under test comes later, from the test itself)."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return _generate_once(connect, spec)
+        except (ConnectionLoss, SessionExpiredError, KazooTimeoutError):
+            if attempt == attempts:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _ensemble_tree(ensemble: ZkEnsemble) -> Tree:
+    """Wait until every member serves (the fixture may have just restarted one), then generate
+    the same tree with fewer writes in flight: 64 multi-ops of 250 creates at once made a
+    loaded ensemble's followers fall behind and drop the generator's connection."""
+    assert wait_until(lambda: all(ensemble.serving(i) for i in range(3)), 120.0), (
+        "the ensemble did not serve with all three members")
+    return _generate(ensemble.connect, replace(SPEC, window=4, batch_ops=100))
 
 
 @pytest.fixture
@@ -297,7 +328,7 @@ def _member_serving(ensemble: ZkEnsemble, session: str) -> int:
 def test_ensemble_loses_the_member_the_tool_reads_from_and_it_fails_over_with_parity(
     zk_ensemble: ZkEnsemble, tmp_path: Path, how: str
 ) -> None:
-    tree = _generate(zk_ensemble.connect)
+    tree = _ensemble_tree(zk_ensemble)
     try:
         run = Run(_migrate_argv(tree.connect, tmp_path, zk_timeout=30), tmp_path)
         member = _member_serving(zk_ensemble, run.info["session_id"])
@@ -319,7 +350,7 @@ def test_ensemble_loses_the_member_the_tool_reads_from_and_it_fails_over_with_pa
 def test_ensemble_losing_its_quorum_mid_read_exits_3_writing_nothing(
     zk_ensemble: ZkEnsemble, tmp_path: Path
 ) -> None:
-    tree = _generate(zk_ensemble.connect)
+    tree = _ensemble_tree(zk_ensemble)
     try:
         run = Run(_migrate_argv(tree.connect, tmp_path, zk_timeout=5), tmp_path)
         member = _member_serving(zk_ensemble, run.info["session_id"])
