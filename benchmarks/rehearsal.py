@@ -62,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--brokers", type=int, default=2)
     p.add_argument("--heap", default="512m", help="each Kafka JVM's -Xmx")
     p.add_argument("--json", help="write the figures here too")
+    p.add_argument("--only", choices=["kafka", "ours"], help="run one side only")
     return p
 
 
@@ -208,12 +209,20 @@ def main(argv: list[str] | None = None) -> int:
         for size in args.sizes:
             print(f"{size} partitions, {args.brokers} ZooKeeper-mode brokers in migration mode",
                   flush=True)
-            k = kafkas_own(work / f"kafka{size}", _chroot(server.connect, f"/kafka{size}"),
-                           size, args.brokers, args.heap)
+            if args.only == "ours":
+                k = {key: None for key in ("claim_to_dual_write_ms", "zk_migration_ms",
+                                           "reconcile_ms", "broker_rpcs_ms", "observed_ms",
+                                           "producer_stall_ms", "records")}
+            else:
+                k = kafkas_own(work / f"kafka{size}", _chroot(server.connect, f"/kafka{size}"),
+                               size, args.brokers, args.heap)
             print(f"  Kafka's own: claim -> DUAL_WRITE {k['claim_to_dual_write_ms']} ms "
                   f"(copy {k['zk_migration_ms']}, reconcile {k['reconcile_ms']}, broker RPCs "
                   f"{k['broker_rpcs_ms']}); canary observed {k['observed_ms']} ms, producer "
                   f"stall {k['producer_stall_ms']} ms; records {k['records']}", flush=True)
+            if args.only == "kafka":
+                figures["sizes"][size] = {"kafka": k}
+                continue
             o = ours(work / f"ours{size}", _chroot(server.connect, f"/ours{size}"), size,
                      args.brokers, args.heap)
             print(f"  zk2kraft: t2 - t0 {o['t2_minus_t0_ms']} ms (tool {o['tool_ms']} ms; "

@@ -296,14 +296,24 @@ class Canary:
         producer.flush(60)
 
     def _consume_loop(self) -> None:
-        from confluent_kafka import OFFSET_END, Consumer, TopicPartition
+        from confluent_kafka import OFFSET_END, Consumer, KafkaException, TopicPartition
 
         consumer = Consumer({**self.config, "group.id": f"zk2kraft-canary-{self._run}",
                              "enable.auto.commit": False, "auto.offset.reset": "earliest",
                              "client.id": "zk2kraft-canary-consumer"})
         # Only this run's records: start at the end as it was before the first produce.
         try:
-            _, high = consumer.get_watermark_offsets(TopicPartition(self.topic, 0), timeout=30)
+            # A broker whose metadata lags (a loaded ZooKeeper controller) may not know the new
+            # topic yet: ask again until start()'s own deadline gives up on us.
+            high = None
+            while high is None and not self._consumer_stop.is_set():
+                try:
+                    _, high = consumer.get_watermark_offsets(TopicPartition(self.topic, 0),
+                                                             timeout=10)
+                except KafkaException:
+                    self._consumer_stop.wait(0.5)
+            if high is None:
+                return
             consumer.assign([TopicPartition(self.topic, 0, high if high >= 0 else OFFSET_END)])
             self._consumer_ready.set()
             while not self._consumer_stop.is_set():
