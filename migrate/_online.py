@@ -731,6 +731,11 @@ class _Run:
         self.journal.save(phase="handoff")
         if self.out.migration_zk_version is None:
             self.out.migration_zk_version = self.journal.migration_zk_version
+        if not isinstance(self.quorum, StandInLeader):
+            # Writing is over: finish every voter's queued writes (a voter that failed on the
+            # last batch is recorded now, not lost) and free the locks for the controllers.
+            self.quorum.close()
+            self.release_locks()
         if isinstance(self.quorum, StandInLeader):
             self._resign()
         elif not self.o.on_cutover:
@@ -759,10 +764,6 @@ class _Run:
                "ZK2KRAFT_LEADER_EPOCH": str(self.epoch),
                "ZK2KRAFT_VOTERS": ",".join(f"{t.node_id}={t.path}" for t in self.o.voters)}
         self.sink.say(f"running --on-cutover: {self.o.on_cutover}")
-        if not isinstance(self.quorum, StandInLeader):
-            # The voters' locks must be free for the controllers this command starts.
-            self.quorum.close()
-            self.release_locks()
         proc = subprocess.Popen(self.o.on_cutover, shell=True, env=env)  # noqa: S602 - operator's command
         _crash("during_on_cutover")
         self.out.on_cutover_exit = proc.wait()
