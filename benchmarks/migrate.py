@@ -15,7 +15,16 @@ Figures:
   (2) `verify` against the same voters: wall time and exit code (must be 0: parity);
   (3) translate+encode records/s: the topic table through Spark mapPartitions on an already
       running session vs the same pure functions in this one Python process (same snapshot,
-      same output, asserted equal), and their ratio.
+      same output, asserted equal), and their ratio;
+  (4) the offline path: the brokers stop (their ephemeral /brokers/ids/N and /controller go, as
+      a clean stop leaves it), then `migrate --offline` with the default engine (`auto`): wall
+      time, stages and the engine auto chose;
+  (5) `--spark-master auto`'s threshold: from (3), Spark's cold start (session + warm workers,
+      what a migrate run pays before its first Spark job) S, and the per-partition cost of
+      translate+encode in-process (a) and on Spark (b). Spark pays off above S / (a - b)
+      partitions when a > b, never when a <= b. `migrate/_engine.py` records the figures its
+      threshold rests on (2-core machines, 100,000 partitions: S 111 s, a 1.7e-5 s,
+      b 7.4e-5 s: never; the offline path 15.7 s end to end, in-process).
 Targets (issue 4): 100,000 partitions migrated in < 60 s end to end, peak memory < 2 GiB.
 """
 
@@ -36,7 +45,8 @@ sys.path.insert(0, str(ROOT))
 
 from kazoo.client import KazooClient  # noqa: E402
 
-from migrate._pipeline import encode_log  # noqa: E402
+from migrate._engine import AUTO_SPARK_MIN_PARTITIONS  # noqa: E402
+from migrate._pipeline import encode_log, warm_worker  # noqa: E402
 from migrate._spark import SparkStarter  # noqa: E402
 from migrate.translate import TranslationOptions  # noqa: E402
 from tests.support.zk import ZkServer  # noqa: E402
@@ -81,9 +91,11 @@ def _ratio(connect: str, master: str) -> dict[str, float]:
     started = time.perf_counter()
     local = encode_log(snapshot, options)
     local_s = time.perf_counter() - started
-    starter = SparkStarter(master).start()
+    started = time.perf_counter()
+    starter = SparkStarter(master, warmup=warm_worker).start()
     try:
         runtime = starter.get(timeout=600)
+        cold_start_s = time.perf_counter() - started  # what migrate pays before its first job
         encode_log(snapshot, options, spark=runtime)  # warm the Python workers
         started = time.perf_counter()
         on_spark = encode_log(snapshot, options, spark=runtime)
@@ -93,7 +105,16 @@ def _ratio(connect: str, master: str) -> dict[str, float]:
         starter.stop()
     assert on_spark.values == local.values, "Spark output differs from the in-process output"
     n = len(local.values)
+    partitions = sum(len(t.assignment) for t in snapshot.topics.values())
+    a = local_s / partitions
+    b = spark_s / partitions
+    crossover = cold_start_s / (a - b) if a > b else None
     return {
+        "partitions": partitions,
+        "spark_cold_start_s": cold_start_s,
+        "in_process_s_per_partition": a,
+        "spark_s_per_partition": b,
+        "auto_threshold_partitions": crossover,
         "records": n,
         "in_process_s": local_s,
         "spark_s": spark_s,
@@ -193,9 +214,43 @@ def main(argv: list[str] | None = None) -> int:
 
         if not args.skip_ratio:
             ratio = _ratio(connect, args.spark_master)
-            figures["translate_encode"] = {k: round(v, 3) if isinstance(v, float) else v
+            figures["translate_encode"] = {k: (float(f"{v:.4g}") if isinstance(v, float) else v)
                                            for k, v in ratio.items()}
             print("translate+encode:", json.dumps(figures["translate_encode"]), flush=True)
+            crossover = ratio["auto_threshold_partitions"]
+            figures["auto_threshold"] = {
+                "measured_crossover_partitions": None if crossover is None else round(crossover),
+                "in_use_partitions": AUTO_SPARK_MIN_PARTITIONS,
+            }
+            print("auto threshold: Spark pays off above "
+                  + ("never (Spark's per-partition cost is not below one process's here)"
+                     if crossover is None else f"{crossover:,.0f} partitions")
+                  + f"; migrate/_engine.py uses {AUTO_SPARK_MIN_PARTITIONS:,}", flush=True)
+
+        if client is not None:  # (4) the brokers stop: their ephemerals go, then --offline
+            for broker in client.get_children("/brokers/ids"):
+                client.delete(f"/brokers/ids/{broker}")
+            if client.exists("/controller"):
+                client.delete("/controller")
+            stats_o = work / "stats-offline.json"
+            voters_o = [f"--voter={i}={work / f'o{i}'}" for i in VOTER_IDS]
+            wall_o, proc_o, _, err_o = _cli(
+                "migrate", "--zookeeper", connect, *voters_o, "--offline", "--quiet",
+                "--zk-timeout", "60", env={"ZK2KRAFT_STATS_FILE": str(stats_o)},
+            )
+            if proc_o.returncode != 0:
+                sys.stderr.write(err_o.decode(errors="replace")[-4000:])
+                raise SystemExit(f"migrate --offline failed with exit {proc_o.returncode}")
+            so = json.loads(stats_o.read_text())
+            figures["migrate_offline"] = {
+                "wall_s": round(wall_o, 2),
+                "stages_s": {k: round(v, 2) for k, v in so["times_s"].items()},
+                "engine": so["engine"],
+                "peak_rss_mib": {k: (round(v / MiB) if v else None)
+                                 for k, v in so["peak_rss_bytes"].items()},
+            }
+            print("migrate --offline (auto engine):", json.dumps(figures["migrate_offline"]),
+                  flush=True)
     finally:
         if client is not None:
             client.stop()
@@ -210,6 +265,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{partitions} partitions: migrate {m['wall_s']} s end to end "
           f"(target < 60 s: {'met' if m['wall_s'] < 60 else 'MISSED'}), peak memory "
           f"{peak} MiB per process (target < 2048 MiB: {'met' if peak < 2048 else 'MISSED'})")
+    off = figures.get("migrate_offline")
+    if isinstance(off, dict):
+        print(f"{partitions} partitions, offline path (brokers stopped, `migrate --offline`): "
+              f"{off['wall_s']} s end to end on the {off['engine']} engine")
+    print(f"auto threshold in use: {AUTO_SPARK_MIN_PARTITIONS:,} partitions")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
     return 0

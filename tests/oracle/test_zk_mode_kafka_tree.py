@@ -313,7 +313,7 @@ def test_kafka_written_zk_tree_migrates_and_verifies(
 
         # 3. migrate --cutover none into three voters, then verify: both exit 0
         voters = [f"--voter={n}={root / f'voter{n}'}" for n in (1, 2, 3)]
-        # the operator's command as documented: the default Spark pipeline (local[*])
+        # the operator's command as documented: the default engine (auto: in-process here)
         migrate = _cli("migrate", "--zookeeper", connect, *voters, "--cutover", "none", *encoder,
                        "--json", str(root / "migrate.json"))
         _ok(migrate, "zk2kraft migrate --cutover none")

@@ -1,0 +1,577 @@
+"""The offline rehearsal: a stopped ZooKeeper-mode Kafka 3.9.1 cluster comes back in KRaft mode.
+
+Built with Kafka's own tools and clients: three ZooKeeper-mode 3.9.1 brokers (PLAINTEXT plus a
+SASL_PLAINTEXT/SCRAM listener, AclAuthorizer), topics made through the Admin API (compacted,
+RF=1, RF=3, a many-partition one and a transactional one), more than 10,000 keyed records, a
+transactional producer (committed and aborted transactions), a consumer group with commits,
+SCRAM users, quotas and dynamic configs through `kafka.admin.ConfigCommand`, ACLs through
+`kafka.admin.AclCommand`. Before the stop, Kafka's clients record what the cluster holds
+(checksums of every record, committed offsets, configs, quotas, SCRAM users, ACLs). Then every
+broker is stopped cleanly and zk2kraft runs as the README's runbook says:
+`plan --offline` (exit 0), `migrate --offline`, `verify --offline`.
+
+Then 3 KRaft controllers (ids 3000..3002) start on the migrated voter dirs and the same three
+brokers start in KRaft mode on their old data dirs (copies, so the 3.9.1 and the 4.1 rehearsal
+each start from the same stopped cluster). Kafka's clients must then find every record
+identical, committed offsets equal, configs/quotas/SCRAM/ACLs equal and enforced (a wrong SCRAM
+password refused, a topic without an ACL refused), a new topic and a reassignment working; and
+no controller or broker may log an ERROR line (none is expected: our quorum-state names no
+leader and the log names no broker, so nothing of ours can be stale at first start).
+
+The expected values are what Kafka's own clients said before the stop, never zk2kraft's output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kazoo.client import KazooClient
+
+from tests.support.kafka import KafkaZkBroker, admin_tool, free_port
+from tests.support.kraft import KAFKA_39, KAFKA_41, KafkaDist, KraftNode, run_tool
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+    from kafka.admin import (
+        ACLFilter,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        ConfigResource,
+        ConfigResourceType,
+        KafkaAdminClient,
+        NewTopic,
+        ResourcePatternFilter,
+        ResourceType,
+    )
+    from kafka.errors import KafkaError
+    from kafka.structs import OffsetAndMetadata
+
+pytestmark = [
+    pytest.mark.oracle,
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore::DeprecationWarning:kafka"),
+]
+
+ZK2KRAFT = [sys.executable, "-m", "migrate.cli"]
+BROKERS = (1, 2, 3)
+CONTROLLERS = (3000, 3001, 3002)
+PASSWORD = "offline-rehearsal-password"  # noqa: S105 - a test credential
+SCRAM_LOGIN = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+GROUP = "rehearsal-app"
+TXN_ID = "rehearsal-tx"
+
+TOPICS: dict[str, tuple[int, int, dict[str, str]]] = {  # name -> partitions, RF, configs
+    "orders": (6, 3, {"retention.ms": "604800000", "min.insync.replicas": "2"}),
+    "compacted": (3, 2, {"cleanup.policy": "compact"}),
+    "single": (2, 1, {}),
+    "many": (60, 2, {"segment.bytes": "10485760"}),
+    "txn": (3, 3, {}),
+    "secret": (1, 3, {}),
+}
+RECORDS = {"orders": 6000, "compacted": 2000, "single": 600, "many": 1800}  # + txn: 300
+
+
+def _sasl_props() -> dict[str, str]:
+    return {
+        "sasl.enabled.mechanisms": "SCRAM-SHA-256",
+        "listener.name.sasl.scram-sha-256.sasl.jaas.config": SCRAM_LOGIN,
+        "super.users": "User:ANONYMOUS",
+        "allow.everyone.if.no.acl.found": "false",
+    }
+
+
+# ----------------------------------------------------------------------------- what clients see
+
+
+@dataclass
+class ClusterView:
+    """What Kafka's clients and tools report about the cluster (compared before/after)."""
+
+    checksums: dict[str, str] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    offsets: dict[str, int] = field(default_factory=dict)
+    topic_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    broker_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    partitions: dict[str, int] = field(default_factory=dict)
+    quotas: str = ""
+    scram: list[str] = field(default_factory=list)
+    acls: list[str] = field(default_factory=list)
+
+
+def _admin(bootstrap: str) -> KafkaAdminClient:
+    return KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000)
+
+
+def _read_all(bootstrap: str, topic: str, partitions: int) -> tuple[str, int]:
+    """A checksum of every committed record of `topic`: partition, offset, key, value, time."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
+                             isolation_level="read_committed", request_timeout_ms=60_000,
+                             consumer_timeout_ms=20_000, max_poll_records=5000)
+    try:
+        tps = [TopicPartition(topic, p) for p in range(partitions)]
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        ends = consumer.end_offsets(tps)
+        rows: list[tuple[int, int, bytes, bytes, int]] = []
+        done = {tp for tp in tps if ends[tp] == 0}
+        deadline = time.monotonic() + 180
+        while len(done) < len(tps):
+            assert time.monotonic() < deadline, f"{topic}: could not read to the end {ends}"
+            for tp, batch in consumer.poll(timeout_ms=2000).items():
+                for r in batch:
+                    rows.append((tp.partition, r.offset, r.key or b"", r.value or b"",
+                                 r.timestamp))
+            for tp in tps:
+                if tp not in done and consumer.position(tp) >= ends[tp]:
+                    done.add(tp)
+    finally:
+        consumer.close()
+    rows.sort()
+    digest = hashlib.sha256(repr(rows).encode()).hexdigest()
+    return digest, len(rows)
+
+
+def _describe_acls(bootstrap: str) -> list[str]:
+    admin = _admin(bootstrap)
+    try:
+        acls, _ = admin.describe_acls(ACLFilter(
+            principal=None, host=None, operation=ACLOperation.ANY,
+            permission_type=ACLPermissionType.ANY,
+            resource_pattern=ResourcePatternFilter(ResourceType.ANY, None,
+                                                   ACLResourcePatternType.ANY)))
+    finally:
+        admin.close()
+    return sorted(f"{a.principal} {a.host} {a.operation.name} {a.permission_type.name} "
+                  f"{a.resource_pattern.resource_type.name}:{a.resource_pattern.pattern_type.name}"
+                  f":{a.resource_pattern.resource_name}" for a in acls)
+
+
+def _view(bootstrap: str, dist: KafkaDist) -> ClusterView:
+    view = ClusterView()
+    for topic, (parts, _, _) in TOPICS.items():
+        view.checksums[topic], view.counts[topic] = _read_all(bootstrap, topic, parts)
+    admin = _admin(bootstrap)
+    try:
+        offsets = admin.list_group_offsets({GROUP: None})[GROUP]
+        view.offsets = {f"{tp.topic}-{tp.partition}": om.offset for tp, om in offsets.items()}
+        resources = [ConfigResource(ConfigResourceType.TOPIC, t) for t in TOPICS]
+        # broker 1's dynamic configs include the cluster-wide default ones (their source says
+        # DYNAMIC_DEFAULT_BROKER_CONFIG); kafka-python cannot name the default resource itself
+        resources.append(ConfigResource(ConfigResourceType.BROKER, "1"))
+        described = admin.describe_configs(resources)
+        view.topic_configs = {name: _dynamic(cfg) for name, cfg in described["topic"].items()}
+        view.broker_configs = {name: _dynamic(cfg) for name, cfg in described["broker"].items()}
+        view.partitions = {_name(t): len(t["partitions"]) for t in admin.describe_topics(
+            list(TOPICS))}
+        view.scram = sorted(f"{user}:{ci['mechanism'].name}:{ci['iterations']}"
+                            for user, info in admin.describe_user_scram_credentials().items()
+                            for ci in info["credential_infos"])
+    finally:
+        admin.close()
+    view.quotas = _quotas(bootstrap, dist)
+    view.acls = _describe_acls(bootstrap)
+    return view
+
+
+_DYNAMIC_SOURCES = {"DYNAMIC_TOPIC_CONFIG", "DYNAMIC_BROKER_CONFIG",
+                    "DYNAMIC_DEFAULT_BROKER_CONFIG"}
+
+
+def _dynamic(configs: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """The dynamic configs (stored in ZooKeeper / the metadata log), not server.properties."""
+    return {k: str(v.get("value")) for k, v in configs.items()
+            if v.get("config_source") in _DYNAMIC_SOURCES}
+
+
+def _name(topic: dict[str, Any]) -> str:
+    return str(topic.get("topic", topic.get("name")))
+
+
+def _partitions(topic: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"partition": p.get("partition", p.get("partition_index")),
+             "leader": p.get("leader", p.get("leader_id")),
+             "replicas": list(p.get("replicas", p.get("replica_nodes", [])))}
+            for p in topic["partitions"]]
+
+
+def _quotas(bootstrap: str, dist: KafkaDist) -> str:
+    out = run_tool(dist, "kafka.admin.ConfigCommand", "--bootstrap-server", bootstrap,
+                   "--describe", "--entity-type", "users", "--entity-type", "clients").stdout
+    return "\n".join(sorted(ln.strip() for ln in out.splitlines() if ln.strip()))
+
+
+# ----------------------------------------------------------------------------- the ZK cluster
+
+
+def _populate(bootstrap: str) -> None:
+    admin = _admin(bootstrap)
+    try:
+        admin.create_topics([NewTopic(t, p, rf, topic_configs=c)
+                             for t, (p, rf, c) in TOPICS.items()], timeout_ms=120_000)
+    finally:
+        admin.close()
+    config = ("kafka.admin.ConfigCommand", "--bootstrap-server", bootstrap, "--alter")
+    admin_tool(*config, "--entity-type", "users", "--entity-name", "alice", "--add-config",
+               f"SCRAM-SHA-256=[iterations=4096,password={PASSWORD}]")
+    admin_tool(*config, "--entity-type", "users", "--entity-name", "alice", "--add-config",
+               "producer_byte_rate=1048576,consumer_byte_rate=2097152")
+    admin_tool(*config, "--entity-type", "users", "--entity-name", "bob", "--add-config",
+               f"SCRAM-SHA-256=[password={PASSWORD}]")
+    admin_tool(*config, "--entity-type", "clients", "--entity-default",
+               "--add-config", "request_percentage=50")
+    admin_tool(*config, "--entity-type", "brokers", "--entity-default",
+               "--add-config", "log.cleaner.threads=2")
+    admin_tool(*config, "--entity-type", "brokers", "--entity-name", "1",
+               "--add-config", "log.cleaner.io.buffer.size=1048576")
+    acl = ("kafka.admin.AclCommand", "--bootstrap-server", bootstrap, "--add", "--force")
+    admin_tool(*acl, "--allow-principal", "User:alice", "--operation", "Read",
+               "--operation", "Describe", "--topic", "orders")
+    admin_tool(*acl, "--allow-principal", "User:alice", "--operation", "Read",
+               "--group", "rehearsal-", "--resource-pattern-type", "prefixed")
+    admin_tool(*acl, "--allow-principal", "User:bob", "--operation", "Write",
+               "--operation", "Describe", "--topic", "orders")
+    _produce(bootstrap)
+
+
+def _produce(bootstrap: str) -> None:
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=20,
+                             request_timeout_ms=60_000, enable_idempotence=True)
+    try:
+        for topic, n in RECORDS.items():
+            keys = 97 if topic == "compacted" else n
+            for i in range(n):
+                producer.send(topic, key=f"{topic}-key-{i % keys}".encode(),
+                              value=f"{topic} value {i} ".encode() * (1 + i % 7))
+        producer.flush(timeout=120)
+    finally:
+        producer.close(timeout=30)
+    tx = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=TXN_ID, acks="all",
+                       request_timeout_ms=60_000)
+    try:
+        tx.init_transactions()
+        for batch in range(4):
+            tx.begin_transaction()
+            for i in range(100):
+                tx.send("txn", key=f"tx-{batch}-{i}".encode(), value=f"batch {batch}".encode())
+            if batch == 2:
+                tx.abort_transaction()  # read_committed readers never see batch 2
+            else:
+                tx.commit_transaction()
+    finally:
+        tx.close(timeout=30)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=GROUP,
+                             enable_auto_commit=False, request_timeout_ms=60_000)
+    try:
+        commits = {TopicPartition("orders", p): OffsetAndMetadata(100 + 37 * p, "", -1)
+                   for p in range(TOPICS["orders"][0])}
+        commits[TopicPartition("txn", 0)] = OffsetAndMetadata(5, "", -1)
+        consumer.commit(commits)
+    finally:
+        consumer.close()
+
+
+@dataclass
+class StoppedCluster:
+    """The ZooKeeper-mode cluster after its clean stop, and what clients saw before it."""
+
+    connect: str
+    data: dict[int, Path]
+    before: ClusterView
+    zk: KazooClient
+
+
+def _zk_broker(root: Path, connect: str, broker_id: int) -> KafkaZkBroker:
+    return KafkaZkBroker(root / f"zk-broker{broker_id}", connect, broker_id=broker_id,
+                         listeners={"SASL": "SASL_PLAINTEXT"}, heap="256m", extra={
+        **_sasl_props(),
+        "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+        "offsets.topic.replication.factor": "3",
+        "transaction.state.log.replication.factor": "3",
+        "transaction.state.log.min.isr": "2",
+        "default.replication.factor": "3",
+        "controlled.shutdown.enable": "true",
+    })
+
+
+@pytest.fixture(scope="module")
+def stopped_cluster(tmp_path_factory: pytest.TempPathFactory, zk_server: Any,
+                    _zk_admin: KazooClient) -> Iterator[StoppedCluster]:
+    root = tmp_path_factory.mktemp("zk-cluster")
+    chroot = f"/offline_{os.getpid()}_{int(time.time() * 1000)}"
+    _zk_admin.ensure_path(chroot)
+    connect = f"{zk_server.connect}{chroot}"
+    brokers = [_zk_broker(root, connect, b) for b in BROKERS]
+    try:
+        for b in brokers:
+            b.launch()
+        for b in brokers:
+            b.wait_started()
+        _populate(brokers[0].bootstrap_servers)
+        before = _view(brokers[0].bootstrap_servers, KAFKA_39)
+    finally:
+        for b in reversed(brokers):  # controlled shutdown, one by one, the first broker last
+            b.stop(timeout=90)
+    zk = KazooClient(hosts=connect)
+    zk.start(timeout=30)
+    try:
+        deadline = time.monotonic() + 60
+        while zk.get_children("/brokers/ids") or zk.exists("/controller"):
+            assert time.monotonic() < deadline, "stopped brokers still registered"
+            time.sleep(0.2)  # the ephemerals go with the sessions the stop closed
+        yield StoppedCluster(connect, {b.broker_id: b.workdir / "data" for b in brokers},
+                             before, zk)
+    finally:
+        zk.stop()
+        zk.close()
+
+
+# ----------------------------------------------------------------------------- zk2kraft + KRaft
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*ZK2KRAFT, *args], capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+def _ok(proc: subprocess.CompletedProcess[str], what: str) -> None:
+    assert proc.returncode == 0, (f"{what} exited {proc.returncode}\n--- stdout ---\n"
+                                  f"{proc.stdout[-6000:]}\n--- stderr ---\n{proc.stderr[-6000:]}")
+
+
+def _tree(zk: KazooClient, path: str = "/") -> dict[str, tuple[int, int]]:
+    _, st = zk.get(path)
+    out = {path: (st.mzxid, st.pzxid)}
+    for child in zk.get_children(path):
+        out.update(_tree(zk, path.rstrip("/") + "/" + child))
+    return out
+
+
+def _migrate_offline(cluster: StoppedCluster, root: Path, *target: str) -> dict[int, Path]:
+    before = _tree(cluster.zk)
+    voters = {c: root / f"controller{c}" for c in CONTROLLERS}
+    flags = [f"--voter={c}={d}" for c, d in voters.items()]
+    plan = _cli("plan", "--zookeeper", cluster.connect, "--offline", *target,
+                "--json", str(root / "plan.json"))
+    _ok(plan, "zk2kraft plan --offline")
+    doc = json.loads((root / "plan.json").read_text())
+    assert doc["blockers"] == [] and doc["brokers"] == 0, doc
+    _ok(_cli("migrate", "--zookeeper", cluster.connect, "--offline", *target, *flags,
+             "--json", str(root / "migrate.json")), "zk2kraft migrate --offline")
+    verify = _cli("verify", "--zookeeper", cluster.connect, "--offline", *flags,
+                  "--json", str(root / "verify.json"))
+    _ok(verify, "zk2kraft verify --offline")
+    assert json.loads((root / "verify.json").read_text())["parity"] is True
+    assert _tree(cluster.zk) == before  # touched nothing in ZooKeeper
+    return voters
+
+
+def _kraft_props() -> dict[str, str]:
+    return {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "super.users": "User:ANONYMOUS"}
+
+
+def _start_kraft(dist: KafkaDist, cluster: StoppedCluster, voters: dict[int, Path],
+                 root: Path) -> tuple[list[KraftNode], list[KraftNode]]:
+    quorum = {c: free_port() for c in CONTROLLERS}
+    controllers = [KraftNode(root / f"kraft-controller{c}", dist, node_id=c, role="controller",
+                             quorum=quorum, log_dirs=voters[c], extra=_kraft_props())
+                   for c in CONTROLLERS]
+    brokers = []
+    for b in BROKERS:
+        data = root / f"data{b}"
+        shutil.copytree(cluster.data[b], data)
+        brokers.append(KraftNode(root / f"kraft-broker{b}", dist, node_id=b, role="broker",
+                                 quorum=quorum, log_dirs=data, listeners={"SASL": "SASL_PLAINTEXT"},
+                                 extra={**_kraft_props(), **_sasl_props(),
+                                        "offsets.topic.replication.factor": "3",
+                                        "transaction.state.log.replication.factor": "3",
+                                        "transaction.state.log.min.isr": "2",
+                                        "group.initial.rebalance.delay.ms": "0"}))
+    # the runbook's order: the controllers first (they elect a leader among themselves), then
+    # the brokers, which register with it
+    for group in (controllers, brokers):
+        for node in group:
+            node.launch()
+        for node in group:
+            node.wait_started()
+    return controllers, brokers
+
+
+def _wait(check: Callable[[], bool], what: str, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"{what} within {timeout:.0f}s"
+        time.sleep(0.5)  # polling a cluster we do not control
+
+
+def _all_led(bootstrap: str) -> bool:
+    admin = _admin(bootstrap)
+    try:
+        topics = admin.describe_topics(list(TOPICS))
+    except KafkaError:
+        return False
+    finally:
+        admin.close()
+    return len(topics) == len(TOPICS) and all(
+        p["leader"] >= 0 for t in topics for p in _partitions(t))
+
+
+def _sasl_read(broker: KraftNode, password: str, topic: str) -> str:
+    """Read one record of `topic` as SCRAM user alice: "ok", or the error's class name."""
+    sasl = f"127.0.0.1:{broker.listener_ports['SASL']}"
+    consumer = None
+    try:
+        consumer = KafkaConsumer(bootstrap_servers=sasl, security_protocol="SASL_PLAINTEXT",
+                                 sasl_mechanism="SCRAM-SHA-256", sasl_plain_username="alice",
+                                 sasl_plain_password=password, request_timeout_ms=30_000,
+                                 enable_auto_commit=False)
+        tp = TopicPartition(topic, 0)
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if consumer.poll(timeout_ms=2000).get(tp):
+                return "ok"
+        return "no record within 60s"
+    except Exception as exc:  # noqa: BLE001 - the refusal is the expected outcome
+        return type(exc).__name__
+    finally:
+        if consumer is not None:
+            consumer.close()
+
+
+def _check_scram_and_acls(broker: KraftNode) -> list[str]:
+    problems = []
+    allowed = _sasl_read(broker, PASSWORD, "orders")  # SCRAM login + ACL Read on orders
+    if allowed != "ok":
+        problems.append(f"alice could not read orders with her password: {allowed}")
+    wrong = _sasl_read(broker, "wrong-password", "orders")
+    if wrong == "ok":
+        problems.append("a wrong SCRAM password was accepted")
+    denied = _sasl_read(broker, PASSWORD, "secret")  # no ACL for alice on secret
+    if denied == "ok":
+        problems.append("alice read 'secret' without an ACL")
+    return problems
+
+
+def _new_topic_and_reassignment(bootstrap: str, dist: KafkaDist, root: Path) -> None:
+    admin = _admin(bootstrap)
+    try:
+        admin.create_topics([NewTopic("after-migration", 3, 2)], timeout_ms=120_000)
+    finally:
+        admin.close()
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", request_timeout_ms=60_000)
+    try:
+        producer.send("after-migration", key=b"k", value=b"v").get(timeout=60)
+    finally:
+        producer.close(timeout=30)
+    plan = root / "reassign.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "single", "partition": 0, "replicas": [2, 3]},
+        {"topic": "orders", "partition": 1, "replicas": [3, 1, 2]},
+    ]}))
+    tool = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
+    run_tool(dist, tool, "--bootstrap-server", bootstrap, "--reassignment-json-file",
+             str(plan), "--execute")
+
+    def done() -> bool:
+        out = run_tool(dist, tool, "--bootstrap-server", bootstrap,
+                       "--reassignment-json-file", str(plan), "--verify").stdout
+        return "is completed" in out and "still in progress" not in out
+
+    _wait(done, "the reassignment completes", timeout=180)
+    admin = _admin(bootstrap)
+    try:
+        meta = {_name(t): t for t in admin.describe_topics(["single", "orders"])}
+    finally:
+        admin.close()
+    single0 = next(p for p in _partitions(meta["single"]) if p["partition"] == 0)
+    assert sorted(single0["replicas"]) == [2, 3]
+
+
+def _registration_race(entry: str) -> bool:
+    return ("apiKey=CONTROLLER_REGISTRATION" in entry
+            and "NotControllerException: The active controller appears to be node" in entry)
+
+
+def _rehearse(dist: KafkaDist, cluster: StoppedCluster, root: Path, *target: str) -> None:
+    voters = _migrate_offline(cluster, root, *target)
+    controllers, brokers = _start_kraft(dist, cluster, voters, root)
+    problems: list[str] = []
+    try:
+        bootstrap = brokers[0].bootstrap_servers
+        _wait(lambda: _all_led(bootstrap), "every partition has a leader again")
+        after = _view(bootstrap, dist)
+        before = cluster.before
+        assert sum(before.counts.values()) >= 10_000 + 300
+        for what in ("counts", "checksums", "offsets", "topic_configs", "broker_configs",
+                     "partitions", "quotas", "scram", "acls"):
+            if getattr(after, what) != getattr(before, what):
+                problems.append(f"{what}: before {getattr(before, what)!r}\n"
+                                f"        after  {getattr(after, what)!r}")
+        problems += _check_scram_and_acls(brokers[0])
+        first_start = {n.node_id: n.mark() for n in controllers + brokers}
+        _new_topic_and_reassignment(bootstrap, dist, root)
+        later = {n.node_id: n.mark() for n in controllers + brokers}
+    finally:
+        for node in brokers + controllers:
+            node.stop(timeout=60)
+    # From the first start until every check above passed: not one ERROR line caused by our
+    # values (quorum-state, the log: read then and never again). Issue 10 saw two: a quorum-state
+    # naming voter 3000 leader of epoch 1 made the first election answer NotControllerException,
+    # and registrations with epoch = czxid made brokers hit STALE_BROKER_EPOCH. Ours names no
+    # leader (every voter starts Unattached in epoch 1) and the log names no broker.
+    # One ERROR is Kafka's own and is let through: a controller elected on a non-empty log
+    # publishes the loaded image (so the controllers send their ControllerRegistration) before
+    # its QuorumController has finished replaying that log and become active; requests in that
+    # gap get NotControllerException, which ControllerApis logs at ERROR, and are retried. Any
+    # non-empty log has the gap (a restarted KRaft cluster, Kafka's own migration); it is long
+    # only on a starved CPU. The registrations must then succeed, which is checked below.
+    start_logs = {n.node_id: n.log_text()[:first_start[n.node_id]] for n in controllers + brokers}
+    for c in CONTROLLERS:  # (a graceful stop resigns a leader, so only the start is looked at)
+        assert "Completed transition to Unattached" in start_logs[c], c
+        assert "Epoch from quorum store file" not in start_logs[c], c
+        assert "Resigned" not in start_logs[c], c
+    for node_id, text in start_logs.items():
+        assert "STALE_BROKER_EPOCH" not in text, node_id
+    registered = [ln for c in CONTROLLERS for ln in start_logs[c].splitlines()
+                  if "Replayed RegisterControllerRecord" in ln]  # "contaning" in 3.9.1
+    for c in CONTROLLERS:
+        assert any(f"ControllerRegistration(id={c}," in ln for ln in registered), c
+    errors = {n.node_id: [e for e in n.errors(until=first_start[n.node_id])
+                          if not _registration_race(e)]
+              for n in controllers + brokers}
+    if any(errors.values()):
+        problems.append("ERROR lines at first start:\n" + json.dumps(errors, indent=1)[:8000])
+    # While the reassignment runs, Kafka itself logs one ERROR per replica it adds to a broker
+    # that never held the partition ("Expected partition X with topic id Y to exist, but it was
+    # missing. Creating...", ReplicaManager, as on any KRaft cluster); nothing else may appear.
+    later_errors = {n.node_id: [e for e in n.errors(first_start[n.node_id], later[n.node_id])
+                                if "to exist, but it was missing. Creating..." not in e]
+                    for n in controllers + brokers}
+    if any(later_errors.values()):
+        problems.append("ERROR lines after the first start:\n"
+                        + json.dumps(later_errors, indent=1)[:8000])
+    assert not problems, "\n".join(problems)
+
+
+def test_offline_to_kafka_3_9(stopped_cluster: StoppedCluster, tmp_path: Path) -> None:
+    _rehearse(KAFKA_39, stopped_cluster, tmp_path)
+
+
+def test_offline_straight_to_kafka_4_1(stopped_cluster: StoppedCluster, tmp_path: Path) -> None:
+    _rehearse(KAFKA_41, stopped_cluster, tmp_path, "--target-kafka", "4.x")
