@@ -63,6 +63,9 @@ with warnings.catch_warnings():
 pytestmark = [
     pytest.mark.oracle,
     pytest.mark.slow,
+    # building the ZooKeeper-mode cluster (its module fixture counts towards the first test) plus
+    # one KRaft rehearsal: about 5 minutes on a quiet 2-core machine, up to 15 at load average 30
+    pytest.mark.timeout(1800),
     pytest.mark.filterwarnings("ignore::DeprecationWarning:kafka"),
 ]
 
