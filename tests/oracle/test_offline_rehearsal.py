@@ -89,7 +89,11 @@ RECORDS = {"orders": 6000, "compacted": 2000, "single": 600, "many": 1800}  # + 
 
 
 def _sasl_props() -> dict[str, str]:
+    # (with them, what every broker of the rehearsal shares: the dynamic log.cleaner.threads=2
+    # restarts the cleaner with a dedupe buffer per thread, 128 MiB by default; kept small so the
+    # small test heaps never run out)
     return {
+        "log.cleaner.dedupe.buffer.size": "16777216",
         "sasl.enabled.mechanisms": "SCRAM-SHA-256",
         "listener.name.sasl.scram-sha-256.sasl.jaas.config": SCRAM_LOGIN,
         "super.users": "User:ANONYMOUS",
@@ -399,6 +403,7 @@ def _start_kraft(dist: KafkaDist, cluster: StoppedCluster, voters: dict[int, Pat
         shutil.copytree(cluster.data[b], data)
         brokers.append(KraftNode(root / f"kraft-broker{b}", dist, node_id=b, role="broker",
                                  quorum=quorum, log_dirs=data, listeners={"SASL": "SASL_PLAINTEXT"},
+                                 heap="448m",
                                  extra={**_kraft_props(), **_sasl_props(),
                                         "offsets.topic.replication.factor": "3",
                                         "transaction.state.log.replication.factor": "3",
