@@ -517,16 +517,17 @@ def _registration_race(entry: str) -> bool:
 
 
 def _directory_assignment_race(entry: str, dist: KafkaDist) -> bool:
-    """Kafka 4.1 only, and NOT met by zk2kraft yet (issue 10, item 4): a ZooKeeper-mode
+    """Mostly Kafka 4.1, and NOT met by zk2kraft yet (issue 10, item 4): a ZooKeeper-mode
     broker's log dirs have no `directory.id`, so no log can name its replicas' directories (ours
     writes PartitionRecord v0, as Kafka's own migration does). At its first KRaft start a 4.1
     broker reports each replica's directory (AssignReplicasToDirs) while still fenced and
     catching up, with broker epoch -1, and its controller answers STALE_BROKER_EPOCH (ERROR on
     both sides) until the broker is unfenced; then the assignments succeed. Kafka 3.9.1 brokers
-    wait for their epoch and log nothing. The fix would give the dirs ids before the first start
-    (a `prepare-broker`) and write them into the PartitionRecords."""
-    if dist is not KAFKA_41:
-        return False
+    usually wait for their epoch and log nothing, but CI saw the same broker-side ERROR on 3.9.1
+    once (106 assignments, one retry), so it is let through for both versions and stays NOT met.
+    The fix would give the dirs ids before the first start (a `prepare-broker`) and write them
+    into the PartitionRecords."""
+    del dist  # seen on both 3.9.1 and 4.1
     broker_side = "[AssignmentsManager id=" in entry and "error: STALE_BROKER_EPOCH" in entry
     controller_side = ("apiKey=ASSIGN_REPLICAS_TO_DIRS" in entry
                        and "but got broker epoch -1" in entry)
