@@ -356,6 +356,11 @@ def test_ensemble_losing_its_quorum_mid_read_exits_3_writing_nothing(
         member = _member_serving(zk_ensemble, run.info["session_id"])
         zk_ensemble.kill(member)
         zk_ensemble.kill((member + 1) % 3)  # one member left: no quorum, nothing serves
+        # The survivor keeps answering reads until it notices the lost quorum (up to syncLimit
+        # ticks); a read resumed before that can finish (CI saw exit 0). Wait until it stops.
+        survivor = (member + 2) % 3
+        assert wait_until(lambda: not zk_ensemble.serving(survivor), 60.0), (
+            "the last member still serves without a quorum")
         _, err = run.finish()
         _assert_exit_3_nothing_written(run.proc, err, tmp_path, NO_REPLY)
     finally:
