@@ -23,7 +23,6 @@ holding them a no-op. Nothing here writes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
@@ -32,15 +31,14 @@ from writers import (
     METADATA_PARTITION_DIR,
     METADATA_TOPIC_ID,
     VoterFileFormatError,
-    VoterUnavailableError,
     read_meta_properties,
+    read_partition_metadata,
     read_quorum_state,
 )
 
 __all__ = ["QuorumStateFacts", "quorum_state_facts", "voter_file_differences"]
 
 KIND = "voter_files"
-_PARTITION_METADATA = re.compile(r"^version: *(\d+)\s*\ntopic_id: *(\S+)\s*$")
 
 
 class QuorumStateFacts:
@@ -101,23 +99,6 @@ def quorum_state_facts(partition_dir: Path) -> QuorumStateFacts | None:
     return QuorumStateFacts(epoch, leader, voted, voters)
 
 
-def _partition_metadata_topic_id(partition_dir: Path) -> str | None:
-    path = Path(partition_dir) / "partition.metadata"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except UnicodeDecodeError:
-        raise VoterFileFormatError(f"{path}: not UTF-8 text") from None
-    except OSError as exc:
-        raise VoterUnavailableError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    m = _PARTITION_METADATA.match(text)
-    if m is None or m.group(1) != "0":
-        raise VoterFileFormatError(
-            f"{path}: not Kafka's partition.metadata ('version: 0' then 'topic_id: <id>')")
-    return m.group(2)
-
-
 def voter_file_differences(
     voters: Sequence[tuple[int, Path]],
     *,
@@ -162,7 +143,7 @@ def voter_file_differences(
             for name, value in (("leaderId", state.leader_id), ("votedId", state.voted_id)):
                 if value != -1 and value not in allowed:
                     diff(f"quorum-state {name}", f"-1 or one of {sorted(allowed)}", value)
-        topic_id = _partition_metadata_topic_id(partition)
+        topic_id = read_partition_metadata(partition)
         if topic_id is not None and topic_id != METADATA_TOPIC_ID:
             diff("partition.metadata topic_id", METADATA_TOPIC_ID, topic_id)
     return tuple(out)

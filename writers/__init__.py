@@ -62,6 +62,7 @@ from writers._logreader import (
     MetaProperties,
     open_log_source,
     read_meta_properties,
+    read_partition_metadata,
     read_quorum_state,
     scan_frames,
 )
@@ -210,6 +211,7 @@ __all__ = [
     "directory_id_for",
     "open_log_source",
     "read_meta_properties",
+    "read_partition_metadata",
     "read_quorum_state",
     "scan_frames",
     "segment_name",

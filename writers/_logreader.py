@@ -12,8 +12,9 @@ Why so strict: Kafka's own recovery truncates a segment at the first bad batch w
 (reference §1.3); a tool that is meant to prove a log correct must instead stop and say where.
 Every problem is a `LogCorruptionError` naming the file, the byte position and the offset.
 
-Also here: `meta.properties` and `quorum-state` parsing, used by `VoterDir` (to refuse a foreign
-directory) and by `inspect` (the header of its view).
+Also here: `meta.properties`, `quorum-state` and `partition.metadata` parsing, used by `VoterDir`
+(to refuse a foreign directory), by `inspect` (the header of its view) and by verify (what a
+controller would refuse at start).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ __all__ = [
     "MetaProperties",
     "open_log_source",
     "read_meta_properties",
+    "read_partition_metadata",
     "read_quorum_state",
     "scan_frames",
 ]
@@ -119,6 +121,23 @@ def _parse_properties(text: str) -> dict[str, str]:
 _INT32_MAX = 2**31 - 1  # Kafka's node ids are int32
 
 
+def _read_voter_file(path: Path) -> str | None:
+    """The text of one of a voter's small files, None when it does not exist.
+
+    Raises:
+        VoterUnavailableError: it exists but cannot be read (exit 3).
+        VoterFileFormatError: it is not UTF-8 text (exit 2).
+    """
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError:
+        raise VoterFileFormatError(f"{path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise VoterUnavailableError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+
+
 def read_meta_properties(directory: Path) -> MetaProperties | None:
     """Read `DIR/meta.properties`, or None when there is none.
 
@@ -128,14 +147,9 @@ def read_meta_properties(directory: Path) -> MetaProperties | None:
             (e.g. a ZooKeeper-mode broker's version 0 file).
     """
     path = Path(directory) / "meta.properties"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    text = _read_voter_file(path)
+    if text is None:
         return None
-    except UnicodeDecodeError:
-        raise VoterFileFormatError(f"{path}: not UTF-8 text") from None
-    except OSError as exc:
-        raise VoterUnavailableError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     props = _parse_properties(text)
     version = props.get("version")
     if version != "1":
@@ -163,14 +177,9 @@ def read_quorum_state(partition_dir: Path) -> dict[str, object] | None:
         VoterFileFormatError: not a JSON object.
     """
     path = Path(partition_dir) / "quorum-state"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    text = _read_voter_file(path)
+    if text is None:
         return None
-    except UnicodeDecodeError:
-        raise VoterFileFormatError(f"{path}: not UTF-8 text") from None
-    except OSError as exc:
-        raise VoterUnavailableError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -178,6 +187,29 @@ def read_quorum_state(partition_dir: Path) -> dict[str, object] | None:
     if not isinstance(data, dict):
         raise VoterFileFormatError(f"{path}: not a JSON object")
     return data
+
+
+_PARTITION_METADATA = re.compile(r"^version: *(\d+)\s*\ntopic_id: *(\S+)\s*$")
+
+
+def read_partition_metadata(partition_dir: Path) -> str | None:
+    """The topic id in a `__cluster_metadata-0` dir's `partition.metadata`, None if absent.
+
+    The file is what `VoterDir` writes (`version: 0` then `topic_id: <id>`).
+
+    Raises:
+        VoterUnavailableError: unreadable.
+        VoterFileFormatError: not Kafka's partition.metadata (version 0).
+    """
+    path = Path(partition_dir) / "partition.metadata"
+    text = _read_voter_file(path)
+    if text is None:
+        return None
+    m = _PARTITION_METADATA.match(text)
+    if m is None or m.group(1) != "0":
+        raise VoterFileFormatError(
+            f"{path}: not Kafka's partition.metadata ('version: 0' then 'topic_id: <id>')")
+    return m.group(2)
 
 
 @dataclass(frozen=True, slots=True)
