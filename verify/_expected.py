@@ -69,7 +69,6 @@ log = logging.getLogger(__name__)
 DEFAULT_ENTITY = "<default>"
 
 
-
 def _entity_name(name: str) -> str | None:
     return None if name == DEFAULT_ENTITY else desanitize(name)
 

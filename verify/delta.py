@@ -137,7 +137,7 @@ class FeaturesDelta:
 
 
 class ClusterDelta:
-    """Broker and controller registrations (Kafka's `MetadataDelta`)."""
+    """Broker and controller registrations (Kafka's `ClusterDelta`)."""
 
     def __init__(self, base: ClusterImage) -> None:
         self._base = base

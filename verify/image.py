@@ -382,8 +382,6 @@ class ScramCredential:
         return h.hexdigest()
 
 
-
-
 @dataclass(frozen=True, slots=True)
 class ScramImage:
     """SCRAM credentials by (user name, mechanism code 1 = SHA-256, 2 = SHA-512)."""
