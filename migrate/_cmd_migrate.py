@@ -63,13 +63,15 @@ def run(args: argparse.Namespace) -> int:
     args.metadata_version = resolve_metadata_version(
         args.metadata_version, offline=args.offline, target_kafka=args.target_kafka
     )
-    check_standin_flags(args.standin, args.controllers, args.quorum_voters,
-                        args.controller_config, voters_given=bool(args.voters),
-                        cutover=args.cutover)
+    # checked for every --cutover (--standin with none is refused); loaded once (the
+    # --controller-config's PEM stores), then handed to the online run
+    standin = check_standin_flags(args.standin, args.controllers, args.quorum_voters,
+                                  args.controller_config, voters_given=bool(args.voters),
+                                  cutover=args.cutover)
     if args.cutover in ("now", "manual"):
         from migrate import _cmd_online
 
-        return _cmd_online.run(args)
+        return _cmd_online.run(args, standin)
     options = bulk_options(args)
     to_stdout = args.json == "-"
     wanted = progress_wanted(quiet=args.quiet, stdout_is_document=to_stdout)

@@ -31,7 +31,7 @@ from migrate._online import (
     run_online,
 )
 from migrate._private_file import check_output_path, write_private
-from migrate._standinargs import check_standin_flags
+from migrate._standinargs import StandInSpec
 from migrate._zkargs import connect_options
 from migrate.errors import BadFlagError, BlockersFoundError
 
@@ -40,8 +40,12 @@ __all__ = ["online_options", "run"]
 _OVERRIDE_FLAGS = ("allow_pending_log_dir_events",)
 
 
-def online_options(args: argparse.Namespace) -> OnlineOptions:
+def online_options(args: argparse.Namespace, standin: StandInSpec | None) -> OnlineOptions:
     """Check the online flags before anything connects.
+
+    Args:
+        args: the parsed flags.
+        standin: `check_standin_flags`' result (the command checked it before dispatching).
 
     Raises:
         BadFlagError: a wrong flag, or a metadata.version below 3.6-IV1 (exit 2, says why).
@@ -49,9 +53,6 @@ def online_options(args: argparse.Namespace) -> OnlineOptions:
     """
     check_cutover_version(args.metadata_version)
     check_output_path("--json", args.json)
-    standin = check_standin_flags(args.standin, args.controllers, args.quorum_voters,
-                                  args.controller_config, voters_given=bool(args.voters),
-                                  cutover=args.cutover)
     if standin is not None:
         targets = [VoterTarget(standin.node_id, standin.log_dir)]
     elif not args.voters:
@@ -132,9 +133,9 @@ def _arm_trigger(mode: str) -> threading.Event:
     return trigger
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
     """Run the online migration; 0 when the cutover completed (or had already), 1 on blockers."""
-    options = online_options(args)
+    options = online_options(args, standin)
     to_stdout = args.json == "-"
     console = Console(stderr=to_stdout or not sys.stdout.isatty(), highlight=False)
     if to_stdout:
