@@ -138,8 +138,6 @@ def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
     options = online_options(args, standin)
     to_stdout = args.json == "-"
     console = Console(stderr=to_stdout or not sys.stdout.isatty(), highlight=False)
-    if to_stdout:
-        console = Console(stderr=True, highlight=False)
     sink = _ConsoleSink(console, quiet=args.quiet)
     trigger = _arm_trigger(options.cutover)
     canary = start_canary(args.bootstrap_server, args.command_config, sink.say)
