@@ -407,7 +407,8 @@ def start_canary(bootstrap: str | None, command_config: str | None,
         return None
     config: dict[str, str] = {}
     if command_config is not None:
-        config, ignored = librdkafka_config(read_properties(command_config), command_config)
+        config, ignored = librdkafka_config(
+            read_properties(command_config, flag="--command-config"), command_config)
         if ignored:
             say(f"canary: --command-config keys with no librdkafka counterpart ignored: "
                 f"{', '.join(ignored)}")

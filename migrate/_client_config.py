@@ -47,8 +47,12 @@ uses its own timeouts, and the store types are read to decide the mapping."""
 _JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"|(\w+)\s*=\s*([^\s;"]+)')
 
 
-def read_properties(path: str) -> dict[str, str]:
+def read_properties(path: str, *, flag: str) -> dict[str, str]:
     """Read a Java properties file (`k=v`, `k: v`, `#`/`!` comments, `\\` continuations).
+
+    Args:
+        path: the file.
+        flag: the flag that named it (`--command-config`, `--controller-config`), for errors.
 
     Raises:
         BadFlagError: the file cannot be read (exit 2, names the flag and file).
@@ -56,7 +60,7 @@ def read_properties(path: str) -> dict[str, str]:
     try:
         text = Path(path).expanduser().read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise BadFlagError(f"--command-config {path}: cannot read it ({exc})") from None
+        raise BadFlagError(f"{flag} {path}: cannot read it ({exc})") from None
     props: dict[str, str] = {}
     pending = ""
     for raw in text.splitlines():

@@ -185,7 +185,7 @@ def check_standin_flags(
 
 
 def _with_security(spec: StandInSpec, path: str) -> StandInSpec:
-    props = read_properties(path)
+    props = read_properties(path, flag="--controller-config")
     flag = f"--controller-config {path}"
     protocol = props.get("security.protocol", "PLAINTEXT").upper()
     if protocol not in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"):

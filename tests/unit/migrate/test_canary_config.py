@@ -29,7 +29,7 @@ ssl.truststore.location=/etc/kafka/ca.pem
 ssl.endpoint.identification.algorithm=
 request.timeout.ms: 30000
 """)
-    config, ignored = librdkafka_config(read_properties(path), path)
+    config, ignored = librdkafka_config(read_properties(path, flag="--command-config"), path)
     assert config == {
         "security.protocol": "SASL_SSL",
         "sasl.mechanism": "SCRAM-SHA-512",
@@ -45,7 +45,7 @@ def test_pkcs12_keystore_maps_and_unknown_keys_are_named(tmp_path: Path) -> None
     path = _file(tmp_path, "security.protocol=SSL\nssl.keystore.location=/k/client.p12\n"
                            "ssl.keystore.password=pw\nssl.truststore.location=/k/ca.crt\n"
                            "linger.ms=5\n")
-    config, ignored = librdkafka_config(read_properties(path), path)
+    config, ignored = librdkafka_config(read_properties(path, flag="--command-config"), path)
     assert config == {"security.protocol": "SSL", "ssl.keystore.location": "/k/client.p12",
                       "ssl.keystore.password": "pw", "ssl.ca.location": "/k/ca.crt"}
     assert ignored == ["linger.ms"]
@@ -53,17 +53,17 @@ def test_pkcs12_keystore_maps_and_unknown_keys_are_named(tmp_path: Path) -> None
 
 def test_pem_keystore_is_certificate_and_key(tmp_path: Path) -> None:
     path = _file(tmp_path, "ssl.keystore.type=PEM\nssl.keystore.location=/k/me.pem\n")
-    config, _ = librdkafka_config(read_properties(path), path)
+    config, _ = librdkafka_config(read_properties(path, flag="--command-config"), path)
     assert config == {"ssl.certificate.location": "/k/me.pem", "ssl.key.location": "/k/me.pem"}
 
 
 def test_jks_stores_are_refused_naming_the_key_and_the_fix(tmp_path: Path) -> None:
     path = _file(tmp_path, "ssl.truststore.location=/k/truststore.jks\n")
     with pytest.raises(BadFlagError, match=r"ssl.truststore.location is a JKS store.*PEM"):
-        librdkafka_config(read_properties(path), path)
+        librdkafka_config(read_properties(path, flag="--command-config"), path)
     path = _file(tmp_path, "ssl.keystore.location=/k/keystore.jks\nssl.keystore.password=pw9\n")
     with pytest.raises(BadFlagError, match=r"ssl.keystore.location is a JKS store.*PKCS12") as e:
-        librdkafka_config(read_properties(path), path)
+        librdkafka_config(read_properties(path, flag="--command-config"), path)
     assert "pw9" not in str(e.value)
 
 
@@ -71,12 +71,12 @@ def test_plain_login_without_password_is_refused_without_echoing_it(tmp_path: Pa
     path = _file(tmp_path, 'sasl.jaas.config=org.apache.kafka.common.security.plain.'
                            'PlainLoginModule required username="ops";\n')
     with pytest.raises(BadFlagError, match="names no username and password"):
-        librdkafka_config(read_properties(path), path)
+        librdkafka_config(read_properties(path, flag="--command-config"), path)
 
 
 def test_unreadable_file_is_a_bad_flag(tmp_path: Path) -> None:
     with pytest.raises(BadFlagError, match="--command-config .*cannot read it"):
-        read_properties(str(tmp_path / "missing.properties"))
+        read_properties(str(tmp_path / "missing.properties"), flag="--command-config")
 
 
 def test_gap_is_the_longest_one_ending_after_t0() -> None:

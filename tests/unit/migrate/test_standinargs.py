@@ -104,6 +104,14 @@ def test_controller_config_security(tmp_path: Path) -> None:
                                 voters_given=False, cutover="now")
 
 
+def test_unreadable_controller_config_names_its_own_flag(tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing.properties")
+    with pytest.raises(BadFlagError, match=r"^--controller-config .*missing\.properties: "
+                       "cannot read it"):
+        check_standin_flags(STANDIN, [(3001, "c1", 1)], None, missing, voters_given=False,
+                            cutover="now")
+
+
 def test_bootstrap_is_what_kafka_writes_on_an_empty_migration_log() -> None:
     # Kafka 3.9 ActivationRecordsGenerator, empty log, migration enabled, transactions
     # supported: Begin("Bootstrap records"), metadata.version, ZkMigrationState PRE_MIGRATION
