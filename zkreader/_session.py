@@ -88,8 +88,8 @@ def map_kazoo_error(exc: BaseException, path: str | None = None) -> ZkReaderErro
             f"({type(exc).__name__})"
         )
     if isinstance(exc, SessionExpiredError):
-        return ZkSessionExpiredError(
-            f"ZooKeeper session expired{where}; watches are lost, re-run")
+        # said for every command: only the online mirror holds watches, and it says so itself
+        return ZkSessionExpiredError(f"ZooKeeper session expired{where}; re-run")
     if isinstance(exc, ConnectionLoss | ConnectionClosedError | KazooTimeoutError | OSError
                   | OperationTimeoutError):
         return ZkUnreachableError(f"lost the ZooKeeper connection{where} ({type(exc).__name__})")

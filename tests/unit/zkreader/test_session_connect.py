@@ -59,3 +59,17 @@ def test_connect_options_parse_the_connect_string_once_when_built() -> None:
     assert opts.parsed.chroot == "/kafka"
     with pytest.raises(BadConnectStringError, match="--zookeeper '127.0.0.1:notaport'"):
         ConnectOptions("127.0.0.1:notaport")
+
+
+def test_session_expiry_is_exit_3_and_names_the_znode_without_promising_watches() -> None:
+    # every command reads through this mapping; only the online mirror holds watches (and
+    # prints its own line about them), so the error says what happened and what to do
+    from kazoo.exceptions import SessionExpiredError
+
+    from zkreader import ZkSessionExpiredError
+    from zkreader._session import map_kazoo_error
+
+    err = map_kazoo_error(SessionExpiredError(), "/brokers/topics/t1")
+    assert isinstance(err, ZkSessionExpiredError)
+    assert str(err) == "ZooKeeper session expired reading /brokers/topics/t1; re-run"
+    assert exit_code_for(err) == 3
