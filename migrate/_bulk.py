@@ -28,6 +28,7 @@ The flow, and why each step is where it is:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import os
@@ -520,11 +521,11 @@ def _run_locked(
     finally:
         if starter is not None:
             starter.stop()
-    summary = _judge(snapshot, rest, encoded.counts, options)
+    # The judgement above stands (it depends on the snapshot and `rest` only); the counts are
+    # now the records actually encoded.
+    summary = dataclasses.replace(judged, records=dict(encoded.counts))
     outcome = BulkOutcome(summary, engine=encoded.engine, engine_choice=engine)
     outcome.peak_rss_bytes = {"cli": None, "spark_driver": jvm_peak}
-    if summary.report.blockers:  # the same judgement as above; kept as the last guard
-        return outcome
     assert snapshot.cluster_id is not None  # CLUSTER_ID_MISSING is a blocker
     cluster_id = snapshot.cluster_id.cluster_id
     batches = plan_batches(
