@@ -88,6 +88,7 @@ __all__ = [
     "blockers_message",
     "check_voters",
     "expected_log",
+    "judge",
     "voter_state_findings",
     "run_bulk",
 ]
@@ -415,19 +416,25 @@ def _blocking(summary: PlanSummary, overrides: frozenset[str]) -> PlanSummary:
                        summary.partitions)
 
 
-def _judge(snapshot: ClusterSnapshot, rest: TranslationResult, counts: Mapping[str, int],
-           options: BulkOptions) -> PlanSummary:
-    """The plan summary: pre-flight + the translator's findings, overrides applied."""
+def judge(snapshot: ClusterSnapshot, rest: TranslationResult, counts: Mapping[str, int], *,
+          voter_ids: Sequence[int], overrides: frozenset[str], offline: bool = False
+          ) -> PlanSummary:
+    """The plan summary: pre-flight + the translator's findings, overrides applied.
+
+    `rest` is `translate_rest`'s result (it carries every translator finding) and `counts` the
+    whole log's (`rest_counts` before encoding): judging never needs the topic table translated.
+    The bulk copy and the online pre-copy judge through this one function.
+    """
     return _blocking(
         summarize(
             snapshot,
             records=counts,
             extra_blockers=rest.blockers,
             extra_warnings=rest.warnings,
-            voter_ids=[target.node_id for target in options.voters],
-            offline=options.offline,
+            voter_ids=voter_ids,
+            offline=offline,
         ),
-        options.overrides,
+        overrides,
     )
 
 
@@ -491,7 +498,9 @@ def _run_locked(
     # Judge first: everything but the topic table is translated here (it carries every
     # translator blocker), so a refused migration costs what `plan` costs and starts no JVM.
     rest = translate_rest(snapshot, translation)
-    judged = _judge(snapshot, rest, rest_counts(snapshot, rest), options)
+    judged = judge(snapshot, rest, rest_counts(snapshot, rest),
+                   voter_ids=[t.node_id for t in targets], overrides=options.overrides,
+                   offline=options.offline)
     if judged.report.blockers:
         outcome = BulkOutcome(judged)
         outcome.times_s = {"read": t_read - t0, "judge": clock() - t_read}

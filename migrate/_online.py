@@ -43,11 +43,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from migrate._bulk import VoterTarget, _blocking
+from migrate._bulk import VoterTarget, judge
 from migrate._journal import Journal
 from migrate._mirror_delta import LogState
-from migrate._pipeline import snapshot_timestamp_ms
-from migrate._preflight import PlanSummary, summarize
+from migrate._pipeline import rest_counts, snapshot_timestamp_ms, translate_rest
+from migrate._preflight import PlanSummary
 from migrate._standin_transport import open_standin
 from migrate._standinargs import StandInSpec
 from migrate._translate_framing import ZK_MIGRATION_STATE_MIGRATION
@@ -434,12 +434,12 @@ class _Run:
                           "nothing to do")
 
     def _judge(self, snapshot: ClusterSnapshot, *, after_fence: bool = False) -> PlanSummary:
-        result = translate(snapshot, self.topts)
-        summary = summarize(snapshot, records=result.counts, extra_blockers=result.blockers,
-                            extra_warnings=result.warnings,
-                            voter_ids=[t.node_id for t in self.o.voters] if self.o.standin is None
-                            else sorted(self.o.standin.voters))
-        summary = _blocking(summary, self.o.overrides)
+        # the bulk copy's judgement, without translating the topic table (the pre-copy and the
+        # drain translate it right after)
+        rest = translate_rest(snapshot, self.topts)
+        summary = judge(snapshot, rest, rest_counts(snapshot, rest),
+                        voter_ids=[t.node_id for t in self.o.voters] if self.o.standin is None
+                        else sorted(self.o.standin.voters), overrides=self.o.overrides)
         if self.o.standin is not None and snapshot.migration is not None and \
                 snapshot.migration.kraft_metadata_offset < 0:
             # controllers in migration mode create an empty /migration when they start

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -135,7 +136,11 @@ def test_manual_cutover_waits_for_sigusr1(
     proc.send_signal(signal.SIGUSR1)
     code, out, err = finish(proc)
     assert code == 0, err
-    assert_one_closed_transaction(tmp_path)
+    types = assert_one_closed_transaction(tmp_path)
+    # nothing changed while it mirrored, so the summary's record counts are the log's own
+    doc = json.loads((tmp_path / "migrate.json").read_text())
+    assert doc["mirrored_records"] == 0 and doc["delta_records"] == 0
+    assert doc["records"] == dict(sorted(Counter(types).items()))
     assert verify(cluster.connect, tmp_path).returncode == 0
 
 
