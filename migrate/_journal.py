@@ -19,12 +19,13 @@ Phases, in order:
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from writers import atomic_write
 
 __all__ = ["PHASES", "Journal", "default_journal_dir"]
 
@@ -109,16 +110,4 @@ class Journal:
                "fence": self.fence, "migration_zk_version": self.migration_zk_version,
                "facts": self.facts}
         self.directory.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(_FILE + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, orjson.dumps(doc, option=orjson.OPT_INDENT_2))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path)
-        dfd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        atomic_write(self.path, orjson.dumps(doc, option=orjson.OPT_INDENT_2), None)

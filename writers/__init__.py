@@ -45,6 +45,7 @@ from writers._facts import (
     sanitize,
 )
 from writers._faults import FAULT_ENV, fault_point
+from writers._fsutil import atomic_write
 from writers._logdir import (
     DEFAULT_SEGMENT_BYTES,
     EncodedBatch,
@@ -232,6 +233,7 @@ __all__ = [
     "VoterLockedError",
     "hold_voter_locks",
     "FAULT_ENV",
+    "atomic_write",
     "fault_point",
     "STAGING_DIR_NAME",
     "ExpectedLog",
