@@ -2,8 +2,10 @@
 
 What it does, and why (reference kafka-zk-migration.md §3.5, KAFKA-20488):
 
-1. Refuses while any voter's `.lock` is held: a running KRaft controller owns ZooKeeper now and
-   would claim `/controller` again (exit 3). Stop (deprovision) the controllers first.
+1. Holds every voter's `.lock` (`writers.hold_voter_locks`, as `migrate` does) for the whole
+   rollback, so it refuses while one is held: a running KRaft controller owns ZooKeeper now and
+   would claim `/controller` again (exit 3, naming the holder). Stop (deprovision) the
+   controllers first; none can start meanwhile.
 2. Refuses a finalised migration: once the log holds `ZkMigrationStateRecord(POST_MIGRATION)`
    there is no way back (exit 1).
 3. One multi-op, checking `/controller_epoch`'s version: delete our persistent `/controller`
@@ -20,7 +22,6 @@ metadata directories before migrating again); ZooKeeper brokers then elect a con
 from __future__ import annotations
 
 import argparse
-import fcntl
 import os
 import sys
 from pathlib import Path
@@ -32,26 +33,12 @@ from migrate._private_file import check_output_path, write_private
 from migrate._voterargs import check_voter_flags
 from migrate._zkargs import connect_options
 from migrate.errors import BlockersFoundError
-from writers import VoterUnavailableError, open_log_source
+from writers import hold_voter_locks, open_log_source
 from zkreader import open_session, read_cluster, read_fence_state, release_claim
 
 __all__ = ["run"]
 
 _POST_MIGRATION = 3
-
-
-def _lock_held(path: Path) -> bool:
-    lock = path / ".lock"
-    if not lock.exists():
-        return False
-    fd = os.open(lock, os.O_RDWR)
-    try:
-        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)  # closing releases our probe lock
-    return False
 
 
 def _finalised(path: Path) -> bool:
@@ -70,36 +57,33 @@ def run(args: argparse.Namespace) -> int:
     """Run the rollback; 0 when ZooKeeper can lead again (or already could)."""
     voters = check_voter_flags(args.voters, required=True)
     check_output_path("--json", args.json)
-    for node_id, path in voters:
-        if _lock_held(path):
-            raise VoterUnavailableError(
-                f"--voter {node_id}={path}: {path / '.lock'} is held by a running process (a "
-                "KRaft controller or a zk2kraft migrate): stop it before rolling back, or it "
-                "would claim /controller again")
-    for node_id, path in voters:
-        if _finalised(path):
-            raise BlockersFoundError(
-                f"--voter {node_id}={path}: the log holds ZkMigrationStateRecord(POST_MIGRATION):"
-                " the migration was finalised and cannot be rolled back")
-    with open_session(connect_options(args)) as session:
-        before = read_fence_state(session)
-        if before.controller is not None and before.controller_ephemeral and \
-                before.migration is None:
-            doc: dict[str, object] = {"rolled_back": False,
-                                      "reason": "no KRaft claim: ZooKeeper already has its own "
-                                      "controller"}
-        else:
-            snapshot = read_cluster(session, watch=False)
-            highest = max((s.controller_epoch for s in snapshot.partition_states.values()),
-                          default=0)
-            done = release_claim(session, min_controller_epoch=highest + 1)
-            doc = {"rolled_back": True, "highest_partition_controller_epoch": highest, **done}
-    journal = Path(args.journal) if args.journal else default_journal_dir(voters[0][1])
-    moved = None
-    if (journal / "journal.json").exists():
-        moved = journal / "journal.rolled-back.json"
-        os.replace(journal / "journal.json", moved)
-        doc["journal_moved_to"] = str(moved)
+    with hold_voter_locks([path for _, path in voters]):
+        for node_id, path in voters:
+            if _finalised(path):
+                raise BlockersFoundError(
+                    f"--voter {node_id}={path}: the log holds "
+                    "ZkMigrationStateRecord(POST_MIGRATION): the migration was finalised and "
+                    "cannot be rolled back")
+        with open_session(connect_options(args)) as session:
+            before = read_fence_state(session)
+            if before.controller is not None and before.controller_ephemeral and \
+                    before.migration is None:
+                doc: dict[str, object] = {"rolled_back": False,
+                                          "reason": "no KRaft claim: ZooKeeper already has its "
+                                          "own controller"}
+            else:
+                snapshot = read_cluster(session, watch=False)
+                highest = max((s.controller_epoch for s in snapshot.partition_states.values()),
+                              default=0)
+                done = release_claim(session, min_controller_epoch=highest + 1)
+                doc = {"rolled_back": True, "highest_partition_controller_epoch": highest,
+                       **done}
+        journal = Path(args.journal) if args.journal else default_journal_dir(voters[0][1])
+        moved = None
+        if (journal / "journal.json").exists():
+            moved = journal / "journal.rolled-back.json"
+            os.replace(journal / "journal.json", moved)
+            doc["journal_moved_to"] = str(moved)
     if args.json is not None:
         write_private("--json", args.json, [orjson.dumps(doc, option=orjson.OPT_INDENT_2)])
     if not args.quiet:
