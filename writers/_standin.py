@@ -647,18 +647,8 @@ class StandInLeader:
                                   f"(epoch {self._epoch}); elect() first, or it resigned")
 
     def _await_commit(self, batches: Sequence[EncodedBatch]) -> AppendResult:
-        last = batches[-1].last_offset
-        deadline = time.monotonic() + self.commit_timeout_s
-        with self._lock:
-            while self._hw <= last:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise VoterUnavailableError(
-                        f"stand-in {self.node_id}: offset {last} not committed by a majority "
-                        f"within {self.commit_timeout_s:.0f}s (high watermark {self._hw}; "
-                        f"followers at {self._follower_ends()})")
-                self._lock.wait(min(left, 0.5))
-        return AppendResult(batches[0].base_offset, last, len(batches))
+        self.wait_committed(batches[-1].last_offset)
+        return AppendResult(batches[0].base_offset, batches[-1].last_offset, len(batches))
 
     def wait_committed(self, offset: int, timeout_s: float | None = None) -> None:
         """Block until `offset` is committed (high watermark past it).
@@ -666,14 +656,16 @@ class StandInLeader:
         Raises:
             VoterUnavailableError: not within `timeout_s` (default `commit_timeout_s`).
         """
-        deadline = time.monotonic() + (timeout_s or self.commit_timeout_s)
+        timeout_s = timeout_s or self.commit_timeout_s
+        deadline = time.monotonic() + timeout_s
         with self._lock:
             while self._hw <= offset:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise VoterUnavailableError(
-                        f"stand-in {self.node_id}: offset {offset} not committed "
-                        f"(high watermark {self._hw}; followers at {self._follower_ends()})")
+                        f"stand-in {self.node_id}: offset {offset} not committed by a majority "
+                        f"within {timeout_s:.0f}s (high watermark {self._hw}; "
+                        f"followers at {self._follower_ends()})")
                 self._lock.wait(min(left, 0.5))
 
     def _follower_ends(self) -> dict[int, int]:
