@@ -126,6 +126,15 @@ def decode_message(
     return compile_record(spec, version)[1](buf, start, len(buf) if end is None else end)
 
 
+def _decode_body(spec: RecordSpec, version: int, payload: bytes, pos: int) -> dict[str, Any]:
+    """Decode the body after the header; it must fill the rest of the frame exactly."""
+    body, end = decode_message(spec.name, version, payload, pos)
+    if end != len(payload):
+        raise RecordDecodeError(
+            f"{spec.name} v{version}: {len(payload) - end} byte(s) left after the body", end)
+    return body
+
+
 def _framed(*parts: bytes) -> bytes:
     size = sum(len(p) for p in parts)
     return b"".join((_SIZE.pack(size), *parts))
@@ -165,10 +174,7 @@ def decode_request(payload: bytes) -> Request:
         raise UnsupportedApiError(api_key, api_version, _SIZE.unpack_from(payload, 4)[0])
     header, pos = decode_message(
         "RequestHeader", request_header_version(api_key, api_version), payload)
-    body, pos = decode_message(spec.name, api_version, payload, pos)
-    if pos != len(payload):
-        raise RecordDecodeError(
-            f"{spec.name} v{api_version}: {len(payload) - pos} byte(s) left after the body", pos)
+    body = _decode_body(spec, api_version, payload, pos)
     return Request(api_key, api_version, header["correlationId"], header.get("clientId"), body)
 
 
@@ -197,9 +203,5 @@ def decode_response(api_key: int, api_version: int, payload: bytes) -> tuple[int
     spec = _spec(RESPONSES, api_key, api_version)
     header, pos = decode_message(
         "ResponseHeader", response_header_version(api_key, api_version), payload)
-    body, pos = decode_message(spec.name, api_version, payload, pos)
-    if pos != len(payload):
-        raise RecordDecodeError(
-            f"{spec.name} v{api_version}: {len(payload) - pos} byte(s) left after the body", pos)
-    return header["correlationId"], body
+    return header["correlationId"], _decode_body(spec, api_version, payload, pos)
 
