@@ -30,25 +30,24 @@ import orjson
 
 from migrate._journal import default_journal_dir
 from migrate._private_file import check_output_path, write_private
+from migrate._translate_framing import ZK_MIGRATION_STATE_POST_MIGRATION
 from migrate._voterargs import check_voter_flags
 from migrate._zkargs import connect_options
 from migrate.errors import BlockersFoundError
-from writers import hold_voter_locks, open_log_source
+from writers import METADATA_PARTITION_DIR, hold_voter_locks, open_log_source
 from zkreader import open_session, read_cluster, read_fence_state, release_claim
 
 __all__ = ["run"]
 
-_POST_MIGRATION = 3
-
 
 def _finalised(path: Path) -> bool:
-    partition = path / "__cluster_metadata-0"
+    partition = path / METADATA_PARTITION_DIR
     if not partition.exists():
         return False
     for entry in open_log_source(partition).entries():
         for r in entry.batch.records:
             if r.type == "ZK_MIGRATION_STATE_RECORD" and \
-                    int(r.data["zkMigrationState"]) == _POST_MIGRATION:  # type: ignore[union-attr]
+                    int(r.data["zkMigrationState"]) == ZK_MIGRATION_STATE_POST_MIGRATION:  # type: ignore[union-attr]
                 return True
     return False
 
