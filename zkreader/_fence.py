@@ -33,7 +33,6 @@ from kazoo.exceptions import (
     KazooException,
     NoNodeError,
     OperationTimeoutError,
-    SessionExpiredError,
 )
 
 from zkreader import _paths
@@ -260,9 +259,7 @@ def fence_zk_controller(
         log.warning("the fence's reply was lost (%s); reading back whether it applied",
                     type(exc).__name__)
         return _fence_readback(session, before, new_epoch, claim)
-    except SessionExpiredError as exc:
-        raise map_kazoo_error(exc, _paths.CONTROLLER_EPOCH) from exc
-    except KazooException as exc:
+    except KazooException as exc:  # a session expiry too: map_kazoo_error names it
         raise map_kazoo_error(exc, _paths.CONTROLLER_EPOCH) from exc
     failed = _failed_op(results)
     if failed is not None:
