@@ -73,6 +73,7 @@ from writers import (
 )
 from zkreader import (
     ChangeEvent,
+    ClusterIdZnode,
     ClusterSnapshot,
     ConnectOptions,
     FenceToken,
@@ -83,6 +84,7 @@ from zkreader import (
     changed_entities,
     claim_json,
     fence_zk_controller,
+    kind_for_path,
     open_session,
     paused_gc,
     read_cluster,
@@ -812,15 +814,17 @@ class _SessionExpired(Exception):
 
 
 def _cluster_id(session: ZkSession) -> str:
-    got = session.get("/cluster/id")
+    """`/cluster/id`'s id, decoded by the reader's own decoder (a malformed znode is the same
+    `ZnodeFormatError`, exit 2, that the pre-copy's read would raise)."""
+    path = "/cluster/id"
+    got = session.get(path)
     if got is None:
-        raise BadFlagError("--zookeeper: /cluster/id is missing: not a Kafka cluster's chroot?")
-    import orjson
-
-    try:
-        return str(orjson.loads(got[0])["id"])
-    except (orjson.JSONDecodeError, KeyError, TypeError):
-        raise BadFlagError("/cluster/id: not Kafka's {\"version\",\"id\"} JSON") from None
+        raise BadFlagError(f"--zookeeper: {path} is missing: not a Kafka cluster's chroot?")
+    kind = kind_for_path(path)
+    assert kind is not None
+    znode = kind.decode(*got)
+    assert isinstance(znode, ClusterIdZnode)
+    return znode.cluster_id
 
 
 def run_online(options: OnlineOptions, *, sink: StatusSink,

@@ -48,3 +48,28 @@ def test_migrate_refuses_every_malformed_znode_and_writes_nothing(
     assert [(p.name, p.stat().st_size) for p in existing.iterdir()] in ([], [(".lock", 0)])
     assert not missing.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c3000"]  # no report, no staging
+
+
+CLUSTER_ID_ENTRIES = [e for e in CORPUS if e["path"] == "/cluster/id"]
+
+
+@pytest.mark.parametrize("entry", CLUSTER_ID_ENTRIES, ids=[e["name"] for e in CLUSTER_ID_ENTRIES])
+def test_online_migrate_refuses_a_malformed_cluster_id_before_writing(
+    entry: dict[str, str], zk_server: Any, zk_chroot: str, zk_chroot_client: Any,
+    tmp_path: Path,
+) -> None:
+    # the online run reads /cluster/id first (the journal and the voters' meta.properties carry
+    # it): a malformed one is the reader's exit 2, before a journal or a voter file is written
+    write_malformed(zk_chroot_client, entry)
+    existing = tmp_path / "c3000"
+    existing.mkdir()
+    r = subprocess.run(
+        [*ZK2KRAFT, "migrate", "--zookeeper", f"{zk_server.connect}{zk_chroot}",
+         "--voter", f"3000={existing}", "--cutover", "now",
+         "--json", str(tmp_path / "migrate.json")],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"})
+    assert r.returncode == 2, r.stderr
+    assert entry["path"] in r.stderr, r.stderr
+    assert entry["problem"] in r.stderr, r.stderr
+    assert [(p.name, p.stat().st_size) for p in existing.iterdir()] in ([], [(".lock", 0)])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c3000"]  # no journal, no report
