@@ -109,17 +109,9 @@ _SPARK_START_TIMEOUT_S = float(os.environ.get("ZK2KRAFT_SPARK_START_TIMEOUT", "3
 # ----------------------------------------------------------------------------- flags
 
 
-@dataclass(frozen=True, slots=True)
-class VoterTarget:
-    """One `--voter ID=DIR`, in command-line order."""
-
-    node_id: int
-    path: Path
-
-    @property
-    def staged(self) -> StagedVoter:
-        """The same voter as `writers` stages and promotes it (inside its own directory)."""
-        return StagedVoter(self.node_id, self.path)
+VoterTarget = StagedVoter
+"""One `--voter ID=DIR`, in command-line order: the voter exactly as `writers` stages, promotes
+and reads it back (its staging copy inside its own directory)."""
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -485,7 +477,7 @@ def _run_locked(
     fault_point("locked")
     # A run killed while staging or promoting left a staging copy: finish its promotion (all
     # voters) or remove it (none), before anything looks at what the voters hold.
-    for line in recover_interrupted([t.staged for t in targets]):
+    for line in recover_interrupted(targets):
         log.warning("%s", line)
     translation = TranslationOptions(
         metadata_version=options.metadata_version,
@@ -561,14 +553,14 @@ def _run_locked(
         else:
             pending.append(t)
     if pending:
-        stage_and_promote([t.staged for t in pending], cluster_id=cluster_id, batches=batches,
+        stage_and_promote(pending, cluster_id=cluster_id, batches=batches,
                           quorum_voters=ids, leader_id=leader, leader_epoch=LEADER_EPOCH,
                           progress=bars.task("writing voters"))
         del batches
         t_promoted = clock()
         # success is reported from what reads back, never from what was written
         for t in pending:
-            read_back(t.staged, expected, cluster_id=cluster_id, quorum_voters=ids,
+            read_back(t, expected, cluster_id=cluster_id, quorum_voters=ids,
                       leader_id=leader, leader_epoch=LEADER_EPOCH)
             outcome.written.append(t.node_id)
     t_end = clock()

@@ -269,8 +269,8 @@ def test_voter_under_a_file_is_exit_3(tmp_path: Path) -> None:
 def test_staging_dir_is_inside_the_voter_dir(tmp_path: Path) -> None:
     # a voter dir may be a mount point: its copy is built on its own filesystem
     t = VoterTarget(1, tmp_path / "c1")
-    assert t.staged.staging.parent == tmp_path / "c1"
-    assert t.staged.staging.name.startswith(".")
+    assert t.staging.parent == tmp_path / "c1"
+    assert t.staging.name.startswith(".")
 
 
 def test_only_the_blockers_own_override_lets_it_through() -> None:
