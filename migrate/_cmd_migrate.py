@@ -9,13 +9,10 @@ and `manual` (the online migration) are `migrate._cmd_online`.
 from __future__ import annotations
 
 import argparse
-import sys
-
-import orjson
 
 from migrate._bulk import BulkOptions, BulkOutcome, blockers_message, check_voters, run_bulk
 from migrate._offline import resolve_metadata_version
-from migrate._private_file import check_output_path, write_private
+from migrate._private_file import check_output_path, write_json_report
 from migrate._progress import ProgressBars, progress_wanted
 from migrate._standinargs import check_standin_flags
 from migrate._zkargs import connect_options
@@ -85,12 +82,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace, outcome: BulkOutcome, *, source: str,
             to_stdout: bool) -> None:
-    document = orjson.dumps(outcome.to_json(), option=orjson.OPT_INDENT_2) + b"\n"
-    if to_stdout:
-        sys.stdout.buffer.write(document)
-        sys.stdout.flush()
-    elif args.json is not None:
-        write_private("--json", args.json, [document])
+    write_json_report(args.json, outcome.to_json())
     if not args.quiet:
         _print(outcome, source=source, to_stderr=to_stdout, offline=args.offline)
 

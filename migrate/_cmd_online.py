@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import orjson
 from rich.console import Console
 from rich.live import Live
 
@@ -30,7 +29,7 @@ from migrate._online import (
     check_cutover_version,
     run_online,
 )
-from migrate._private_file import check_output_path, write_private
+from migrate._private_file import check_output_path, write_json_report
 from migrate._standinargs import StandInSpec
 from migrate._zkargs import connect_options
 from migrate.errors import BadFlagError, BlockersFoundError
@@ -154,12 +153,7 @@ def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
         report = finish_canary(canary, outcome.fence_at, options.handoff_timeout_s, sink.say)
         outcome.canary = window_figures(report)
         doc = {**outcome.to_json(), "canary": report.to_json()}
-    document = orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
-    if to_stdout:
-        sys.stdout.buffer.write(document)
-        sys.stdout.flush()
-    elif args.json is not None:
-        write_private("--json", args.json, [document])
+    write_json_report(args.json, doc)
     if not args.quiet:
         _print(console, outcome, source=args.zookeeper)
     if outcome.refused:

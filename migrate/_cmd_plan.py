@@ -12,17 +12,14 @@ only thing on stdout and the tables go to stderr; `--quiet` prints no tables or 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import orjson
-
 from migrate._cmd_snapshot import read_snapshot
 from migrate._offline import resolve_metadata_version
 from migrate._preflight import PlanSummary, summarize
-from migrate._private_file import check_output_path, write_private
+from migrate._private_file import check_output_path, write_json_report, write_report
 from migrate._progress import ProgressBars, progress_wanted
 from migrate._voterargs import check_voter_flags
 from migrate._zkargs import connect_options
@@ -122,19 +119,10 @@ def run(args: argparse.Namespace) -> int:
     doc = summary.to_json()
     if voters:
         doc["voters"] = [_voter_json(d) for d in diffs]
-    document = orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
-    if json_to_stdout:
-        sys.stdout.buffer.write(document)
-        sys.stdout.flush()
-    elif args.json is not None:
-        write_private("--json", args.json, [document])
+    write_json_report(args.json, doc)
     if args.html is not None:
-        page = _html_page(summary, diffs, source=args.zookeeper).encode("utf-8")
-        if html_to_stdout:
-            sys.stdout.buffer.write(page)
-            sys.stdout.flush()
-        else:
-            write_private("--html", args.html, [page])
+        write_report("--html", args.html,
+                     _html_page(summary, diffs, source=args.zookeeper).encode("utf-8"))
     if not args.quiet:
         _print_tables(summary, samples, diffs, source=args.zookeeper,
                       to_stderr=json_to_stdout or html_to_stdout)

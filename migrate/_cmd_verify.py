@@ -15,15 +15,13 @@ presence, and the strict redaction policy applies to every output.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-import orjson
 from rich.console import Console
 
 from migrate._cmd_snapshot import read_snapshot
 from migrate._offline import check_still_stopped
-from migrate._private_file import check_output_path, write_private
+from migrate._private_file import check_output_path, write_json_report
 from migrate._progress import ProgressBars, progress_wanted
 from migrate._voterargs import check_voter_flags
 from migrate._zkargs import connect_options
@@ -119,12 +117,7 @@ def run(args: argparse.Namespace) -> int:
     if args.offline:
         check_still_stopped(snapshot)  # a running broker would be a moving target
     report = _compare(args, logs, snapshot)
-    document = orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n"
-    if json_to_stdout:
-        sys.stdout.buffer.write(document)
-        sys.stdout.flush()
-    elif args.json is not None:
-        write_private("--json", args.json, [document])
+    write_json_report(args.json, report.to_json())
     if not args.quiet:
         console = Console(stderr=json_to_stdout, highlight=False)
         render_parity(console, report)

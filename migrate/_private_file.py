@@ -6,14 +6,18 @@ Writing them (0600, atomically) is `verify.open_private` / `verify.write_private
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
+
+import orjson
 
 from migrate.errors import BadFlagError, ReportWriteError
 from verify import open_private
 from verify import write_private as _write_private
 
-__all__ = ["check_output_path", "open_private", "write_private"]
+__all__ = ["check_output_path", "open_private", "write_json_report", "write_private",
+           "write_report"]
 
 
 def check_output_path(flag: str, value: str | None) -> None:
@@ -56,3 +60,22 @@ def write_private(flag: str, path: str, chunks: Iterable[bytes]) -> None:
         _write_private(path, chunks)
     except OSError as exc:
         raise ReportWriteError(f"{flag} {path!r}: cannot write: {exc.strerror or exc}") from exc
+
+
+def write_report(flag: str, value: str | None, data: bytes) -> None:
+    """Put a report where its flag says: stdout for `-` (flushed), a 0600 file for a path
+    (`write_private`), nowhere for None. Every command's `--json` (and `plan --html`) goes here.
+
+    Raises:
+        ReportWriteError: the file could not be written (exit 3); the target is unchanged.
+    """
+    if value == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    elif value is not None:
+        write_private(flag, value, [data])
+
+
+def write_json_report(value: str | None, doc: object) -> None:
+    """`write_report` for `--json`: the document indented, one trailing newline."""
+    write_report("--json", value, orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
