@@ -89,6 +89,7 @@ __all__ = [
     "check_voters",
     "expected_log",
     "judge",
+    "overrides_given",
     "voter_state_findings",
     "run_bulk",
 ]
@@ -102,8 +103,14 @@ LEADER_EPOCH = 1
 # Blocker code -> the flag that overrides it (the blocker's own override, nothing broader).
 OVERRIDES: dict[str, str] = {"LOG_DIR_EVENT_PENDING": "allow_pending_log_dir_events"}
 
+
 _LISTED_BLOCKERS = 20  # in the error message; the --json document and the table hold them all
 _SPARK_START_TIMEOUT_S = float(os.environ.get("ZK2KRAFT_SPARK_START_TIMEOUT", "300"))
+
+
+def overrides_given(flags: object) -> frozenset[str]:
+    """The override flags (`OVERRIDES`' attribute names) set on the parsed `flags`."""
+    return frozenset(f for f in OVERRIDES.values() if getattr(flags, f, False))
 
 
 # ----------------------------------------------------------------------------- flags

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import argparse
 
-from migrate._bulk import BulkOptions, BulkOutcome, blockers_message, check_voters, run_bulk
+from migrate._bulk import (
+    BulkOptions,
+    BulkOutcome,
+    blockers_message,
+    check_voters,
+    overrides_given,
+    run_bulk,
+)
 from migrate._offline import resolve_metadata_version
 from migrate._private_file import check_output_path, write_json_report
 from migrate._progress import ProgressBars, progress_wanted
@@ -19,8 +26,6 @@ from migrate._zkargs import connect_options
 from migrate.errors import BadFlagError, BlockersFoundError
 
 __all__ = ["bulk_options", "run"]
-
-_OVERRIDE_FLAGS = ("allow_pending_log_dir_events",)
 
 
 def bulk_options(args: argparse.Namespace) -> BulkOptions:
@@ -45,7 +50,7 @@ def bulk_options(args: argparse.Namespace) -> BulkOptions:
         metadata_version=args.metadata_version,
         password_encoder_secret=args.password_encoder_secret,
         spark_master=args.spark_master,
-        overrides=frozenset(f for f in _OVERRIDE_FLAGS if getattr(args, f, False)),
+        overrides=overrides_given(args),
         offline=args.offline,
         target_kafka=args.target_kafka,
     )

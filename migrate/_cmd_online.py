@@ -19,7 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.live import Live
 
-from migrate._bulk import VoterTarget, blockers_message, check_voters
+from migrate._bulk import VoterTarget, blockers_message, check_voters, overrides_given
 from migrate._canary import finish_canary, start_canary, window_figures
 from migrate._journal import default_journal_dir
 from migrate._online import (
@@ -35,8 +35,6 @@ from migrate._zkargs import connect_options
 from migrate.errors import BadFlagError, BlockersFoundError
 
 __all__ = ["online_options", "run"]
-
-_OVERRIDE_FLAGS = ("allow_pending_log_dir_events",)
 
 
 def online_options(args: argparse.Namespace, standin: StandInSpec | None) -> OnlineOptions:
@@ -74,7 +72,7 @@ def online_options(args: argparse.Namespace, standin: StandInSpec | None) -> Onl
         journal_dir=journal,
         password_encoder_secret=args.password_encoder_secret,
         on_cutover=args.on_cutover,
-        overrides=frozenset(f for f in _OVERRIDE_FLAGS if getattr(args, f, False)),
+        overrides=overrides_given(args),
         handoff_timeout_s=args.handoff_timeout,
         standin=standin,
     )
