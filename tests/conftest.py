@@ -21,6 +21,8 @@ Fixtures:
     sample_cluster    factory: `sample_cluster(spec)` generates a sample Kafka tree in a fresh
                       chroot and returns (connect, manifest); its session stays open (ephemeral
                       brokers alive) until the test ends.
+    immutable         `tests.support.immutable.Immutable`: `.freeze(paths)` (chattr +i),
+                      `.release()`; whatever is still frozen is released after the test.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from tests.support.containers import (
     compose_ports,
     docker_problem,
 )
+from tests.support.immutable import Immutable
 from tests.support.zk import (
     ZkEnsemble,
     ZkServer,
@@ -344,3 +347,11 @@ def sample_cluster(
     yield make
     for c in clients:
         _close(c)
+
+
+@pytest.fixture
+def immutable() -> Iterator[Immutable]:
+    """Paths made immutable during the test; released afterwards (tmp_path must stay removable)."""
+    held = Immutable()
+    yield held
+    held.release()

@@ -34,6 +34,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.immutable import Immutable
 from zkreader import SampleSpec
 
 pytestmark = pytest.mark.slow
@@ -349,21 +350,17 @@ def test_staging_copies_are_inside_each_voter_dir_never_beside_it(
 
 
 def test_a_promotion_failing_half_way_is_undone_for_every_voter(
-    sample_cluster: Callable[..., Any], tmp_path: Path,
+    sample_cluster: Callable[..., Any], tmp_path: Path, immutable: Immutable,
 ) -> None:
     # c3001's log dir exists without a log (as a first controller start leaves it) and cannot
     # be moved (immutable); c3000 is promoted before c3001 fails, and must be put back
-    if shutil.which("chattr") is None or os.geteuid() != 0:
-        pytest.fail("an unmovable directory needs root and chattr (e2fsprogs)")
     cluster = sample_cluster(BIG)
     root = tmp_path / "voters"
     stuck = root / "c3001" / "__cluster_metadata-0"
     stuck.mkdir(parents=True)
-    subprocess.run(["chattr", "+i", str(stuck)], check=True)
-    try:
-        result = migrate(cluster.connect, root)
-    finally:
-        subprocess.run(["chattr", "-i", str(stuck)], check=True)
+    immutable.freeze([stuck])
+    result = migrate(cluster.connect, root)
+    immutable.release()
     assert result.returncode == 3, result.stderr
     assert "cannot promote the staged log" in result.stderr
     assert "no voter was changed and the staging copies were removed" in result.stderr

@@ -2,9 +2,9 @@
 session expired. The tool runs as the real CLI (`migrate --cutover manual`, cut over with
 SIGUSR1 once the fault has happened); a background writer keeps changing the tree.
 
-"Unwritable" voters are real: `chattr +i` on the voter's files and directories (see
-test_voter_faults.py). The session expiry is a pause longer than the session timeout (SIGSTOP),
-which is what a long GC pause or a frozen VM does to a ZooKeeper client.
+"Unwritable" voters are real: `chattr +i` on the voter's files and directories
+(tests/support/immutable.py). The session expiry is a pause longer than the session timeout
+(SIGSTOP), which is what a long GC pause or a frozen VM does to a ZooKeeper client.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from tests.fault.test_voter_faults import _immutable, _voter_paths
 from tests.support.churn import Churn
+from tests.support.immutable import Immutable, voter_paths
 from zkreader import SampleSpec, generate_sample_cluster
 
 pytestmark = pytest.mark.slow
@@ -63,24 +63,14 @@ def verify(connect: str, root: Path, voters: tuple[int, ...] = VOTERS) -> None:
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
 
 
-@pytest.fixture
-def frozen() -> Iterator[list[Path]]:
-    made: list[Path] = []
-    yield made
-    if made:
-        _immutable(made, on=False)
-
-
 def test_one_voter_of_three_fails_mid_mirror_the_run_goes_on_and_reports_it(
-    sample_cluster: Callable[..., Any], tmp_path: Path, frozen: list[Path]
+    sample_cluster: Callable[..., Any], tmp_path: Path, immutable: Immutable
 ) -> None:
     cluster = sample_cluster(SampleSpec.clean(topics=4, partitions_per_topic=2))
     with Churn(cluster.connect, rate=100) as churn:
         proc = start(cluster.connect, tmp_path)
         wait_phase(tmp_path, proc)
-        paths = _voter_paths(tmp_path / "c3002")
-        _immutable(paths, on=True)
-        frozen.extend(paths)
+        immutable.freeze(voter_paths(tmp_path / "c3002"))
         time.sleep(1.5)  # the mirror appends the churn's changes: voter 3002 refuses them
         code, out = cut_over(proc)
         assert code == 0, out
@@ -89,8 +79,7 @@ def test_one_voter_of_three_fails_mid_mirror_the_run_goes_on_and_reports_it(
         states = {v["node_id"]: v["state"] for v in doc["voters"]}
         assert states == {3000: "ok", 3001: "ok", 3002: "failed"}
         churn.stop()
-        _immutable(paths, on=False)
-        frozen.clear()
+        immutable.release()
         # verify replays voter 3000's log (parity with ZooKeeper) and compares the voters: the
         # dropped voter holds a prefix, its only difference (it catches up from the leader when
         # the controllers start)
@@ -105,15 +94,13 @@ def test_one_voter_of_three_fails_mid_mirror_the_run_goes_on_and_reports_it(
 
 
 def test_two_voters_of_three_fail_mid_mirror_it_stops_before_the_fence(
-    sample_cluster: Callable[..., Any], tmp_path: Path, frozen: list[Path]
+    sample_cluster: Callable[..., Any], tmp_path: Path, immutable: Immutable
 ) -> None:
     cluster = sample_cluster(SampleSpec.clean(topics=4, partitions_per_topic=2))
     with Churn(cluster.connect, rate=100):
         proc = start(cluster.connect, tmp_path)
         wait_phase(tmp_path, proc)
-        paths = _voter_paths(tmp_path / "c3001") + _voter_paths(tmp_path / "c3002")
-        _immutable(paths, on=True)
-        frozen.extend(paths)
+        immutable.freeze(voter_paths(tmp_path / "c3001") + voter_paths(tmp_path / "c3002"))
         out, err = proc.communicate(timeout=120)  # the next append loses the majority
     assert proc.returncode == 3, out + err
     assert "majority" in err
@@ -207,7 +194,7 @@ def test_members_lost_and_session_expired_during_the_drain_miss_no_change(
 
 
 def test_two_voters_fail_after_the_fence_exit_explains_and_a_rerun_finishes(
-    sample_cluster: Callable[..., Any], tmp_path: Path, frozen: list[Path]
+    sample_cluster: Callable[..., Any], tmp_path: Path, immutable: Immutable
 ) -> None:
     cluster = sample_cluster(SampleSpec.clean(topics=4, partitions_per_topic=2))
     gate = tmp_path / "gate"
@@ -220,9 +207,7 @@ def test_two_voters_fail_after_the_fence_exit_explains_and_a_rerun_finishes(
     while not Path(str(gate) + ".reached").exists():
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.05)
-    paths = _voter_paths(tmp_path / "c3001") + _voter_paths(tmp_path / "c3002")
-    _immutable(paths, on=True)
-    frozen.extend(paths)
+    immutable.freeze(voter_paths(tmp_path / "c3001") + voter_paths(tmp_path / "c3002"))
     Path(str(gate) + ".go").write_text("go")
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 3, out + err
@@ -230,8 +215,7 @@ def test_two_voters_fail_after_the_fence_exit_explains_and_a_rerun_finishes(
     zk = cluster.client
     assert zk.get("/controller_epoch")[0] == b"4"
     assert json.loads(zk.get("/migration")[0])["kraft_metadata_offset"] == -1  # not handed over
-    _immutable(paths, on=False)
-    frozen.clear()
+    immutable.release()
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stdout + again.stderr
     assert zk.get("/controller_epoch")[0] == b"4"  # not fenced twice

@@ -8,19 +8,17 @@ Batches are valid v2 frames with opaque record bytes, so these tests need no rec
 
 from __future__ import annotations
 
-import os
-import shutil
 import signal
 import struct
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import crc32c
 import pytest
 
 from migrate._exit_codes import exit_code_for
+from tests.support.immutable import Immutable, voter_paths
 from writers import (
     EncodedBatch,
     QuorumWriter,
@@ -41,46 +39,20 @@ def frame(base: int, count: int = 1, epoch: int = 1, pad: int = 64) -> EncodedBa
     return EncodedBatch(base, base + count - 1, epoch, head + after_crc)
 
 
-def _immutable(paths: list[Path], on: bool) -> None:
-    if shutil.which("chattr") is None:
-        pytest.fail("chattr (e2fsprogs) is needed to make a voter directory unwritable")
-    if os.geteuid() != 0:
-        pytest.fail("making an open file unwritable needs root (chattr +i); run as root")
-    proc = subprocess.run(["chattr", "+i" if on else "-i", *map(str, paths)],
-                          capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        pytest.fail(f"chattr failed (filesystem without immutable support?): {proc.stderr}")
-
-
-def _voter_paths(d: Path) -> list[Path]:
-    part = d / "__cluster_metadata-0"
-    return [d, part, *sorted(part.iterdir())]
-
-
-@pytest.fixture
-def immutable_cleanup() -> Iterator[list[Path]]:
-    made: list[Path] = []
-    yield made
-    if made:
-        _immutable(made, on=False)
-
-
 def _offsets(path: Path) -> list[int]:
     return [f.base_offset for f in scan_frames(path.read_bytes(), file=str(path),
                                                expected_offset=0)]
 
 
 def test_one_voter_unwritable_mid_run_is_dropped_and_write_continues(
-    tmp_path: Path, immutable_cleanup: list[Path]
+    tmp_path: Path, immutable: Immutable
 ) -> None:
     dirs = [tmp_path / f"v{i}" for i in (1, 2, 3)]
     q = QuorumWriter([VoterDir(d, node_id=i, cluster_id=CLUSTER) for i, d in enumerate(dirs, 1)])
     for off in range(10):
         q.append_encoded(frame(off))
     q.flush()
-    paths = _voter_paths(dirs[2])
-    immutable_cleanup.extend(paths)
-    _immutable(paths, on=True)
+    immutable.freeze(voter_paths(dirs[2]))
     for off in range(10, 30):
         q.append_encoded(frame(off))
     q.flush()
@@ -94,16 +66,14 @@ def test_one_voter_unwritable_mid_run_is_dropped_and_write_continues(
 
 
 def test_two_of_three_unwritable_is_voter_unavailable(
-    tmp_path: Path, immutable_cleanup: list[Path]
+    tmp_path: Path, immutable: Immutable
 ) -> None:
     dirs = [tmp_path / f"v{i}" for i in (1, 2, 3)]
     q = QuorumWriter([VoterDir(d, node_id=i, cluster_id=CLUSTER) for i, d in enumerate(dirs, 1)])
     for off in range(5):
         q.append_encoded(frame(off))
     q.flush()
-    paths = _voter_paths(dirs[0]) + _voter_paths(dirs[2])
-    immutable_cleanup.extend(paths)
-    _immutable(paths, on=True)
+    immutable.freeze(voter_paths(dirs[0]) + voter_paths(dirs[2]))
     with pytest.raises(VoterUnavailableError) as err:
         q.append_encoded(frame(5))
     assert exit_code_for(err.value) == 3

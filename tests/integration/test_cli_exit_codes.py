@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.immutable import Immutable
 from zkreader import SampleSpec
 
 ZK2KRAFT = [sys.executable, "-m", "migrate.cli"]
@@ -31,35 +30,13 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
                           env={**os.environ, "COLUMNS": "200"})
 
 
-def _chattr(path: Path, on: bool) -> None:
-    if shutil.which("chattr") is None or os.geteuid() != 0:
-        pytest.fail("an unwritable directory for root needs chattr (e2fsprogs) and root")
-    proc = subprocess.run(["chattr", "+i" if on else "-i", str(path)], capture_output=True,
-                          text=True, check=False)
-    if proc.returncode != 0:
-        pytest.fail(f"chattr failed: {proc.stderr}")
-
-
-@pytest.fixture
-def immutable() -> Iterator[list[Path]]:
-    made: list[Path] = []
-
-    def make(path: Path) -> None:
-        _chattr(path, True)
-        made.append(path)
-
-    yield make  # type: ignore[misc]
-    for p in made:
-        _chattr(p, False)
-
-
 def test_unwritable_json_is_refused_before_any_voter_is_written(
-    sample_cluster: Any, tmp_path: Path, immutable: Any
+    sample_cluster: Any, tmp_path: Path, immutable: Immutable
 ) -> None:
     cluster = sample_cluster(SampleSpec.clean(topics=2))
     reports = tmp_path / "reports"
     reports.mkdir()
-    immutable(reports)
+    immutable.freeze([reports])
     voter = tmp_path / "c3000"
     r = run("migrate", "--zookeeper", cluster.connect, "--voter", f"3000={voter}",
             "--spark-master", "in-process", "--json", str(reports / "migrate.json"))
@@ -109,13 +86,13 @@ def test_damaged_meta_properties_is_exit_2_in_verify_as_in_inspect(
 
 
 def test_existing_voter_dir_is_never_said_to_need_creating(
-    sample_cluster: Any, tmp_path: Path, immutable: Any
+    sample_cluster: Any, tmp_path: Path, immutable: Immutable
 ) -> None:
     cluster = sample_cluster(SampleSpec.clean(topics=1))
     parent = tmp_path / "mnt"
     voter = parent / "c3000"
     voter.mkdir(parents=True)
-    immutable(parent)  # the voter dir exists and is writable; its parent is not
+    immutable.freeze([parent])  # the voter dir exists and is writable; its parent is not
     r = run("migrate", "--zookeeper", cluster.connect, "--voter", f"3000={voter}",
             "--spark-master", "in-process", "--quiet")
     assert "cannot create" not in r.stderr
