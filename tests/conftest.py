@@ -21,6 +21,8 @@ Fixtures:
     sample_cluster    factory: `sample_cluster(spec)` generates a sample Kafka tree in a fresh
                       chroot and returns (connect, manifest); its session stays open (ephemeral
                       brokers alive) until the test ends.
+    zk_session_at     factory: `zk_session_at(connect)` opens a zk2kraft `ZkSession` (10 s
+                      timeout) on a connect string; every session is closed after the test.
     immutable         `tests.support.immutable.Immutable`: `.freeze(paths)` (chattr +i),
                       `.release()`; whatever is still frozen is released after the test.
 """
@@ -33,7 +35,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from kazoo.client import KazooClient
@@ -54,6 +56,9 @@ from tests.support.zk import (
     ZkStartError,
     zk_backend,
 )
+
+if TYPE_CHECKING:
+    from zkreader import ZkSession
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENT_TIMEOUT_S = 15.0
@@ -347,6 +352,25 @@ def sample_cluster(
     yield make
     for c in clients:
         _close(c)
+
+
+@pytest.fixture
+def zk_session_at(
+    zk_server: ZkServer | DockerZkServer,
+) -> Iterator[Callable[[str], ZkSession]]:
+    """Factory: open a zk2kraft session on a connect string (with its chroot); closed after."""
+    from zkreader import ConnectOptions, open_session
+
+    opened: list[ZkSession] = []
+
+    def make(connect: str) -> ZkSession:
+        s = open_session(ConnectOptions(connect, timeout_s=10))
+        opened.append(s)
+        return s
+
+    yield make
+    for s in opened:
+        s.close()
 
 
 @pytest.fixture

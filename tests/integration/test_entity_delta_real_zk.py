@@ -12,21 +12,18 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import pytest
 from kazoo.client import KazooClient
 
 from migrate import TranslationOptions, delta_records, translate
 from verify import MetadataImage, apply_records, compare, expected_image
 from zkreader import (
     ChangeEvent,
-    ConnectOptions,
     SampleSpec,
     ZkSession,
     changed_entities,
-    open_session,
     read_cluster,
     read_entities,
 )
@@ -37,20 +34,6 @@ SENTINEL = "/zz-entity-test-sentinel"
 
 def _j(value: object) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode()
-
-
-@pytest.fixture
-def session_at(zk_server: Any) -> Iterator[Callable[[str], ZkSession]]:
-    opened: list[ZkSession] = []
-
-    def make(connect: str) -> ZkSession:
-        s = open_session(ConnectOptions(connect, timeout_s=10))
-        opened.append(s)
-        return s
-
-    yield make
-    for s in opened:
-        s.close()
 
 
 def _notified(session: ZkSession, client: KazooClient, round_no: int) -> list[ChangeEvent]:
@@ -86,12 +69,12 @@ def _state(client: KazooClient, path: str) -> tuple[dict[str, Any], int]:
 
 
 def test_delta_of_notified_entities_brings_the_image_to_zookeeper_now(
-    sample_cluster: Callable[..., Any], session_at: Callable[[str], ZkSession]
+    sample_cluster: Callable[..., Any], zk_session_at: Callable[[str], ZkSession]
 ) -> None:
     sample = sample_cluster(SampleSpec.clean(topics=4, partitions_per_topic=3, brokers=3))
     zk: KazooClient = sample.client
     options = TranslationOptions()
-    session = session_at(sample.connect)
+    session = zk_session_at(sample.connect)
     before = read_cluster(session)  # arms a watch on every znode it reads
     _arm_sentinel(session, 1)
     image = _image_of(translate(before, options).records)

@@ -5,33 +5,17 @@ Kafka bugs stay fixed on real znodes, and two reads give identical records (I6).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
-
-import pytest
 
 from migrate import TranslationOptions, translate
 from migrate._password import encode_password
 from migrate._preflight import preflight
 from verify import compare, expected_image, load_records
 from writers import decode_record, encode_record
-from zkreader import ConnectOptions, SampleCase, SampleSpec, ZkSession, open_session, read_cluster
+from zkreader import SampleCase, SampleSpec, ZkSession, read_cluster
 
 SECRET = "integration-encoder-secret"
-
-
-@pytest.fixture
-def session_at(zk_server: Any) -> Iterator[Callable[[str], ZkSession]]:
-    opened: list[ZkSession] = []
-
-    def make(connect: str) -> ZkSession:
-        s = open_session(ConnectOptions(connect, timeout_s=10))
-        opened.append(s)
-        return s
-
-    yield make
-    for s in opened:
-        s.close()
 
 
 def of_type(records: list[Any], type_name: str) -> list[dict[str, Any]]:
@@ -39,7 +23,7 @@ def of_type(records: list[Any], type_name: str) -> list[dict[str, Any]]:
 
 
 def test_everything_sample_translates_with_kafkas_fixed_rules(
-    sample_cluster: Callable[..., Any], session_at: Callable[[str], ZkSession]
+    sample_cluster: Callable[..., Any], zk_session_at: Callable[[str], ZkSession]
 ) -> None:
     sample = sample_cluster(SampleSpec.everything())
     m = sample.manifest
@@ -48,7 +32,7 @@ def test_everything_sample_translates_with_kafkas_fixed_rules(
         "listener.name.internal.ssl.key.password": encode_password("key-pass", SECRET),
         "log.cleaner.threads": "2",
     }}).encode())
-    snap = read_cluster(session_at(sample.connect), watch=False)
+    snap = read_cluster(zk_session_at(sample.connect), watch=False)
 
     result = translate(snap, TranslationOptions(password_encoder_secret=SECRET))
     records = result.records
@@ -122,6 +106,6 @@ def test_everything_sample_translates_with_kafkas_fixed_rules(
     assert differences == []
 
     # I6: a second read of the same tree gives the identical record list
-    again = translate(read_cluster(session_at(sample.connect), watch=False),
+    again = translate(read_cluster(zk_session_at(sample.connect), watch=False),
                       TranslationOptions(password_encoder_secret=SECRET))
     assert again.records == records
