@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ import pytest
 
 from tests.support.churn import Churn
 from tests.support.kafka import assert_replayed_cleanly, kafka_quorum
+from tests.support.migration_cluster import wait_for_kraft_claim
 from zkreader import SampleSpec
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]
@@ -51,13 +51,7 @@ def test_real_controllers_take_over_the_log_we_handed_over(
                  "delegation.token.secret.key": "zk2kraft-oracle-token-secret"}
     dirs = {v: tmp_path / f"c{v}" for v in VOTERS}
     with kafka_quorum(tmp_path / "kafka", dirs, extra=migration) as nodes:
-        deadline = time.monotonic() + 180
-        claim: dict[str, Any] = {}
-        while time.monotonic() < deadline:
-            claim = json.loads(zk.get("/controller")[0])
-            if claim.get("kraftControllerEpoch", -1) > 1:
-                break
-            time.sleep(0.5)
+        claim = wait_for_kraft_claim(zk, 180)
         logs = "\n".join(n.log_text() for n in nodes)
         assert claim.get("kraftControllerEpoch", -1) > 1, logs[-6000:]
         assert claim["brokerid"] in VOTERS

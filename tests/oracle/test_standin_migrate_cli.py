@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from tests.support.kafka import KafkaController, free_port, storage_format
+from tests.support.migration_cluster import wait_for_kraft_claim
 from tests.support.standin import LONG_ELECTION
 from zkreader import SampleSpec
 
@@ -89,13 +90,7 @@ def test_migrate_through_the_standin_hands_over_to_a_real_controller(
         assert doc["transport"]["kind"] == "standin"
         assert doc["transport"]["node_id"] == STANDIN
         assert doc["handover"]["new_leader"] in REAL
-        deadline = time.monotonic() + 120
-        claim: dict[str, Any] = {}
-        while time.monotonic() < deadline:
-            claim = json.loads(zk.get("/controller")[0])
-            if claim.get("kraftControllerEpoch", -1) > 1:
-                break
-            time.sleep(0.5)
+        claim = wait_for_kraft_claim(zk, 120)
         logs = "\n".join(n.log_text() for n in nodes)
         assert claim.get("kraftControllerEpoch", -1) > 1, logs[-5000:]
         assert claim["brokerid"] in REAL
@@ -177,13 +172,7 @@ def test_standin_on_a_sasl_plain_controller_listener_from_controller_config(
         assert doc["transport"]["security_protocol"] == "SASL_PLAINTEXT"
         assert "ctl-secret-1" not in (tmp_path / "m.json").read_text()
         assert doc["handover"]["new_leader"] in REAL
-        deadline = time.monotonic() + 120
-        claim: dict[str, Any] = {}
-        while time.monotonic() < deadline:
-            claim = json.loads(cluster.client.get("/controller")[0])
-            if claim.get("kraftControllerEpoch", -1) > 1:
-                break
-            time.sleep(0.5)
+        claim = wait_for_kraft_claim(cluster.client, 120)
         logs = "\n".join(n.log_text() for n in nodes)
         assert claim.get("kraftControllerEpoch", -1) > 1, logs[-5000:]
         leader = next(n for n in nodes if n.node_id == claim["brokerid"])

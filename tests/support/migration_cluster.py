@@ -13,6 +13,7 @@ touches a file and waits; a thread here launches the controller and releases the
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import threading
 import time
@@ -20,11 +21,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
+
+from kazoo.client import KazooClient
 
 from tests.support.kafka import KafkaController, KafkaZkBroker, free_port
 
 __all__ = ["CONTROLLER_ID", "MigrationCluster", "dual_write_at", "migration_cluster",
-           "migration_controller", "on_cutover_gate", "state_times"]
+           "migration_controller", "on_cutover_gate", "state_times", "wait_for_kraft_claim"]
 
 CONTROLLER_ID = 3000
 _LOG_TIME = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
@@ -148,3 +152,15 @@ def dual_write_at(controller: KafkaController, timeout: float = 240.0) -> float:
     """Wait until the controller logs DUAL_WRITE; its log time (epoch seconds)."""
     controller.wait_for_log(r"transitioning from \w+ to DUAL_WRITE state", timeout)
     return state_times(controller)["DUAL_WRITE"]
+
+
+def wait_for_kraft_claim(zk: KazooClient, timeout_s: float) -> dict[str, Any]:
+    """Read /controller until a KRaft controller has claimed it with a kraftControllerEpoch above
+    zk2kraft's own (1), or until `timeout_s` passed. Returns the last claim read: the caller
+    asserts on it, with the controllers' logs at hand when no claim came."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        claim: dict[str, Any] = json.loads(zk.get("/controller")[0])
+        if claim.get("kraftControllerEpoch", -1) > 1 or time.monotonic() >= deadline:
+            return claim
+        time.sleep(0.5)
