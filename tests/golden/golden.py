@@ -45,6 +45,7 @@ __all__ = [
     "golden_text",
     "make_tree",
     "migrate_cli",
+    "migrate_golden",
     "normalize",
     "segment",
 ]
@@ -123,6 +124,21 @@ def migrate_cli(tree: GoldenTree, work: Path) -> dict[int, Path]:
     )
     assert proc.returncode == 0, proc.stderr
     return dirs
+
+
+def migrate_golden(zk_connect: str, case: GoldenCase, work: Path
+                   ) -> tuple[dict[int, Path], dict[int, int]]:
+    """Generate the case's tree in a new chroot, migrate it through the CLI into `work`, and
+    read the brokers' czxids while the generating session still holds their registrations.
+
+    Returns the voter dirs and `broker_czxids` (what `normalize` checks the broker epochs
+    against). The tree's session is closed before returning.
+    """
+    tree = make_tree(zk_connect, case)
+    try:
+        return migrate_cli(tree, work), broker_czxids(tree.client)
+    finally:
+        tree.close()
 
 
 def segment(voter_dir: Path) -> Path:

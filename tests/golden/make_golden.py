@@ -18,9 +18,7 @@ from pathlib import Path
 
 from tests.golden.golden import (
     GOLDEN_SPECS,
-    broker_czxids,
-    make_tree,
-    migrate_cli,
+    migrate_golden,
     normalize,
     segment,
 )
@@ -34,14 +32,9 @@ def main(argv: list[str]) -> int:
     try:
         for name in names:
             case = GOLDEN_SPECS[name]
-            tree = make_tree(server.connect, case)
-            try:
-                with tempfile.TemporaryDirectory(prefix="zk2kraft-golden-") as work:
-                    dirs = migrate_cli(tree, Path(work))
-                    text = normalize(dump_log(segment(dirs[min(dirs)])),
-                                     broker_czxids(tree.client))
-            finally:
-                tree.close()
+            with tempfile.TemporaryDirectory(prefix="zk2kraft-golden-") as work:
+                dirs, czxids = migrate_golden(server.connect, case, Path(work))
+                text = normalize(dump_log(segment(dirs[min(dirs)])), czxids)
             case.path.write_text(text)
             print(f"{case.path}: {text.count('payload:')} records")
     finally:

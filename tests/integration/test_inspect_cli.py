@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.golden.golden import GOLDEN_SPECS, golden_payloads, make_tree, migrate_cli
+from tests.golden.golden import GOLDEN_SPECS, golden_payloads, migrate_golden
 from tests.support.zk import ZkServer
 from writers import QuorumWriter, VoterDir, batch_records, open_log_source
 from zkreader import SampleSpec
@@ -52,11 +52,7 @@ def masked(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def migrated(zk_server: ZkServer, tmp_path: Path) -> tuple[Path, list[dict[str, Any]]]:
     """Voter 1 of three dirs holding the migrated golden tree over many 1 KiB segments, and
     the golden records (Kafka's decoding of that log)."""
-    tree = make_tree(zk_server.connect, GOLDEN)
-    try:
-        dirs = migrate_cli(tree, tmp_path / "migrated")
-    finally:
-        tree.close()
+    dirs, _ = migrate_golden(zk_server.connect, GOLDEN, tmp_path / "migrated")
     records = [r for e in open_log_source(dirs[min(dirs)]).entries() for r in e.batch.records]
     voters = [tmp_path / f"v{i}" for i in (1, 2, 3)]
     with QuorumWriter([VoterDir(d, node_id=i, cluster_id=CLUSTER, segment_bytes=1024)

@@ -21,10 +21,8 @@ from kazoo.client import KazooClient
 
 from tests.golden.golden import (
     GOLDEN_SPECS,
-    broker_czxids,
     golden_payloads,
-    make_tree,
-    migrate_cli,
+    migrate_golden,
 )
 from tests.support.zk import ZkServer
 from writers import open_log_source, read_meta_properties, read_quorum_state
@@ -335,12 +333,7 @@ def test_migrate_writes_the_records_kafka_decoded_in_the_golden_file(
 ) -> None:
     """Expected records from tests/golden (Kafka's DumpLogSegments), not from the translator."""
     case = GOLDEN_SPECS[name]
-    tree = make_tree(zk_server.connect, case)
-    try:
-        dirs = migrate_cli(tree, tmp_path)
-        czxids = broker_czxids(tree.client)
-    finally:
-        tree.close()
+    dirs, czxids = migrate_golden(zk_server.connect, case, tmp_path)
     got = inspect_records(dirs[VOTERS[0]])
     for r in got:  # what ZooKeeper assigned: checked here, masked as in the golden file
         if r["type"] == "REGISTER_BROKER_RECORD":

@@ -16,10 +16,8 @@ import pytest
 
 from tests.golden.golden import (
     GOLDEN_SPECS,
-    broker_czxids,
     golden_text,
-    make_tree,
-    migrate_cli,
+    migrate_golden,
     normalize,
     segment,
 )
@@ -34,12 +32,7 @@ def test_kafka_prints_the_golden_file_for_todays_log(
     zk_server: ZkServer, tmp_path: Path, name: str
 ) -> None:
     case = GOLDEN_SPECS[name]
-    tree = make_tree(zk_server.connect, case)
-    try:
-        dirs = migrate_cli(tree, tmp_path)
-        czxids = broker_czxids(tree.client)
-    finally:
-        tree.close()
+    dirs, czxids = migrate_golden(zk_server.connect, case, tmp_path)
     texts = {v: normalize(dump_log(segment(d)), czxids) for v, d in dirs.items()}
     assert "isvalid: false" not in texts[min(texts)]
     assert texts[min(texts)] == golden_text(case)
