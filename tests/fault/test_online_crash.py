@@ -22,6 +22,7 @@ import pytest
 
 from migrate.translate import TranslationOptions, translate
 from tests.support.churn import Churn
+from tests.support.migration_cluster import claim_on_cutover
 from writers import MetadataRecord, encode_record, open_log_source, parse_metadata_version
 from zkreader import ConnectOptions, SampleSpec, open_session, read_cluster
 
@@ -29,12 +30,6 @@ pytestmark = pytest.mark.slow
 
 ZK2KRAFT = [sys.executable, "-m", "migrate.cli"]
 VOTERS = (3000, 3001, 3002)
-CLAIM = (
-    "import json,sys; from kazoo.client import KazooClient; c=KazooClient(sys.argv[1]); "
-    "c.start(); d,s=c.get('/controller'); o=json.loads(d); "
-    "o.update(brokerid=3001, kraftControllerEpoch=o['kraftControllerEpoch']+1); "
-    "c.set('/controller', json.dumps(o).encode(), version=s.version); c.stop()"
-)
 
 
 def run(connect: str, root: Path, *extra: str, crash: str | None = None,
@@ -44,7 +39,7 @@ def run(connect: str, root: Path, *extra: str, crash: str | None = None,
         env["ZK2KRAFT_CRASH_AT"] = crash
     cmd = [*ZK2KRAFT, "migrate", "--zookeeper", connect, "--cutover", mode,
            *[f"--voter={v}={root / f'c{v}'}" for v in VOTERS],
-           "--on-cutover", f"{sys.executable} -c \"{CLAIM}\" {connect}",
+           "--on-cutover", claim_on_cutover(connect),
            "--handoff-timeout", "20", "--json", str(root / "m.json"), *extra]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env)

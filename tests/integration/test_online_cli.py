@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from tests.support.churn import Churn
+from tests.support.migration_cluster import claim_on_cutover
 from writers import open_log_source
 from zkreader import SampleSpec
 
@@ -30,17 +31,6 @@ pytestmark = pytest.mark.slow
 
 ZK2KRAFT = [sys.executable, "-m", "migrate.cli"]
 VOTERS = (3000, 3001, 3002)
-
-CLAIM = (
-    "import json,sys; from kazoo.client import KazooClient; c=KazooClient(sys.argv[1]); "
-    "c.start(); d,s=c.get('/controller'); o=json.loads(d); "
-    "o.update(brokerid=3001, kraftControllerEpoch=o['kraftControllerEpoch']+1); "
-    "c.set('/controller', json.dumps(o).encode(), version=s.version); c.stop()"
-)
-
-
-def claim_cmd(connect: str) -> str:
-    return f"{sys.executable} -c \"{CLAIM}\" {connect}"
 
 
 def online(connect: str, root: Path, *extra: str, mode: str = "now",
@@ -89,7 +79,7 @@ def test_cutover_now_under_churn_gives_parity_and_window_figures(
     cluster = sample_cluster(SampleSpec.clean(topics=10, partitions_per_topic=4))
     with Churn(cluster.connect, rate=200) as churn:
         churn.wait_changes(100)
-        proc = online(cluster.connect, tmp_path, "--on-cutover", claim_cmd(cluster.connect))
+        proc = online(cluster.connect, tmp_path, "--on-cutover", claim_on_cutover(cluster.connect))
         code, out, err = finish(proc)
         assert code == 0, err + out
         assert churn.fenced.is_set()  # its next write failed the /controller_epoch check

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -27,10 +28,18 @@ from kazoo.client import KazooClient
 
 from tests.support.kafka import KafkaController, KafkaZkBroker, free_port
 
-__all__ = ["CONTROLLER_ID", "MigrationCluster", "dual_write_at", "migration_cluster",
-           "migration_controller", "on_cutover_gate", "state_times", "wait_for_kraft_claim"]
+__all__ = ["CONTROLLER_ID", "MigrationCluster", "claim_on_cutover", "dual_write_at",
+           "migration_cluster", "migration_controller", "on_cutover_gate", "state_times",
+           "wait_for_kraft_claim"]
 
 CONTROLLER_ID = 3000
+# claim_on_cutover's script: /controller taken over as 3001, kraftControllerEpoch + 1
+_CLAIM = (
+    "import json,sys; from kazoo.client import KazooClient; c=KazooClient(sys.argv[1]); "
+    "c.start(); d,s=c.get('/controller'); o=json.loads(d); "
+    "o.update(brokerid=3001, kraftControllerEpoch=o['kraftControllerEpoch']+1); "
+    "c.set('/controller', json.dumps(o).encode(), version=s.version); c.stop()"
+)
 _LOG_TIME = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
 
 
@@ -152,6 +161,13 @@ def dual_write_at(controller: KafkaController, timeout: float = 240.0) -> float:
     """Wait until the controller logs DUAL_WRITE; its log time (epoch seconds)."""
     controller.wait_for_log(r"transitioning from \w+ to DUAL_WRITE state", timeout)
     return state_times(controller)["DUAL_WRITE"]
+
+
+def claim_on_cutover(zk_connect: str) -> str:
+    """An `--on-cutover` command for tests without Kafka: it does what the KRaft controller does
+    on taking over, claiming /controller as 3001 with the next kraftControllerEpoch (a versioned
+    set, so it fails if anyone else moved the claim)."""
+    return f"{sys.executable} -c \"{_CLAIM}\" {zk_connect}"
 
 
 def wait_for_kraft_claim(zk: KazooClient, timeout_s: float) -> dict[str, Any]:
