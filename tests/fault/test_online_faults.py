@@ -56,6 +56,32 @@ def cut_over(proc: subprocess.Popen[str]) -> tuple[int, str]:
     return proc.returncode, out + err
 
 
+def start_paused_after_fence(cmd: list[str], gate: Path) -> subprocess.Popen[str]:
+    """Start `cmd` with the test hook that stops it right after the fence; return once it is
+    there (it goes on when `<gate>.go` is written)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "ZK2KRAFT_TEST_PAUSE_AT": f"after_fence:{gate}"})
+    deadline = time.monotonic() + 120
+    while not Path(str(gate) + ".reached").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    return proc
+
+
+def lose_each_member_then_expire(zk_ensemble: Any, proc: subprocess.Popen[str]) -> None:
+    """Every member goes down once (the one the tool is connected to, and the leader, among
+    them), one at a time so the ensemble keeps a quorum; then the tool is paused longer than
+    its session timeout (--zk-timeout 4): the session expires, its watches are gone."""
+    for i in range(3):
+        zk_ensemble.stop(i)
+        time.sleep(2.0)
+        zk_ensemble.start(i)
+        time.sleep(1.0)
+    os.kill(proc.pid, signal.SIGSTOP)
+    time.sleep(14.0)
+    os.kill(proc.pid, signal.SIGCONT)
+
+
 def verify(connect: str, root: Path, voters: tuple[int, ...] = VOTERS) -> None:
     cmd = [*ZK2KRAFT, "verify", "--zookeeper", connect,
            *[f"--voter={v}={root / f'c{v}'}" for v in voters]]
@@ -134,17 +160,7 @@ def test_members_lost_and_session_expired_during_the_mirror_miss_no_change(
     with Churn(connect, rate=50) as churn:
         proc = start(connect, tmp_path, "--zk-timeout", "4")
         wait_phase(tmp_path, proc)
-        # every member goes down once (the one the tool is connected to, and the leader, among
-        # them), one at a time so the ensemble keeps a quorum
-        for i in range(3):
-            zk_ensemble.stop(i)
-            time.sleep(2.0)
-            zk_ensemble.start(i)
-            time.sleep(1.0)
-        # a pause longer than the session timeout: the session expires, watches are gone
-        os.kill(proc.pid, signal.SIGSTOP)
-        time.sleep(14.0)
-        os.kill(proc.pid, signal.SIGCONT)
+        lose_each_member_then_expire(zk_ensemble, proc)
         time.sleep(4.0)
         code, out = cut_over(proc)
         assert code == 0, out
@@ -167,20 +183,8 @@ def test_members_lost_and_session_expired_during_the_drain_miss_no_change(
         cmd = [*ZK2KRAFT, "migrate", "--zookeeper", connect, "--cutover", "now",
                "--zk-timeout", "4", *[f"--voter={v}={tmp_path / f'c{v}'}" for v in VOTERS],
                "--json", str(tmp_path / "m.json")]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env={**os.environ, "ZK2KRAFT_TEST_PAUSE_AT": f"after_fence:{gate}"})
-        deadline = time.monotonic() + 120
-        while not Path(str(gate) + ".reached").exists():
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            time.sleep(0.05)
-        for i in range(3):
-            zk_ensemble.stop(i)
-            time.sleep(2.0)
-            zk_ensemble.start(i)
-            time.sleep(1.0)
-        os.kill(proc.pid, signal.SIGSTOP)
-        time.sleep(14.0)
-        os.kill(proc.pid, signal.SIGCONT)
+        proc = start_paused_after_fence(cmd, gate)
+        lose_each_member_then_expire(zk_ensemble, proc)
         Path(str(gate) + ".go").write_text("go")
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, out + err
@@ -201,12 +205,7 @@ def test_two_voters_fail_after_the_fence_exit_explains_and_a_rerun_finishes(
     cmd = [*ZK2KRAFT, "migrate", "--zookeeper", cluster.connect, "--cutover", "now",
            *[f"--voter={v}={tmp_path / f'c{v}'}" for v in VOTERS],
            "--json", str(tmp_path / "m.json")]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "ZK2KRAFT_TEST_PAUSE_AT": f"after_fence:{gate}"})
-    deadline = time.monotonic() + 120
-    while not Path(str(gate) + ".reached").exists():
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.05)
+    proc = start_paused_after_fence(cmd, gate)
     immutable.freeze(voter_paths(tmp_path / "c3001") + voter_paths(tmp_path / "c3002"))
     Path(str(gate) + ".go").write_text("go")
     out, err = proc.communicate(timeout=120)
