@@ -32,7 +32,14 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import ConnectionLoss, SessionExpiredError
 from kazoo.handlers.threading import KazooTimeoutError
 
-from tests.support.zk import ZkEnsemble, ZkServer, ZkStartError, four_letter, wait_until
+from tests.support.zk import (
+    ZkEnsemble,
+    ZkServer,
+    ZkStartError,
+    client_in_new_chroot,
+    four_letter,
+    wait_until,
+)
 from zkreader import SampleSpec, generate_sample_cluster
 
 pytestmark = pytest.mark.slow
@@ -58,23 +65,14 @@ class Tree:
 
 
 def _generate_once(connect: str, spec: SampleSpec) -> Tree:
-    chroot = f"/f_{uuid.uuid4().hex[:10]}"
-    admin = KazooClient(hosts=connect, timeout=15)
-    admin.start(timeout=60)
-    try:
-        admin.create(chroot)
-    finally:
-        admin.stop()
-        admin.close()
-    client = KazooClient(hosts=connect + chroot, timeout=15)
-    client.start(timeout=60)
+    chrooted, client = client_in_new_chroot(connect, "f", start_timeout_s=60)
     try:
         generate_sample_cluster(client, spec)
     except BaseException:
         client.stop()
         client.close()
         raise
-    return Tree(connect + chroot, client)
+    return Tree(chrooted, client)
 
 
 def _generate(connect: str, spec: SampleSpec = SPEC, attempts: int = 3) -> Tree:

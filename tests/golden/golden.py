@@ -24,7 +24,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
+from tests.support.zk import client_in_new_chroot
 from zkreader import SampleSpec, generate_sample_cluster
 
 __all__ = [
@@ -98,18 +98,9 @@ class GoldenTree:
 
 def make_tree(zk_connect: str, case: GoldenCase) -> GoldenTree:
     """Generate the case's sample tree in a new chroot of the server at `zk_connect`."""
-    chroot = f"/golden_{uuid.uuid4().hex[:10]}"
-    admin = KazooClient(hosts=zk_connect, timeout=15)
-    admin.start(timeout=30)
-    try:
-        admin.create(chroot)
-    finally:
-        admin.stop()
-        admin.close()
-    client = KazooClient(hosts=zk_connect + chroot, timeout=15)
-    client.start(timeout=30)
+    connect, client = client_in_new_chroot(zk_connect, "golden")
     generate_sample_cluster(client, case.spec)
-    return GoldenTree(case, zk_connect + chroot, client)
+    return GoldenTree(case, connect, client)
 
 
 def migrate_cli(tree: GoldenTree, work: Path) -> dict[int, Path]:

@@ -25,6 +25,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,7 @@ __all__ = [
     "ZkProcess",
     "ZkServer",
     "ZkStartError",
+    "client_in_new_chroot",
     "drop_connection",
     "expire_session",
     "four_letter",
@@ -154,6 +156,24 @@ def _wait(
 def wait_until(check: Callable[[], bool], timeout_s: float) -> bool:
     """Poll a real server's state until `check()` holds or `timeout_s` passes; return it."""
     return _wait(check, timeout_s, lambda: True)
+
+
+def client_in_new_chroot(connect: str, prefix: str, start_timeout_s: float = 30.0
+                         ) -> tuple[str, KazooClient]:
+    """Create a fresh chroot `/<prefix>_<hex>` on the server at `connect` (through a short-lived
+    session) and return the connect string with that chroot and a started client inside it.
+    The caller owns the client: a sample generator's session owns the ephemeral broker znodes."""
+    chroot = f"/{prefix}_{uuid.uuid4().hex[:10]}"
+    admin = KazooClient(hosts=connect, timeout=15)
+    admin.start(timeout=start_timeout_s)
+    try:
+        admin.create(chroot)
+    finally:
+        admin.stop()
+        admin.close()
+    client = KazooClient(hosts=connect + chroot, timeout=15)
+    client.start(timeout=start_timeout_s)
+    return connect + chroot, client
 
 
 @dataclass
