@@ -56,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
     """Run the rollback; 0 when ZooKeeper can lead again (or already could)."""
     voters = check_voter_flags(args.voters, required=True)
     check_output_path("--json", args.json)
-    with hold_voter_locks([path for _, path in voters]):
+    # Only existing dirs: a missing one holds no log and no controller; rollback must not
+    # create it (or its parents) just to lock it.
+    with hold_voter_locks([path for _, path in voters if path.is_dir()]):
         for node_id, path in voters:
             if _finalised(path):
                 raise BlockersFoundError(
