@@ -1,9 +1,9 @@
 """What the log holds, and the delta records that bring it to what ZooKeeper holds now.
 
-A thin adapter for the mirror and the drain until the per-entity translation
-(`delta_records(image, snapshot_part, keys, options)` and the shared `MetadataImage`) lands:
-it works on whole translations, so it costs O(cluster) per step, but it never holds a second
-copy of the ZooKeeper->KRaft mapping. The mapping stays `translate()`'s; this only compares
+The online run's whole-tree comparison, for where nobody knows what changed (a session
+expiry, the drain of a resumed run; a notification's delta is per entity, `migrate.entities`):
+it works on whole translations, so it costs O(cluster), but it never holds a second copy of the
+ZooKeeper->KRaft mapping. The mapping stays `translate()`'s; this only compares
 records by their identity and emits the removal record Kafka defines for what disappeared.
 
 Identity of a record (what a later record of the same identity replaces):

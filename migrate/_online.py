@@ -23,8 +23,11 @@ anywhere resumes: before the fence by replaying the log into `LogState` and writ
 missing; at `fencing` by reading back whether the fence applied (never fencing twice); after it
 by finishing the drain.
 
-The delta comes from `_mirror_delta.LogState` (whole-tree re-read and translation, O(cluster)
-per step) until the per-entity translation and entity re-reads land.
+A notification's delta is per entity, O(changes): `zkreader.changed_entities` names the
+entities, `zkreader.read_entities` re-reads them and `migrate.entities.delta_records` diffs them
+against the log's `MetadataImage`. Only where nobody knows what changed (a session expiry, the
+drain of a resumed run) is the whole tree re-read and compared by record identity
+(`_mirror_delta.LogState`), O(cluster).
 """
 
 from __future__ import annotations
