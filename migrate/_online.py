@@ -103,7 +103,6 @@ log = logging.getLogger(__name__)
 CRASH_ENV = "ZK2KRAFT_CRASH_AT"
 """Test hook: `point` or `point:N` kills this process (SIGKILL) at the Nth pass of `point`."""
 
-_TRANSACTIONS = "3.6-IV1"
 _LEADER_EPOCH = 1
 _PRECOPY_CHUNK = int(os.environ.get("ZK2KRAFT_PRECOPY_CHUNK", "20000"))
 """Records per durable append of the pre-copy (tests lower it to crash between appends)."""
@@ -152,11 +151,11 @@ def check_cutover_version(mv: MetadataVersion) -> None:
     Raises:
         BadFlagError: an older metadata.version (exit 2, says why).
     """
-    if not mv.at_least(_TRANSACTIONS):
+    if not mv.supports_transactions:
         raise BadFlagError(
             f"--metadata-version {mv.name}: an online cutover keeps the copied records "
             "inside an open metadata transaction (BeginTransactionRecord) until the fence, and "
-            f"metadata transactions need metadata.version {_TRANSACTIONS} or later; use "
+            "metadata transactions need metadata.version 3.6-IV1 or later; use "
             "--cutover none for an offline copy at this version"
         )
 

@@ -43,7 +43,6 @@ MIGRATION appends POST_MIGRATION itself at activation ("Completing the ZK migrat
 controller was configured with 'zookeeper.metadata.migration.enable' set to 'false'"), and loads
 POST_MIGRATION as it is; Kafka 4.x has no migration code and checks neither (its
 `ActivationRecordsGenerator.recordsForNonEmptyLog` only aborts an open transaction)."""
-_TRANSACTIONS = "3.6-IV1"  # KIP-868 metadata transactions
 _PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
 
 
@@ -63,7 +62,7 @@ def header_records(mv: MetadataVersion) -> list[MetadataRecord]:
             {"name": "metadata.version", "featureLevel": mv.feature_level},
         )
     ]
-    if mv.at_least(_TRANSACTIONS):
+    if mv.supports_transactions:  # KIP-868 metadata transactions
         records.append(
             MetadataRecord("BEGIN_TRANSACTION_RECORD", 0, {"name": MIGRATION_TRANSACTION_NAME})
         )
@@ -83,7 +82,7 @@ def trailer_records(
         `[ZkMigrationStateRecord(state)]`, plus `EndTransactionRecord` at >= 3.6-IV1.
     """
     records = [MetadataRecord("ZK_MIGRATION_STATE_RECORD", 0, {"zkMigrationState": state})]
-    if mv.at_least(_TRANSACTIONS):
+    if mv.supports_transactions:  # KIP-868 metadata transactions
         records.append(MetadataRecord("END_TRANSACTION_RECORD", 0, {}))
     return records
 

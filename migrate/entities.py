@@ -144,8 +144,6 @@ __all__ = [
 ]
 
 _KIND_ORDER = {kind: i for i, kind in enumerate(ENTITY_KINDS)}
-_SCRAM = "3.5-IV2"
-_DELEGATION_TOKENS = "3.6-IV2"
 _DEFAULT_ENTITY = "<default>"
 _NO_LEADER_CHANGE = -2
 
@@ -370,7 +368,7 @@ def records_from_nothing(key: EntityKey, snapshot: ClusterSnapshot, ctx: _Ctx) -
     elif kind == "delegation_token":
         token = snapshot.delegation_tokens.get(key.name)
         if token is not None:
-            if ctx.mv.at_least(_DELEGATION_TOKENS):
+            if ctx.mv.supports_delegation_tokens:
                 out.records = token_records(token)
             else:
                 out.blockers.append(Finding(
@@ -392,7 +390,7 @@ def _scram_from_nothing(znode: ConfigZnode, ctx: _Ctx) -> EntityDelta:
         return out
     if not any(m in znode.config for m in SCRAM_MECHANISMS):
         return out
-    if ctx.mv.at_least(_SCRAM):
+    if ctx.mv.supports_scram:
         out.records = scram_records(znode)
     else:
         out.blockers.append(Finding(

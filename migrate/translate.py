@@ -106,8 +106,6 @@ TARGETS = (TARGET_39, TARGET_4X)
 DEFAULT_METADATA_VERSION = {TARGET_39: "3.9-IV0", TARGET_4X: "4.0-IV3"}
 """`--metadata-version` by `--target-kafka`: each release's highest stable level (4.0-IV3 is
 Kafka 4.0's, so the log also starts on 4.0; `kafka-features upgrade` raises it later)."""
-_MIGRATION = "3.4-IV0"
-_TRANSACTIONS = "3.6-IV1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +175,7 @@ def parse_target_version(name: str) -> MetadataVersion:
 
 def require_migration(mv: MetadataVersion) -> None:
     """Raise `BadFlagError` unless `mv` can carry a ZooKeeper migration (>= 3.4-IV0)."""
-    if not mv.at_least(_MIGRATION):
+    if not mv.supports_migration:
         raise BadFlagError(
             f"--metadata-version {mv.name!r}: ZooKeeper migration needs metadata.version "
             "3.4-IV0 or later"
@@ -226,7 +224,7 @@ def _translate(snapshot: ClusterSnapshot, options: TranslationOptions) -> Transl
     records: list[MetadataRecord] = header_records(mv)
     blockers: list[Finding] = []
     warnings: list[Finding] = []
-    if not mv.at_least(_TRANSACTIONS):
+    if not mv.supports_transactions:
         warnings.append(
             Finding(
                 "NO_METADATA_TRANSACTIONS",
