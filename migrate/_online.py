@@ -41,7 +41,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -451,11 +451,7 @@ class _Run:
         if after_fence:
             # Past the fence the go/no-go was decided (by the pre-copy, maybe in an earlier
             # run); the claim and /migration it finds now are our own.
-            report = type(summary.report)(
-                tuple(f for f in summary.report.blockers if f.code not in _OWN_CLAIM),
-                summary.report.warnings)
-            summary = PlanSummary(report, summary.records, summary.brokers, summary.topics,
-                                  summary.partitions)
+            summary = _without(summary, _OWN_CLAIM)
         return summary
 
     def _precopy(self) -> None:
@@ -792,7 +788,8 @@ class _Run:
                           "EndQuorumEpoch)")
 
 
-def _without(summary: PlanSummary, codes: set[str]) -> PlanSummary:
+def _without(summary: PlanSummary, codes: Set[str]) -> PlanSummary:
+    """The summary without the blockers of these codes (warnings untouched)."""
     report = type(summary.report)(
         tuple(f for f in summary.report.blockers if f.code not in codes), summary.report.warnings)
     return PlanSummary(report, summary.records, summary.brokers, summary.topics,
