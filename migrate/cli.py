@@ -64,7 +64,7 @@ output: one JSON object per line,
   kinds in order: cluster_id, controller, controller_epoch, feature, migration, broker, topic,
   partition_state, pending_deletion (stat null), config, acl, delegation_token,
   producer_id_block, log_dir_event. Paths are relative to the chroot. Redacted as
-  "[redacted]": SCRAM credentials, password/JAAS/secret configs, encrypted values and
+  "<redacted>": SCRAM credentials, password/JAAS/secret configs, encrypted values and
   delegation-token details.
 
 """
