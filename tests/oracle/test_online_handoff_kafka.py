@@ -22,7 +22,7 @@ import pytest
 
 from tests.support.churn import Churn
 from tests.support.kafka import assert_replayed_cleanly, kafka_quorum
-from tests.support.migration_cluster import wait_for_kraft_claim
+from tests.support.migration_cluster import wait_for_kraft_claim, wait_for_migration_epoch
 from zkreader import SampleSpec
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]
@@ -59,6 +59,6 @@ def test_real_controllers_take_over_the_log_we_handed_over(
             assert_replayed_cleanly(node)
         assert "KRaft controller indicates an active migration, but the ZK state does not" \
             not in logs
-        mig = json.loads(zk.get("/migration")[0])
+        mig = wait_for_migration_epoch(zk, claim["kraftControllerEpoch"], 60)
         assert mig["kraft_controller_epoch"] == claim["kraftControllerEpoch"]
         assert mig["kraft_metadata_offset"] >= doc["last_offset"]

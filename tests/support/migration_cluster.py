@@ -180,3 +180,17 @@ def wait_for_kraft_claim(zk: KazooClient, timeout_s: float) -> dict[str, Any]:
         if claim.get("kraftControllerEpoch", -1) > 1 or time.monotonic() >= deadline:
             return claim
         time.sleep(0.5)
+
+
+def wait_for_migration_epoch(zk: KazooClient, epoch: int, timeout_s: float) -> dict[str, Any]:
+    """Read /migration until it names kraft_controller_epoch `epoch`, or until `timeout_s` passed.
+
+    A KRaft controller claims /controller first and writes /migration only when it records its
+    next offset (after syncing its image to ZooKeeper), so right after the claim /migration may
+    still carry the previous epoch. Returns the last state read: the caller asserts on it."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        state: dict[str, Any] = json.loads(zk.get("/migration")[0])
+        if state.get("kraft_controller_epoch") == epoch or time.monotonic() >= deadline:
+            return state
+        time.sleep(0.5)
