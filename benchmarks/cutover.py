@@ -15,7 +15,7 @@ batch durable on a majority) is taken from its --json document. `zk2kraft rollba
 ZooKeeper back, so the next run fences again.
 
 Printed per size: window_ms.tool p50 and p99 (and max), the final delta's records, the churn
-rate reached; at the end the ratio p50(largest)/p50(smallest). Targets (issue 8): p50 <= 100 ms
+rate reached; at the end the ratio p50(largest)/p50(smallest). Targets: p50 <= 100 ms
 at every size, ratio <= 2 (the window must not grow with the cluster).
 """
 

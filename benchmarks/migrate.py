@@ -25,7 +25,7 @@ Figures:
       partitions when a > b, never when a <= b. `migrate/_engine.py` records the figures its
       threshold rests on (2-core machines, 100,000 partitions: S 111 s, a 1.7e-5 s,
       b 7.4e-5 s: never; the offline path 15.7 s end to end, in-process).
-Targets (issue 4): 100,000 partitions migrated in < 60 s end to end, peak memory < 2 GiB.
+Targets: 100,000 partitions migrated in < 60 s end to end, peak memory < 2 GiB.
 """
 
 from __future__ import annotations

@@ -19,9 +19,9 @@ Per size, two fresh clusters of real Kafka 3.9.1 ZooKeeper-mode brokers in migra
   (`window_ms.total`), `window_ms.tool`, the canary's observed window and producer stall, and
   the controller's own claim -> DUAL_WRITE.
 
-The controller here starts *after* our fence (the local-voter transport of issue 8), so its JVM
+The controller here starts *after* our fence (the local-voter transport), so its JVM
 start and election are inside our window, while Kafka's own migration starts its controller
-before its claim. The stand-in transport (issue 9) removes that; until `migrate` uses it, this
+before its claim. The stand-in transport (`--standin`) removes that; until `migrate` uses it, this
 benchmark measures what `migrate` does today.
 """
 

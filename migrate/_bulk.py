@@ -192,7 +192,7 @@ def voter_state_findings(targets: Sequence[VoterTarget], cluster_id: str,
 
 
 def _refuse_used_quorum_state(target: VoterTarget, partition: Path) -> None:
-    """Refuse a voter whose `quorum-state` shows it took part in a quorum (issue 7).
+    """Refuse a voter whose `quorum-state` shows it took part in a quorum.
 
     Writing a fresh log with epoch 1 over a voter that was at epoch 5, or voted for 3002, would
     let it vote again in epochs it already voted in: Raft's one vote per epoch breaks.
@@ -550,7 +550,7 @@ def _run_locked(
     pending = []
     # No leader named in quorum-state: every controller starts unattached in the log's epoch and
     # the first election (epoch 2) picks one. Naming voter X leader of epoch 1 made X start
-    # "resigned" while the others fetched from it (NotControllerException, issue 10).
+    # "resigned" while the others fetched from it (NotControllerException, seen with real 3.9.1).
     ids, leader = [t.node_id for t in targets], -1
     for t in targets:
         if _voter_holds(t, cluster_id, expected, ids):

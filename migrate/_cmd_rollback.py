@@ -1,6 +1,7 @@
 """`zk2kraft rollback`: undo an online cutover before finalisation, epoch-safely.
 
-What it does, and why (reference kafka-zk-migration.md §3.5, KAFKA-20488):
+What it does, and why (Kafka's docs/ops.html, "Reverting to ZooKeeper mode During the
+Migration", KAFKA-20488):
 
 1. Holds every voter's `.lock` (`writers.hold_voter_locks`, as `migrate` does) for the whole
    rollback, so it refuses while one is held: a running KRaft controller owns ZooKeeper now and

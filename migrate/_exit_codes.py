@@ -1,6 +1,6 @@
 """The one table from error class to exit code, read only by `migrate.cli`.
 
-Exit codes are a contract (design "Command line"): 0 ok; 1 blockers found or parity
+Exit codes are a contract (the exit-code table in the README): 0 ok; 1 blockers found or parity
 differences; 2 bad flags or bad input data; 3 ZooKeeper or a voter directory unreachable,
 unusable or locked; 70 an internal bug; 130 interrupted; 141 stdout closed by its reader;
 143 terminated (SIGTERM, cleaned up as for Ctrl-C).

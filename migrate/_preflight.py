@@ -4,7 +4,7 @@ Pure functions over a `ClusterSnapshot` (no I/O), so `plan` and `migrate` judge 
 same way and unit tests need no ZooKeeper. Blockers are the states where Kafka's own migration
 aborts, or worse, silently loses data (an earlier `/migration` znode that is reused, a controller
 that is already a KRaft one); warnings are states that migrate but that an operator should know
-about (Kafka 3.9's rules: shared/reference/kafka-zk-migration.md §2).
+about (Kafka 3.9's rules: `ZkMigrationClient.readAllMetadata` and `KRaftMigrationDriver`).
 
 Every finding names the znode it is about, relative to the chroot (the path Kafka itself uses).
 Topics queued for deletion are not migrated (Kafka 3.9 skips them), so the topic and partition

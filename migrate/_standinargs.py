@@ -1,13 +1,13 @@
 """`--standin`, `--controller`, `--quorum-voters`, `--controller-config`: the stand-in flags.
 
-The stand-in transport of the online migration (issue 9): zk2kraft takes one voter id of the
-controllers' static quorum, listens on that voter's address, keeps its log in a local
-`metadata.log.dir`, and leads the running controllers through Kafka's Raft RPCs
+The stand-in transport of the online migration (docs/design.md, "The stand-in voter"): zk2kraft
+takes one voter id of the controllers' static quorum, listens on that voter's address, keeps its log
+in a local `metadata.log.dir`, and leads the running controllers through Kafka's Raft RPCs
 (`writers.StandInLeader`). The operator says who is who either with one `--controller` per real
 controller or with the `controller.quorum.voters` string the controllers are configured with
-(`--quorum-voters`, which must name the stand-in with the same address). The controller
-listener's security comes from `--controller-config FILE` in Kafka's own property names, the
-ones the controllers' listener uses:
+(`--quorum-voters`, which must name the stand-in with the same address). The controller listener's
+security comes from `--controller-config FILE` in Kafka's own property names, the ones the
+controllers' listener uses:
 
 * `security.protocol` PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL;
 * SSL: `ssl.keystore.location` (a PEM file holding the certificate chain and the key, valid for

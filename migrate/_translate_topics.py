@@ -3,11 +3,11 @@
 This is the order and grouping of Kafka 3.9's `ZkMigrationClient.migrateTopics` (one list per
 topic, never split), and it satisfies invariant I2: the topic before its configs and partitions.
 
-Partition fields follow Kafka's mapping (reference §2.2): replicas from the topic znode, ISR,
-leader, leader epoch and recovery state from the state znode, the partition epoch is the state
-znode's *version* (ZK-mode Kafka never stores it in the JSON), and reassignments in flight
-(`adding_replicas` / `removing_replicas`) are carried so the KRaft controller completes them.
-A missing state znode gets Kafka's default: ISR = replicas, leader = first replica, epochs 0.
+Partition fields follow Kafka's mapping (`ZkMigrationClient.migrateTopics`): replicas from the topic
+znode, ISR, leader, leader epoch and recovery state from the state znode, the partition epoch is the
+state znode's *version* (ZK-mode Kafka never stores it in the JSON), and reassignments in flight
+(`adding_replicas` / `removing_replicas`) are carried so the KRaft controller completes them. A
+missing state znode gets Kafka's default: ISR = replicas, leader = first replica, epochs 0.
 `PartitionRecord` is written at version 0, as Kafka's migration does at every metadata.version:
 KRaft then assigns every replica the MIGRATING directory until the broker reports its own.
 """

@@ -25,8 +25,8 @@ online pre-copy leaves the transaction open and its cutover appends them (`closi
 Each entity's records come from `migrate.entities.entity_records`, the one ZooKeeper->KRaft
 mapping, which the online mirror also diffs against the log's image (`delta_records`).
 
-This is Kafka 3.9's order (reference §2.1), with the broker registrations Kafka's migration
-leaves to the brokers placed before every partition that names them (I2).
+This is Kafka 3.9's order (`ZkMigrationClient.readAllMetadata`), with the broker registrations
+Kafka's migration leaves to the brokers placed before every partition that names them (I2).
 
 Things the target cannot hold faithfully are *blockers* rather than exceptions, so `plan` can list
 them all: an encrypted broker password without a usable `password.encoder.secret`, SCRAM

@@ -62,7 +62,7 @@ if [ "${ZK2KRAFT_SKIP_KAFKA:-0}" != "1" ] && [ -x tests/kafka/fetch.sh ]; then
   tests/kafka/fetch.sh
   tests/kafka/fetch.sh 4.1   # the offline rehearsal straight to Kafka 4.x
 fi
-# --- container path (issue 11): Docker engine, Compose, local ZooKeeper/Kafka images ------------
+# --- container path: Docker engine, Compose, local ZooKeeper/Kafka images ------------
 # Kept in its own script (scripts/install-containers.sh): it starts dockerd when none answers and
 # builds the images from Debian's packages (cached by a stamp: seconds when nothing changed).
 # Where it cannot work (no way to run an engine), the tests use the process backend; say so.

@@ -1,8 +1,8 @@
 """The EXPECTED image: what a correct migration of a `ClusterSnapshot` must replay to.
 
 Built straight from ZooKeeper's model, independently of the translator (`migrate.translate`),
-so parity is a second implementation of Kafka 3.9's mapping (reference kafka-zk-migration.md
-§2.2) that catches translation and codec bugs instead of repeating them:
+so parity is a second implementation of Kafka 3.9's mapping (`ZkMigrationClient`)
+that catches translation and codec bugs instead of repeating them:
 
 - brokers: id → endpoints (listener, host, port, protocol), rack, epoch = the znode's czxid;
 - topics: the ones `zkreader.migrating_topic` says migrate (no pending deletion, an id);

@@ -1,7 +1,7 @@
 """Record batches v2 (magic 2) exactly as KRaft writes and strictly reads them.
 
-Layout and rules: reference kraft-log-format.md §1 (`DefaultRecordBatch`, `DefaultRecord`,
-`raft/.../internals/BatchBuilder.java`, `RecordsIterator.java`). KRaft batches are uncompressed,
+Layout and rules: Kafka's `DefaultRecordBatch`, `DefaultRecord`,
+`raft/.../internals/BatchBuilder.java` and `RecordsIterator.java`. KRaft batches are uncompressed,
 CreateTime, non-transactional, producerId/epoch/baseSequence -1, one timestamp for base and max,
 records with attributes 0, timestamp delta 0, contiguous offset deltas, no headers; data records
 have a null key, control records a 4-byte key (int16 version 0, int16 type). CRC-32C (from the

@@ -1,10 +1,10 @@
 """Encode, decode, size and print KRaft records by walking the schema table in `writers._schema`.
 
-Wire form (reference kraft-log-format.md §2.1-2.2, §3): a metadata record's value is frame
-version 1, uvarint apiKey, uvarint version, then the record body in Kafka's flexible encoding
-(compact strings/bytes/arrays, a tagged-field section after every struct, tagged fields written
-only when they differ from their default, in ascending tag order). A control record is keyed by
-int16 0 + int16 type and its value is the body at version 0 with no frame.
+Wire form (Kafka's `MetadataRecordSerde`, `MessageDataGenerator`, `ControlRecordUtils`): a metadata
+record's value is frame version 1, uvarint apiKey, uvarint version, then the record body in Kafka's
+flexible encoding (compact strings/bytes/arrays, a tagged-field section after every struct, tagged
+fields written only when they differ from their default, in ascending tag order). A control record
+is keyed by int16 0 + int16 type and its value is the body at version 0 with no frame.
 
 The layouts are compiled from the table into Python functions by `writers._codegen` (the
 equivalent of Kafka's `MessageDataGenerator`); `generated_source()` shows what was built.

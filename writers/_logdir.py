@@ -1,6 +1,6 @@
 """One KRaft voter's metadata directory, written the way Kafka 3.9 lays it out on disk.
 
-For `--voter ID=DIR` (reference kraft-log-format.md §4):
+For `--voter ID=DIR` (Kafka's `UnifiedLog`/`KafkaMetadataLog` layout of `metadata.log.dir`):
 
     DIR/meta.properties                     version=1, cluster.id, node.id, directory.id
     DIR/.lock                               Kafka's lock (fcntl), held while we write (_voterlock)
@@ -21,7 +21,7 @@ Why each choice:
 * `directory.id` is derived from cluster id + node id (design I6: a re-run writes the same bytes)
   and never one of Kafka's reserved ids (msb 0 and lsb < 100) nor text starting with '-'.
 * Index files are not written: Kafka's metadata log always recovers every segment on start-up and
-  rebuilds them (§4.6).
+  rebuilds them (`KafkaMetadataLog` opens with recovery point 0, `LogLoader.recoverLog`).
 * A directory that already holds another cluster's or another node's metadata is refused
   (`VoterStateError`); one that cannot be read or written is named (`VoterUnavailableError`).
 * Opening scans any existing segments (framing, CRC, offset continuity) to find where the log
@@ -135,7 +135,7 @@ def snapshot_batches(
     timestamp_ms: int,
     last_contained_timestamp_ms: int,
 ) -> list[EncodedBatch]:
-    """The batches of a snapshot `.checkpoint` holding `records` (Kafka's layout, §4.1).
+    """The batches of a snapshot `.checkpoint` holding `records` (Kafka's layout, `Snapshots.java`).
 
     A control batch with SNAPSHOT_HEADER, the records in data batches (≤ 8 MiB each), a control
     batch with SNAPSHOT_FOOTER; offsets restart at 0 inside the file and every batch carries the
@@ -267,7 +267,8 @@ class VoterDir:
     def _scan_existing(self) -> None:
         segs = self.segments()
         if not segs:
-            # An empty log continues after the newest snapshot, as Kafka's does (§4.1).
+            # An empty log continues after the newest snapshot, as Kafka's does
+            # (`KafkaMetadataLog.truncateToLatestSnapshot`).
             ends = [int(m.group(1)) for p in self.partition_dir.iterdir()
                     if (m := SNAPSHOT_RE.match(p.name))]
             self.next_offset = self.log_start_offset = max(ends, default=0)

@@ -9,7 +9,7 @@ Two layers:
   and yields `(file, position, RecordBatch)`.
 
 Why so strict: Kafka's own recovery truncates a segment at the first bad batch with only a WARN
-(reference §1.3); a tool that is meant to prove a log correct must instead stop and say where.
+(`LogSegment.recover`); a tool that is meant to prove a log correct must instead stop and say where.
 Every problem is a `LogCorruptionError` naming the file, the byte position and the offset.
 
 Also here: `meta.properties`, `quorum-state` and `partition.metadata` parsing, used by `VoterDir`

@@ -1,7 +1,7 @@
 """metadata.version (Kafka's `MetadataVersion`) and the record versions each level implies.
 
-Facts from `server-common/.../server/common/MetadataVersion.java` at 3.9.0 (reference
-kraft-log-format.md §5): the KRaft levels 1 (3.0-IV1) .. 21 (3.9-IV0, LATEST_PRODUCTION of 3.9).
+Facts from `server-common/.../server/common/MetadataVersion.java` at 3.9.0: the KRaft levels
+1 (3.0-IV1) .. 21 (3.9-IV0, LATEST_PRODUCTION of 3.9).
 Levels 22..27 (4.0-IV0 .. 4.1-IV1) as Kafka 4.1.1 released them (its `MetadataVersion` enum:
 MINIMUM_VERSION 3.3-IV3, LATEST_PRODUCTION 4.1-IV1, `isElrSupported` from 4.0-IV1): 3.9 knew
 22/23 only as unstable drafts (ELR at 4.0-IV0 then), and the release is what a 4.x controller
@@ -10,8 +10,8 @@ reads. Kafka 3.9 refuses them (`production=False` here means "not a 3.9 level");
 
 `record_version(type, mv)` answers "which version of this record does a Kafka controller at `mv`
 write", or raises if `mv` cannot carry the record at all (e.g. a ZkMigrationStateRecord below
-3.4-IV0). Kafka's own ZK migration still writes PartitionRecord v0 at every level (reference §2,
-`ZkMigrationClient`); the translator decides which of the two to follow, this module only states
+3.4-IV0). Kafka's own ZK migration still writes PartitionRecord v0 at every level
+(`ZkMigrationClient`); the translator decides which of the two to follow, this module only states
 what each level allows.
 """
 

@@ -8,8 +8,9 @@ epoch and the last offset. They never open a voter file. Two transports implemen
   to the *live* logs (no staging) by `QuorumWriter`, identical bytes on every voter, fsync'd, and
   `append_*` returns once a majority has it on disk. The voters' `.lock` files are held from
   `open` to `close`, so no controller can start on a log that is still being written.
-* the stand-in Raft voter (issue 9): zk2kraft leads real controllers through Kafka's Raft RPCs;
-  "durable" then means committed (the high watermark passed it).
+* the stand-in Raft voter (`writers.StandInLeader`; docs/design.md, "The stand-in voter"):
+  zk2kraft leads real controllers through Kafka's Raft RPCs; "durable" then means committed
+  (the high watermark passed it).
 
 Why appends are synchronous: the cutover's window ends when the final batch is durable on a
 majority (t1), and every mirror step must be durable before the next notification is read, so

@@ -3,7 +3,7 @@
 Transcribed from Kafka 3.9.0's message schemas (`metadata/src/main/resources/common/metadata/*.json`
 for apiKeys 0-27, `clients/src/main/resources/common/message/{LeaderChangeMessage,
 SnapshotHeaderRecord,SnapshotFooterRecord,KRaftVersionRecord,VotersRecord}.json` for the control
-records); reference kraft-log-format.md §2.3-2.4 and §3. Everything that encodes, decodes, sizes
+records). Everything that encodes, decodes, sizes
 or prints a record walks this table (`writers._codec`); no record layout is written anywhere else.
 
 Field entries keep the schema's own spelling: Kafka field names (`PartitionId`), Kafka type text

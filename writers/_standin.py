@@ -4,7 +4,7 @@ Why: a real deployment's controllers run on their own hosts and volumes, which t
 write. Instead zk2kraft takes one voter id of the static quorum (`controller.quorum.voters`),
 wins the first election, and the running controllers follow it: they fetch the log it appends
 and write it to their own disks. At cutover it resigns with EndQuorumEpoch and an ordinary
-Raft election hands leadership to a warm real controller (design §Transport, issue 9).
+Raft election hands leadership to a warm real controller (docs/design.md, "The stand-in voter").
 
 What it does, following Kafka 3.9's `KafkaRaftClient`/`LeaderState` (facts, not code):
 

@@ -1,6 +1,6 @@
 """Kafka's variable-length integers and the small wire helpers shared by the codec and batches.
 
-Two encodings are in play (reference kraft-log-format.md §1.2, §2.1):
+Two encodings are in play (Kafka's `ByteUtils`; `DefaultRecord`, `MetadataRecordSerde`):
 
 * unsigned varint (`ByteUtils.writeUnsignedVarint`): plain LEB128, 7 bits per byte, low group
   first. Used by the metadata frame (frame version, apiKey, version) and by every compact

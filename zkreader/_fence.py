@@ -1,7 +1,7 @@
 """The fence: zk2kraft takes the controller role away from ZooKeeper, Kafka's own way.
 
 Kafka's KRaft controller claims ZooKeeper with one multi-op (`KafkaZkClient.
-tryRegisterKRaftControllerAsActiveController`, reference kafka-zk-migration.md §3.2): set
+tryRegisterKRaftControllerAsActiveController`): set
 `/controller_epoch` to epoch + 1 *expecting its version*, delete the ZooKeeper controller's
 ephemeral `/controller`, create a persistent `/controller` carrying `kraftControllerEpoch`. The
 old controller's writes all check `/controller_epoch`'s version, so from that commit on they fail,

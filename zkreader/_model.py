@@ -5,7 +5,7 @@ ZooKeeper's own numbers: a broker's epoch is its znode's czxid, a partition's ep
 znode's version, and fencing compares versions. Models are frozen values; mappings inside them are
 plain dicts that callers must treat as read-only (they are built once by the reader).
 
-Names follow Kafka's ZooKeeper JSON (see shared/reference/kafka-zk-migration.md §1), in snake_case.
+Names follow Kafka's ZooKeeper JSON (Kafka's `ZkData.scala`), in snake_case.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 One place names every path the reader touches, so the reader, the fenced writer and the tests
 agree on them. Names are used exactly as stored (still sanitized); nothing here decodes Kafka's
-URL-style sanitization. Source: `kafka.zk.ZkData` (reference kafka-zk-migration.md §1).
+URL-style sanitization. Source: `kafka.zk.ZkData` (`ZkData.scala`).
 """
 
 from __future__ import annotations

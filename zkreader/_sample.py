@@ -2,7 +2,7 @@
 
 Why: the demo, the tests and the benchmarks need a realistic Kafka tree (every entity kind, every
 blocker and warning the pre-flight must find) without running Kafka brokers. Formats follow
-reference kafka-zk-migration.md §1 (Kafka's `ZkData.scala`): broker registrations of JSON versions
+Kafka's `ZkData.scala`: broker registrations of JSON versions
 2, 4 and 5 as ephemerals of the generating session, `/controller` and `/controller_epoch`, topics v3
 with `topic_id`, partition states whose znode version (the partition epoch) is real because the
 data was set several times, configs, quotas, SCRAM, ACLs, a delegation token, the producer-id block,

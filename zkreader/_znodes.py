@@ -7,7 +7,7 @@ metadata into the quorum, so anything Kafka would not have written there — bad
 wrong types, missing required keys, unknown versions, negative ids — raises `ZnodeFormatError`
 naming the path and the problem, and the reader aborts before anything is written.
 
-Formats: shared/reference/kafka-zk-migration.md §1 (Kafka's `ZkData.scala`).
+Formats: Kafka's `ZkData.scala` (`kafka.zk`), the JSON Kafka writes through `kafka.utils.Json`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """The fence against real ZooKeeper: Kafka's claim of /controller, the zombie's failing write,
 /migration under the epoch check (I4), and the rollback that lets a ZooKeeper controller lead.
 
-Expected values are hand-written facts from Kafka's behaviour (reference §3.2, §3.3, §3.5), not
-derived from the code under test.
+Expected values are hand-written facts from Kafka's behaviour (`KafkaZkClient`'s
+`tryRegisterKRaftControllerAsActiveController` and `retryMigrationRequestsUntilConnected`, and
+docs/ops.html "Reverting to ZooKeeper mode During the Migration"), not derived from the code under
+test.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A background writer changes the tree while the tool pre-copies, mirrors and cuts
 `zk2kraft verify` (replaying the log, reading ZooKeeper afresh) must find 0 differences, and the
 log must be one open-then-closed "ZK Migration" transaction. The "KRaft controller" of the
 handoff is a script that claims /controller with a higher kraftControllerEpoch, as Kafka's
-controller does (reference §3.2).
+controller does (`KafkaZkClient.tryRegisterKRaftControllerAsActiveController`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 the JSON document, output routing and file modes.
 
 Trees are written here with kazoo in the exact formats ZK-mode Kafka 3.x uses
-(shared/reference/kafka-zk-migration.md §1), each under its own chroot, so every test also
+(Kafka's `ZkData.scala`), each under its own chroot, so every test also
 exercises the chroot part of the connect string. The CLI runs in-process through `cli.main` for
 most tests and as a subprocess where stdout bytes and timing matter.
 """

@@ -1,4 +1,5 @@
-"""Kafka 3.9.1 is the judge of the online cutover's handoff (reference §3.1, §3.2).
+"""Kafka 3.9.1 is the judge of the online cutover's handoff (`KRaftMigrationDriver`'s states,
+`KafkaZkClient.tryRegisterKRaftControllerAsActiveController`).
 
 `migrate --cutover now` pre-copies a sample cluster under a background writer, fences ZooKeeper,
 drains and writes /migration; then three real 3.9.1 KRaft controllers in migration mode are

@@ -1,11 +1,11 @@
 """What real Kafka 3.9.1 controllers do with the prefix a stand-in leaves when it dies midway.
 
-The stand-in appends what a migration log starts with (reference §2, `migrate/_translate_framing`):
-`FeatureLevelRecord(metadata.version 3.9-IV0)`, `BeginTransactionRecord("ZK Migration")`, then
-migrated records, and dies before `ZkMigrationStateRecord` and `EndTransactionRecord`. The
-controllers notice (fetch timeout), elect one of themselves at epoch 2, and that controller
-activates on the committed prefix. Facts from Kafka 3.9's `ActivationRecordsGenerator`, checked
-here against the real thing:
+The stand-in appends what a migration log starts with (Kafka's `ZkMigrationClient`,
+`migrate/_translate_framing`): `FeatureLevelRecord(metadata.version 3.9-IV0)`,
+`BeginTransactionRecord("ZK Migration")`, then migrated records, and dies before
+`ZkMigrationStateRecord` and `EndTransactionRecord`. The controllers notice (fetch timeout), elect
+one of themselves at epoch 2, and that controller activates on the committed prefix. Facts from
+Kafka 3.9's `ActivationRecordsGenerator`, checked here against the real thing:
 * the open transaction is aborted: the controller logs "Aborting in-progress metadata transaction
   at offset 2" (offset 0 is the stand-in's LeaderChange, 1 the FeatureLevelRecord) and appends
   `AbortTransactionRecord(reason "Controller failover")`, so nothing migrated is served;

@@ -1,7 +1,7 @@
 """Real Kafka 3.9.1 for the oracle tests, run from Maven Central jars with `java -cp`.
 
 The jars come from `tests/kafka/fetch.sh` (into the git-ignored `tests/kafka/jars/`). Nothing here
-mocks Kafka: every helper runs Kafka's own classes (reference kraft-log-format.md §6):
+mocks Kafka: every helper runs Kafka's own classes (from their Maven Central jars):
 
 * `dump_log` / `dump_log_payloads` / `dump_log_batches` — `kafka.tools.DumpLogSegments
   --cluster-metadata-decoder`, the JSON each record decodes to by Kafka's generated converter;

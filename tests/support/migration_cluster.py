@@ -3,7 +3,8 @@ over, for the canary oracle test and `benchmarks/rehearsal.py`.
 
 The brokers run with `zookeeper.metadata.migration.enable=true`, `controller.quorum.voters`
 naming one controller (3000) that is not running yet, and a CONTROLLER listener mapping
-(reference kafka-zk-migration.md §2.6), i.e. Kafka's step "enter migration mode on the brokers".
+(what Kafka's `KafkaConfig` requires of a ZooKeeper broker with
+`zookeeper.metadata.migration.enable`), i.e. Kafka's step "enter migration mode on the brokers".
 `migration_controller` is that controller, in migration mode, on a given `metadata.log.dir`:
 either a directory zk2kraft wrote (it takes over the log), or a freshly formatted one (Kafka's
 own migration runs). `on_cutover_gate` lets `zk2kraft migrate --on-cutover` start it: the command

@@ -1,4 +1,5 @@
-"""Golden byte vectors written out by hand from reference/kraft-log-format.md §1-§3.
+"""Golden byte vectors written out by hand from Kafka's formats (`DefaultRecordBatch`,
+`MetadataRecordSerde`, the flexible encoding of `MessageDataGenerator`, control records).
 
 Each expected value below was derived field by field from the schema (frame 01, apiKey, version,
 then the flexible body), not produced by the codec; the comments show the derivation. Every
@@ -38,12 +39,12 @@ def h(text: str) -> bytes:
 
 GOLDEN: list[tuple[str, MetadataRecord, str]] = [
     (
-        "feature level (reference §2.4 example)",
+        "feature level (metadata.version 21)",
         MetadataRecord("FEATURE_LEVEL_RECORD", 0, {"name": "metadata.version", "featureLevel": 21}),
         "01 0c 00 | 11 6d657461646174612e76657273696f6e | 0015 | 00",
     ),
-    ("no-op (§2.4)", MetadataRecord("NO_OP_RECORD", 0, {}), "01 14 00 00"),
-    ("end transaction (§2.4)", MetadataRecord("END_TRANSACTION_RECORD", 0, {}), "01 18 00 00"),
+    ("no-op", MetadataRecord("NO_OP_RECORD", 0, {}), "01 14 00 00"),
+    ("end transaction", MetadataRecord("END_TRANSACTION_RECORD", 0, {}), "01 18 00 00"),
     (
         "begin transaction, null name: tagged field at default is not written",
         MetadataRecord("BEGIN_TRANSACTION_RECORD", 0, {"name": None}),

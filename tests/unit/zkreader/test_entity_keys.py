@@ -2,7 +2,7 @@
 
 A child notification on a list znode means an entity was created or removed there; which
 children are entities, and which deeper lists must be read, is written out here by hand from
-Kafka's tree (reference §1).
+Kafka's tree (`ZkData.scala`).
 """
 
 from __future__ import annotations
