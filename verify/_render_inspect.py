@@ -11,8 +11,9 @@ Two outputs of the same decoded log (`writers.LogSource.entries()`):
   then the records.
 
 Secrets are redacted before anything is printed (design I7), as Kafka's
-`MetadataNodeRedactionCriteria` does: SCRAM salts and keys, delegation-token details other than
-the token id, and values of sensitive configs. `RedactionPolicy.DISABLED` (`--unredacted`) prints
+`MetadataNodeRedactionCriteria` does, by the rule `plan`'s record samples use too
+(`writers.redact_record_data`): SCRAM salts and keys, delegation-token details other than the
+token id, and values of sensitive configs. `RedactionPolicy.DISABLED` (`--unredacted`) prints
 records exactly as Kafka's dump tool would; it exists so the output can be compared byte for byte
 with Kafka's, and it is never the default. Strings are rendered as literal text, never markup.
 """
@@ -32,7 +33,13 @@ from rich.text import Text
 
 from verify._loader import OpenTransaction
 from verify._report import RedactionPolicy
-from writers import REDACTED, LogEntry, LogSource, is_sensitive_config, record_to_json
+from writers import (
+    RECORD_TYPES_WITH_SECRETS,
+    LogEntry,
+    LogSource,
+    record_to_json,
+    redact_record_data,
+)
 
 __all__ = [
     "InspectSummary",
@@ -43,8 +50,6 @@ __all__ = [
     "render_inspect",
 ]
 
-_SCRAM_SECRETS = frozenset({"salt", "storedKey", "serverKey"})
-_TOKEN_KEEP = frozenset({"tokenId"})
 
 
 def redact_record_json(obj: dict[str, Any], policy: RedactionPolicy) -> dict[str, Any]:
@@ -58,20 +63,9 @@ def redact_record_json(obj: dict[str, Any], policy: RedactionPolicy) -> dict[str
         return obj
     kind = obj.get("type")
     data = obj.get("data")
-    if not isinstance(data, dict):
+    if kind not in RECORD_TYPES_WITH_SECRETS or not isinstance(data, dict):
         return obj
-    if kind == "USER_SCRAM_CREDENTIAL_RECORD":
-        data = {k: (REDACTED if k in _SCRAM_SECRETS else v) for k, v in data.items()}
-    elif kind == "DELEGATION_TOKEN_RECORD":
-        data = {k: (v if k in _TOKEN_KEEP else REDACTED) for k, v in data.items()}
-    elif kind == "CONFIG_RECORD":
-        name = data.get("name")
-        value = data.get("value")
-        if isinstance(name, str) and value is not None and is_sensitive_config(name, str(value)):
-            data = {**data, "value": REDACTED}
-    else:
-        return obj
-    return {**obj, "data": data}
+    return {**obj, "data": redact_record_data(kind, data)}
 
 
 def _record_objects(entry: LogEntry, policy: RedactionPolicy) -> Iterator[dict[str, Any]]:

@@ -35,6 +35,7 @@ from writers._facts import (
     ACL_PATTERN_TYPES,
     ACL_PERMISSIONS,
     ACL_RESOURCE_TYPES,
+    RECORD_TYPES_WITH_SECRETS,
     REDACTED,
     SCRAM_MECHANISMS,
     SECURITY_PROTOCOLS,
@@ -42,6 +43,7 @@ from writers._facts import (
     is_sensitive_config,
     kafka_code,
     kafka_name,
+    redact_record_data,
     sanitize,
 )
 from writers._faults import FAULT_ENV, fault_point
@@ -134,6 +136,7 @@ __all__ = [
     "ACL_PATTERN_TYPES",
     "ACL_PERMISSIONS",
     "ACL_RESOURCE_TYPES",
+    "RECORD_TYPES_WITH_SECRETS",
     "REDACTED",
     "SCRAM_MECHANISMS",
     "SECURITY_PROTOCOLS",
@@ -141,6 +144,7 @@ __all__ = [
     "is_sensitive_config",
     "kafka_code",
     "kafka_name",
+    "redact_record_data",
     "sanitize",
     "BATCH_OVERHEAD",
     "MAX_BATCH_BYTES",

@@ -12,17 +12,21 @@ is Kafka's own (sources named per table); a second copy anywhere is a bug waitin
 - SCRAM mechanisms: `org.apache.kafka.clients.admin.ScramMechanism` types.
 - Desanitizing: `org.apache.kafka.common.utils.Sanitizer`.
 - Which config values are secrets: one rule, one marker (`is_sensitive_config`, `REDACTED`).
+- Which record fields are secrets, for the printers of records (`redact_record_data`): Kafka's
+  `MetadataNodeRedactionCriteria` (SCRAM and token data always, configs by sensitivity).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TypeVar
 
 __all__ = [
     "ACL_OPERATIONS",
     "ACL_PATTERN_TYPES",
     "ACL_PERMISSIONS",
     "ACL_RESOURCE_TYPES",
+    "RECORD_TYPES_WITH_SECRETS",
     "REDACTED",
     "SCRAM_MECHANISMS",
     "SECURITY_PROTOCOLS",
@@ -30,8 +34,11 @@ __all__ = [
     "is_sensitive_config",
     "kafka_code",
     "kafka_name",
+    "redact_record_data",
     "sanitize",
 ]
+
+_V = TypeVar("_V")
 
 ACL_RESOURCE_TYPES: Mapping[str, int] = {
     "TOPIC": 2, "GROUP": 3, "CLUSTER": 4, "TRANSACTIONAL_ID": 5, "DELEGATION_TOKEN": 6, "USER": 7,
@@ -195,3 +202,45 @@ def is_sensitive_config(key: str, value: str | None = None) -> bool:
     if any(part in lowered for part in _SENSITIVE_KEY_PARTS):
         return True
     return value is not None and any(marker in value for marker in _ENCRYPTED_MARKERS)
+
+
+# SCRAM credential material: `UserScramCredentialRecord`'s salt and keys, and the salted password
+# that Kafka's `kafka-storage format --add-scram` accepts in their place.
+_SCRAM_SECRET_FIELDS = frozenset({"salt", "saltedPassword", "storedKey", "serverKey"})
+# Of a delegation token only its id is shown: its owner, renewers, timestamps and any HMAC are
+# token data, which Kafka's redaction hides whole.
+_TOKEN_SHOWN_FIELDS = frozenset({"tokenId"})
+
+RECORD_TYPES_WITH_SECRETS = frozenset({
+    "USER_SCRAM_CREDENTIAL_RECORD", "DELEGATION_TOKEN_RECORD", "CONFIG_RECORD"})
+"""The record types `redact_record_data` may change; a printer may pass any other type through."""
+
+
+def redact_record_data(record_type: str, data: Mapping[str, _V]) -> dict[str, _V | str]:
+    """Return a record's fields with every secret value replaced by `REDACTED`.
+
+    The one rule for every printer of records (`plan`'s record samples, `inspect`), following
+    Kafka's `MetadataNodeRedactionCriteria`: SCRAM salts and keys always, delegation-token data
+    other than the token id always, a `ConfigRecord` value when `is_sensitive_config` says so.
+    A null value stays null: it carries no secret, and hiding it would hide that a config was
+    removed or a field is absent.
+
+    Args:
+        record_type: Kafka's `MetadataRecordType` name (`USER_SCRAM_CREDENTIAL_RECORD`).
+        data: field name (Kafka JSON form, `storedKey`) -> value, as bytes or as their JSON
+            text; a secret's value is only compared with None, never looked at further.
+    """
+    return {k: (REDACTED if v is not None and _is_secret_field(record_type, k, data) else v)
+            for k, v in data.items()}
+
+
+def _is_secret_field(record_type: str, field: str, data: Mapping[str, object]) -> bool:
+    if record_type == "USER_SCRAM_CREDENTIAL_RECORD":
+        return field in _SCRAM_SECRET_FIELDS
+    if record_type == "DELEGATION_TOKEN_RECORD":
+        return field not in _TOKEN_SHOWN_FIELDS
+    if record_type == "CONFIG_RECORD" and field == "value":
+        name, value = data.get("name"), data.get("value")
+        return isinstance(name, str) and value is not None and is_sensitive_config(
+            name, str(value))
+    return False

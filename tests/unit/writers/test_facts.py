@@ -115,3 +115,68 @@ def test_zookeepers_spellings_name_exactly_kafkas_codes() -> None:
     assert norm(_paths.ACL_RESOURCE_TYPES) == norm(ACL_RESOURCE_TYPES)
     assert norm(_znodes.ACL_PATTERNS.values()) | {"literal"} == norm(ACL_PATTERN_TYPES)
     assert set(_znodes.SECURITY_PROTOCOLS) == set(SECURITY_PROTOCOLS)
+
+
+# (record type, its data as a record holds it, the same as `inspect` sees it in JSON form, the
+# fields that must print as REDACTED). Written by hand from what is secret: SCRAM salts and keys
+# (and a salted password), every token field but its id (an HMAC included), sensitive config
+# values; nothing else.
+_SECRET_CASES = [
+    ("USER_SCRAM_CREDENTIAL_RECORD",
+     {"name": "alice", "mechanism": 1, "salt": b"S", "storedKey": b"K", "serverKey": b"V",
+      "iterations": 4096, "saltedPassword": b"P"},
+     {"name": "alice", "mechanism": 1, "salt": "Uw==", "storedKey": "Sw==", "serverKey": "Vg==",
+      "iterations": 4096, "saltedPassword": "UA=="},
+     {"salt", "storedKey", "serverKey", "saltedPassword"}),
+    ("DELEGATION_TOKEN_RECORD",
+     {"owner": "User:alice", "requester": "User:alice", "renewers": ["User:bob"],
+      "issueTimestamp": 1, "maxTimestamp": 2, "expirationTimestamp": 3, "tokenId": "tok",
+      "hmac": b"H"},
+     {"owner": "User:alice", "requester": "User:alice", "renewers": ["User:bob"],
+      "issueTimestamp": 1, "maxTimestamp": 2, "expirationTimestamp": 3, "tokenId": "tok",
+      "hmac": "SA=="},
+     {"owner", "requester", "renewers", "issueTimestamp", "maxTimestamp", "expirationTimestamp",
+      "hmac"}),
+    ("CONFIG_RECORD",
+     {"resourceType": 4, "resourceName": "1", "name": "sasl.jaas.config",
+      "value": 'PlainLoginModule required password="pw";'},
+     {"resourceType": 4, "resourceName": "1", "name": "sasl.jaas.config",
+      "value": 'PlainLoginModule required password="pw";'},
+     {"value"}),
+    ("CONFIG_RECORD",
+     {"resourceType": 4, "resourceName": "", "name": "listener.name.internal.ssl.key.password",
+      "value": "pw"},
+     {"resourceType": 4, "resourceName": "", "name": "listener.name.internal.ssl.key.password",
+      "value": "pw"},
+     {"value"}),
+    ("CONFIG_RECORD",
+     {"resourceType": 2, "resourceName": "t", "name": "retention.ms", "value": "1000"},
+     {"resourceType": 2, "resourceName": "t", "name": "retention.ms", "value": "1000"},
+     set()),
+    ("TOPIC_RECORD", {"name": "secret.password.topic", "topicId": b"\x00" * 16},
+     {"name": "secret.password.topic", "topicId": "AAAAAAAAAAAAAAAAAAAAAA"}, set()),
+]
+
+
+@pytest.mark.parametrize(("kind", "data", "json_data", "secret"), _SECRET_CASES,
+                         ids=[f"{c[0]}:{c[1].get('name', '')}" for c in _SECRET_CASES])
+def test_plan_samples_and_inspect_redact_the_same_fields(
+    kind: str, data: dict, json_data: dict, secret: set[str]
+) -> None:
+    sample = redact_record(MetadataRecord(kind, 0, data))
+    shown = redact_record_json({"type": kind, "version": 0, "data": json_data},
+                               RedactionPolicy.STRICT)["data"]
+    assert {k for k, v in sample.items() if v == REDACTED} == secret
+    assert {k for k, v in shown.items() if v == REDACTED} == secret
+    for k in set(data) - secret:  # the rest is shown: samples as hex, inspect as Kafka's JSON
+        assert sample[k] == (data[k].hex() if isinstance(data[k], bytes) else data[k])
+        assert shown[k] == json_data[k]
+
+
+def test_a_null_sensitive_config_value_stays_null_in_both_printers() -> None:
+    # A ConfigRecord with a null value removes the config: nothing secret to hide, and hiding it
+    # would make a removal look like a value.
+    data = {"resourceType": 4, "resourceName": "1", "name": "sasl.jaas.config", "value": None}
+    assert redact_record(MetadataRecord("CONFIG_RECORD", 0, data))["value"] is None
+    obj = {"type": "CONFIG_RECORD", "version": 0, "data": dict(data)}
+    assert redact_record_json(obj, RedactionPolicy.STRICT)["data"]["value"] is None
