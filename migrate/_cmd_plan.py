@@ -4,6 +4,9 @@ Flow: check every flag (exit 2 naming it) before connecting; read the tree (exit
 cannot be reached within `--zk-timeout`, exit 2 naming the znode if one is malformed); translate
 it exactly as `migrate` would, to count the records and collect the translator's blockers; judge
 it (`migrate._preflight`); print tables and write `--json`. Exit 1 when anything blocks.
+With `--standin` and the controllers (the flags `migrate` takes, checked by the same
+`check_standin_flags`), the operator's sequence follows the tables and goes into `--json` as
+`operator_sequence` (`migrate._operator_sequence`).
 
 Output routing keeps stdout machine-readable when asked: with `--json -` the document is the
 only thing on stdout and the tables go to stderr; `--quiet` prints no tables or bars at all.
@@ -12,6 +15,7 @@ only thing on stdout and the tables go to stderr; `--quiet` prints no tables or 
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +25,7 @@ from migrate._offline import resolve_metadata_version
 from migrate._preflight import PlanSummary, summarize
 from migrate._private_file import check_output_path, write_json_report, write_report
 from migrate._progress import ProgressBars, progress_wanted
+from migrate._standinargs import StandInSpec, check_standin_flags
 from migrate._voterargs import check_voter_flags
 from migrate._zkargs import connect_options
 from migrate.errors import BadFlagError
@@ -33,18 +38,32 @@ if TYPE_CHECKING:
 
 __all__ = ["check_plan_flags", "plan_result", "run"]
 
+_LISTENER_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
-def check_plan_flags(args: argparse.Namespace) -> list[tuple[int, Path]]:
+
+def check_plan_flags(args: argparse.Namespace
+                     ) -> tuple[list[tuple[int, Path]], StandInSpec | None]:
     """Validate `plan`'s own flags before anything connects.
 
     Returns:
-        The `--voter` pairs (possibly none), checked by the rules `migrate` applies.
+        The `--voter` pairs (possibly none), checked by the rules `migrate` applies, and the
+        stand-in flags (None without `--standin`), checked as `migrate` checks them.
 
     Raises:
-        BadFlagError: naming the flag (`--voter`, `--json`, `--html`; `--metadata-version` is
-            refused by argparse already).
+        BadFlagError: naming the flag (`--voter`, `--standin`, `--controller`,
+            `--quorum-voters`, `--json`, `--html`; `--metadata-version` is refused by argparse
+            already).
     """
     voters = check_voter_flags(args.voters, required=False)
+    standin = check_standin_flags(args.standin, args.controllers, args.quorum_voters,
+                                  args.controller_config, voters_given=bool(args.voters),
+                                  cutover=None)
+    if standin is not None and args.offline:
+        raise BadFlagError("--standin with --offline: the stand-in leads running controllers "
+                           "through an online migration; an offline one has no cutover")
+    if not _LISTENER_NAME.match(args.controller_listener_name):
+        raise BadFlagError(f"--controller-listener-name {args.controller_listener_name!r}: "
+                           "a listener name is letters, digits, '_' and '-'")
     args.metadata_version = resolve_metadata_version(
         args.metadata_version, offline=args.offline, target_kafka=args.target_kafka
     )
@@ -52,7 +71,7 @@ def check_plan_flags(args: argparse.Namespace) -> list[tuple[int, Path]]:
         raise BadFlagError("--json - and --html -: only one document can go to stdout")
     check_output_path("--json", args.json)
     check_output_path("--html", args.html)
-    return voters
+    return voters, standin
 
 
 def plan_result(
@@ -92,7 +111,7 @@ def plan_result(
 
 def run(args: argparse.Namespace) -> int:
     """Run `plan`; returns 1 when blockers were found, else 0."""
-    voters = check_plan_flags(args)
+    voters, standin = check_plan_flags(args)
     options = connect_options(args)
     json_to_stdout = args.json == "-"
     html_to_stdout = args.html == "-"
@@ -103,10 +122,19 @@ def run(args: argparse.Namespace) -> int:
         snapshot,
         metadata_version=args.metadata_version,
         password_encoder_secret=args.password_encoder_secret,
-        voter_ids=[node_id for node_id, _ in voters],
+        voter_ids=[node_id for node_id, _ in voters] if standin is None
+        else sorted(standin.voters),
         offline=args.offline,
         target_kafka=args.target_kafka,
     )
+    sequence = None
+    if standin is not None:
+        from migrate._operator_sequence import operator_sequence
+
+        summary = _standin_summary(summary, snapshot)
+        sequence = operator_sequence(snapshot, standin, metadata_version=args.metadata_version,
+                                     zookeeper=args.zookeeper,
+                                     controller_listener=args.controller_listener_name)
     samples = None
     diffs: list[VoterDiff] = []
     if voters:  # the dry run: what migrate would write, and how the voters differ
@@ -119,6 +147,8 @@ def run(args: argparse.Namespace) -> int:
     doc = summary.to_json()
     if voters:
         doc["voters"] = [_voter_json(d) for d in diffs]
+    if sequence is not None:
+        doc["operator_sequence"] = sequence.to_json()
     write_json_report(args.json, doc)
     if args.html is not None:
         write_report("--html", args.html,
@@ -126,7 +156,25 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         _print_tables(summary, samples, diffs, source=args.zookeeper,
                       to_stderr=json_to_stdout or html_to_stdout)
+        if sequence is not None:
+            from verify import plan_console
+
+            console = plan_console(stderr=json_to_stdout or html_to_stdout)
+            for line in sequence.lines():
+                console.print(line, markup=False, highlight=False, soft_wrap=True)
     return 1 if summary.report.blockers else 0
+
+
+def _standin_summary(summary: PlanSummary, snapshot: ClusterSnapshot) -> PlanSummary:
+    """Judge as `migrate --standin` does: controllers in migration mode create an empty
+    `/migration` when they start, so one that names no offset yet is no blocker there."""
+    if snapshot.migration is None or snapshot.migration.kraft_metadata_offset >= 0:
+        return summary
+    report = type(summary.report)(
+        tuple(f for f in summary.report.blockers if f.code != "MIGRATION_ZNODE_EXISTS"),
+        summary.report.warnings)
+    return PlanSummary(report, summary.records, summary.brokers, summary.topics,
+                       summary.partitions)
 
 
 def _with_voter_blockers(summary: PlanSummary, snapshot: ClusterSnapshot,

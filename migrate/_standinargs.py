@@ -124,9 +124,11 @@ def check_standin_flags(
     controller_config: str | None,
     *,
     voters_given: bool,
-    cutover: str,
+    cutover: str | None,
 ) -> StandInSpec | None:
     """Check the stand-in flags together (None when the stand-in transport is not asked for).
+
+    `plan` passes `cutover=None`: it plans an online migration and has no `--cutover`.
 
     Raises:
         BadFlagError: a rule is broken (exit 2, naming the flag).
@@ -144,7 +146,7 @@ def check_standin_flags(
             "--standin and --voter are two transports and exclusive: --voter ID=DIR writes "
             "controller log dirs on this host; --standin leads running controllers over the "
             "network (give them with --controller or --quorum-voters)")
-    if cutover == "none":
+    if cutover is not None and cutover == "none":
         raise BadFlagError("--standin needs --cutover now or manual: the stand-in leads running "
                            "controllers through an online migration; --cutover none is an "
                            "offline copy into --voter directories")

@@ -280,12 +280,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="pre-flight checks and dry-run diff (writes nothing)",
         description="Pre-flight: find what would block or endanger a migration (blockers, "
         "warnings), count the records `migrate` would write and, with --voter, diff voters "
-        "that already hold a log against ZooKeeper. Writes nothing anywhere but the reports.",
+        "that already hold a log against ZooKeeper. With --standin and --controller (or "
+        "--quorum-voters), as migrate takes them, also print the operator's sequence: the "
+        "properties each controller and each broker (from /brokers/ids) must run with, and "
+        "Kafka's procedure as numbered steps with the rollback of each. Writes nothing "
+        "anywhere but the reports.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_zookeeper(p)
     _add_voters(p, required=False)
+    _add_standin(p)
+    p.add_argument("--controller-listener-name", default="CONTROLLER", metavar="NAME",
+                   help="with --standin: the controllers' controller.listener.names, as the "
+                   "printed properties use it (default CONTROLLER)")
     _add_metadata_version(p)
     _add_offline(p, target=True)
     _add_output(p)
