@@ -12,7 +12,8 @@ with zk2kraft's slot in it (the stand-in leads a static quorum; Kafka's sample u
 `controller.quorum.bootstrap.servers` for a dynamic one), and they start with a long election
 timeout so that the stand-in wins the first election (docs/design.md, "The stand-in voter").
 
-Why each property, per Kafka 3.9 (reference kafka-zk-migration.md §2.6):
+Why each property, per Kafka 3.9 (`KafkaConfig` validation of a migrating ZooKeeper broker,
+its `BrokerRegistrationRequest`, and `ControllerServer`):
 * brokers must name every controller (`controller.quorum.voters`), the controller listener
   (`controller.listener.names`, mapped in `listener.security.protocol.map`), an explicit
   `broker.id`, and an `inter.broker.protocol.version` equal to the KRaft metadata.version (a
