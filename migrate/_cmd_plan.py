@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from migrate._cmd_snapshot import read_snapshot
+from migrate._findings import Finding
 from migrate._offline import resolve_metadata_version
 from migrate._preflight import PlanSummary, summarize
 from migrate._private_file import check_output_path, write_json_report, write_report
@@ -180,20 +181,25 @@ def _standin_summary(summary: PlanSummary, snapshot: ClusterSnapshot) -> PlanSum
 def _with_voter_blockers(summary: PlanSummary, snapshot: ClusterSnapshot,
                          result: TranslationResult,
                          voters: Sequence[tuple[int, Path]]) -> PlanSummary:
-    """Add a `VOTER_STATE` blocker for every voter `migrate` would refuse (the same check).
+    """Add a blocker for every voter `migrate` would refuse (the same checks).
 
-    `migrate` refuses a voter that holds another cluster's or node's files, a different log, a
-    quorum-state from a running quorum, or this very log with files a controller would not
-    start on; plan runs that check against the bytes migrate would write, so the two agree.
+    `VOTER_LOCKED`: its `.lock` is held by another process (a running Kafka controller, another
+    zk2kraft run), which `migrate` refuses with exit 3 naming the holder; plan names the same
+    holder, having only queried the lock, never taken it.
+    `VOTER_STATE`: `migrate` refuses a voter that holds another cluster's or node's files, a
+    different log, a quorum-state from a running quorum, or this very log with files a
+    controller would not start on; plan runs that check against the bytes migrate would write,
+    so the two agree.
     """
-    if snapshot.cluster_id is None:  # CLUSTER_ID_MISSING already blocks
-        return summary
     from migrate._bulk import VoterTarget, expected_log, voter_state_findings
-    from writers import encode_record
+    from writers import encode_record, voter_lock_holder
 
-    expected = expected_log([encode_record(r) for r in result.records], snapshot)
     targets = [VoterTarget(node_id, Path(d).expanduser().resolve()) for node_id, d in voters]
-    found = voter_state_findings(targets, snapshot.cluster_id.cluster_id, expected)
+    found = [Finding("VOTER_LOCKED", f"`migrate` refuses it (exit 3): {held}", str(t.path))
+             for t in targets if (held := voter_lock_holder(t.path)) is not None]
+    if snapshot.cluster_id is not None:  # else CLUSTER_ID_MISSING already blocks
+        expected = expected_log([encode_record(r) for r in result.records], snapshot)
+        found += voter_state_findings(targets, snapshot.cluster_id.cluster_id, expected)
     if not found:
         return summary
     report = type(summary.report)(summary.report.blockers + tuple(found),

@@ -120,7 +120,7 @@ from writers._staging import (
 )
 from writers._standin import HandoverResult, StandInLeader
 from writers._standin_log import restamp_batch
-from writers._voterlock import LOCK_FILE_NAME, VoterLocks, hold_voter_locks
+from writers._voterlock import LOCK_FILE_NAME, VoterLocks, hold_voter_locks, voter_lock_holder
 from writers.errors import (
     LogCorruptionError,
     SchemaError,
@@ -236,6 +236,7 @@ __all__ = [
     "VoterLocks",
     "VoterLockedError",
     "hold_voter_locks",
+    "voter_lock_holder",
     "FAULT_ENV",
     "atomic_write",
     "fault_point",

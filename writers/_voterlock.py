@@ -38,7 +38,13 @@ from pathlib import Path
 from writers._fsutil import Ownership, make_private_dir, open_private
 from writers.errors import VoterLockedError, VoterUnavailableError
 
-__all__ = ["LOCK_FILE_NAME", "VoterLocks", "acquire_voter_lock", "hold_voter_locks"]
+__all__ = [
+    "LOCK_FILE_NAME",
+    "VoterLocks",
+    "acquire_voter_lock",
+    "hold_voter_locks",
+    "voter_lock_holder",
+]
 
 LOCK_FILE_NAME = ".lock"
 """Kafka's `LogManager.LockFileName`: the lock file in every log and metadata log directory."""
@@ -297,3 +303,48 @@ def hold_voter_locks(dirs: Sequence[Path]) -> Iterator[VoterLocks]:
     finally:
         for h in reversed(taken):
             _release(h)
+
+
+def voter_lock_holder(directory: Path) -> VoterLockedError | None:
+    """The error `hold_voter_locks` would raise for `directory` now, found without locking it.
+
+    For `plan`, which must say what `migrate` would refuse but must not take a lock itself (a
+    controller starting meanwhile would fail its `tryLock()` because of us): the lock is only
+    queried (`F_GETLK`, or `/proc/locks` where that struct layout is unknown), and a missing or
+    unreadable `.lock` counts as free (`migrate` reports what is wrong with such a directory).
+
+    Returns:
+        The `VoterLockedError` naming the holder's pid and command line, or None if free.
+    """
+    directory = Path(directory)
+    lock_file = directory / LOCK_FILE_NAME
+    try:
+        key = _dir_key(directory)
+    except OSError:
+        return None
+    with _registry_guard:
+        if key in _held:  # this process holds it; opening another descriptor would drop it
+            return _locked_error(directory, lock_file, os.getpid())
+        try:
+            fd = os.open(lock_file, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            locked, pid = _query_lock(fd, lock_file)
+        finally:
+            os.close(fd)
+    return _locked_error(directory, lock_file, pid) if locked else None
+
+
+def _query_lock(fd: int, lock_file: Path) -> tuple[bool, int | None]:
+    """(held by another process?, its pid) for the whole-file write lock Kafka takes."""
+    if sys.maxsize > 2**32 and sys.platform.startswith("linux"):
+        query = _FLOCK.pack(fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+        try:
+            l_type, _, _, _, pid = _FLOCK.unpack(fcntl.fcntl(fd, fcntl.F_GETLK, query))
+        except OSError:
+            pass
+        else:
+            return l_type != fcntl.F_UNLCK, (pid if pid > 0 else None)
+    pid = _pid_from_proc_locks(lock_file)
+    return pid is not None, pid

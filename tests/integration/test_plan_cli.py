@@ -550,3 +550,47 @@ def test_voter_id_that_is_a_broker_id_blocks_the_plan(
     code, out, err = run_plan("--voter", f"1={tmp_path / 'v'}", zookeeper=cluster.connect)
     assert code == 1, out + err
     assert "VOTER_ID_IS_BROKER_ID" in out and "/brokers/ids/1" in out
+
+
+_LOCK_HOLDER = r"""
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # what Kafka's FileLock.tryLock() takes
+print("locked", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_voter_locked_by_another_process_blocks_the_plan_naming_the_holder_as_migrate_does(
+    tree: Tree, connect: str, tmp_path: Path
+) -> None:
+    tree.healthy()
+    voter = tmp_path / "c3000"
+    voter.mkdir()
+    cli = [sys.executable, "-m", "migrate.cli"]
+    flags = ["--zookeeper", connect, "--zk-timeout", "10", "--voter", f"3000={voter}"]
+    holder = subprocess.Popen([sys.executable, "-c", _LOCK_HOLDER, str(voter / ".lock")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        planned = subprocess.run([*cli, "plan", *flags, "--json", "-"], capture_output=True,
+                                 text=True, timeout=120, cwd=ROOT)
+        migrated = subprocess.run([*cli, "migrate", *flags, "--cutover", "none", "--quiet"],
+                                  capture_output=True, text=True, timeout=120, cwd=ROOT)
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(10)
+    names_holder = f"{voter / '.lock'} is held by pid {holder.pid} ("
+    assert migrated.returncode == 3 and names_holder in migrated.stderr, migrated.stderr
+    assert planned.returncode == 1, planned.stderr
+    doc = json.loads(planned.stdout)
+    assert [(b["code"], b["path"]) for b in doc["blockers"]] == [("VOTER_LOCKED", str(voter))]
+    assert names_holder in doc["blockers"][0]["message"]
+    assert "exit 3" in doc["blockers"][0]["message"]
+    # plan only asked: the lock file is as the holder left it, and nothing else appeared
+    assert sorted(p.name for p in voter.iterdir()) == [".lock"]
+    # once the holder is gone, the same plan has nothing to say about the voter
+    again = subprocess.run([*cli, "plan", *flags, "--json", "-"], capture_output=True,
+                           text=True, timeout=120, cwd=ROOT)
+    assert again.returncode == 0 and json.loads(again.stdout)["blockers"] == [], again.stderr

@@ -23,6 +23,7 @@ from writers import (
     VoterLockedError,
     VoterUnavailableError,
     hold_voter_locks,
+    voter_lock_holder,
 )
 
 CLUSTER = "hoZ1PKcBRjKUt1oizWckJQ"
@@ -155,3 +156,28 @@ def test_an_unusable_directory_is_unavailable(tmp_path: Path) -> None:
         with hold_voter_locks([tmp_path / "file" / "v"]):
             pytest.fail("the block must not run")
     assert not isinstance(err.value, VoterLockedError)
+
+
+def test_the_lock_query_names_the_holder_without_taking_or_creating_the_lock(
+    tmp_path: Path, holder: tuple[Path, subprocess.Popen[str]]
+) -> None:
+    held, proc = holder
+    err = voter_lock_holder(held)
+    assert err is not None and err.holder_pid == proc.pid
+    assert f"{held / LOCK_FILE_NAME} is held by pid {proc.pid} (" in str(err)
+    assert exit_code_for(err) == 3
+    free = tmp_path / "free"
+    free.mkdir()
+    assert voter_lock_holder(free) is None  # no .lock: free, and none was created
+    assert voter_lock_holder(tmp_path / "missing") is None
+    assert sorted(os.listdir(free)) == [] and not (tmp_path / "missing").exists()
+
+
+def test_querying_a_lock_this_process_holds_keeps_it_held(tmp_path: Path) -> None:
+    d = tmp_path / "mine"
+    with hold_voter_locks([d]):
+        err = voter_lock_holder(d)
+        assert err is not None and err.holder_pid == os.getpid()
+        # POSIX locks drop when any descriptor of the file closes: the query must not open one
+        assert probe(d) == "held"
+    assert voter_lock_holder(d) is None
