@@ -183,6 +183,9 @@ def _assert_exit_3_nothing_written(proc: subprocess.Popen[str], err: str, work: 
     message = err.strip().splitlines()[-1]
     assert message.startswith("zk2kraft ") and "error:" in message, err
     assert any(p in message for p in phrases), message
+    # neither `migrate --cutover none` nor `snapshot` arms a watch: the message must not talk
+    # of lost watches (only the online mirror holds them, and it says so in its own line)
+    assert "watch" not in message.lower(), message
     assert "Traceback" not in err
     written = sorted(p.name for p in work.iterdir() if not p.name.startswith("gate-"))
     assert written == [], written  # no voter dir, no staging dir, no report
@@ -264,6 +267,8 @@ def test_session_expired_mid_read_exits_3_writing_nothing(
     assert gone, f"ZooKeeper did not expire session {session}"
     _, err = run.finish()
     _assert_exit_3_nothing_written(run.proc, err, tmp_path, EXPIRED)
+    # what happens is said whole: the session expired at this znode, and the remedy
+    assert err.strip().splitlines()[-1].endswith("; re-run"), err
 
 
 @pytest.mark.parametrize("fault", ["killed", "session-expired"])
