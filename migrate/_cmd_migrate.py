@@ -39,6 +39,9 @@ def bulk_options(args: argparse.Namespace) -> BulkOptions:
         raise BadFlagError("--on-cutover needs --cutover now or manual")
     if args.journal:
         raise BadFlagError("--journal needs --cutover now or manual (--cutover none keeps none)")
+    if getattr(args, "controller_logs", None) or getattr(args, "html", None):
+        raise BadFlagError("--controller-log/--html need --cutover now or manual (they report "
+                           "the cutover window)")
     if getattr(args, "bootstrap_server", None) or getattr(args, "command_config", None):
         raise BadFlagError("--bootstrap-server/--command-config need --cutover now or manual "
                            "(the canary measures a cutover)")

@@ -29,8 +29,9 @@ from migrate._online import (
     check_cutover_version,
     run_online,
 )
-from migrate._private_file import check_output_path, write_json_report
+from migrate._private_file import check_output_path, write_json_report, write_report
 from migrate._standinargs import StandInSpec
+from migrate._window_report import check_controller_logs, online_html, parts_for
 from migrate._zkargs import connect_options
 from migrate.errors import BadFlagError, BlockersFoundError
 
@@ -50,6 +51,11 @@ def online_options(args: argparse.Namespace, standin: StandInSpec | None) -> Onl
     """
     check_cutover_version(args.metadata_version)
     check_output_path("--json", args.json)
+    html = getattr(args, "html", None)
+    if args.json == "-" and html == "-":
+        raise BadFlagError("--json - and --html -: only one document can go to stdout")
+    check_output_path("--html", html)
+    check_controller_logs(getattr(args, "controller_logs", None))
     if standin is not None:
         targets = [VoterTarget(standin.node_id, standin.log_dir)]
     elif not args.voters:
@@ -133,7 +139,7 @@ def _arm_trigger(mode: str) -> threading.Event:
 def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
     """Run the online migration; 0 when the cutover completed (or had already), 1 on blockers."""
     options = online_options(args, standin)
-    to_stdout = args.json == "-"
+    to_stdout = args.json == "-" or getattr(args, "html", None) == "-"
     console = Console(stderr=to_stdout or not sys.stdout.isatty(), highlight=False)
     sink = _ConsoleSink(console, quiet=args.quiet)
     trigger = _arm_trigger(options.cutover)
@@ -146,14 +152,31 @@ def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
         raise
     finally:
         sink.close()
-    doc = outcome.to_json()
+    extra: dict[str, Any] = {}
     if canary is not None:
         report = finish_canary(canary, outcome.fence_at, options.handoff_timeout_s, sink.say)
         outcome.canary = window_figures(report)
-        doc = {**outcome.to_json(), "canary": report.to_json()}
+        extra["canary"] = report.to_json()
+    parts = None
+    if not outcome.refused and not outcome.already_done:
+        logs = check_controller_logs(getattr(args, "controller_logs", None))
+        if logs and "claimed" in outcome.stamps:
+            sink.say(f"reading {', '.join(map(str, logs))} for Kafka's takeover (up to "
+                     f"{options.handoff_timeout_s:g}s for DUAL_WRITE)")
+        parts = parts_for(outcome, standin=standin is not None, logs=logs,
+                          timeout_s=options.handoff_timeout_s)
+        outcome.parts = parts.to_json()
+    doc = {**outcome.to_json(), **extra}
     write_json_report(args.json, doc)
+    if getattr(args, "html", None) is not None:
+        write_report("--html", args.html,
+                     online_html(outcome, parts, source=args.zookeeper).encode("utf-8"))
     if not args.quiet:
         _print(console, outcome, source=args.zookeeper)
+        if parts is not None:
+            from verify import render_window_parts
+
+            render_window_parts(console, parts)
     if outcome.refused:
         assert outcome.summary is not None
         raise BlockersFoundError(blockers_message(outcome.summary.report.blockers))

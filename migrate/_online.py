@@ -219,6 +219,11 @@ class OnlineOutcome:
     canary: dict[str, Any] | None = None  # the canary's figures, shown inside window_ms
     transport: dict[str, Any] = field(default_factory=lambda: {"kind": "voter-dirs"})
     handover: dict[str, Any] | None = None  # the stand-in's resignation (who leads, how fast)
+    # the window's boundaries on the run's clock (fence, drained, handoff, new_leader, claimed)
+    # and the fence's wall-clock time, for the stacked parts (migrate._window_report)
+    stamps: dict[str, float] = field(default_factory=dict)
+    fence_wall_s: float | None = None
+    parts: dict[str, Any] | None = None  # window_ms.parts, set by the command
 
     @property
     def refused(self) -> bool:
@@ -233,7 +238,8 @@ class OnlineOutcome:
             "transport": self.transport,
             "handover": self.handover,
             "window_ms": {"tool": _r(self.window_tool_ms), "total": _r(self.window_total_ms),
-                          **(self.canary or {})},
+                          **(self.canary or {}),
+                          **({} if self.parts is None else {"parts": self.parts})},
             "delta_records": self.delta_records,
             "mirrored_records": self.mirrored_records,
             "precopy_records": self.precopy_records,
@@ -401,8 +407,11 @@ class _Run:
             with paused_gc():
                 t0, token = self._fence()
                 self.out.fence_at = t0
+                self.out.stamps["fence"] = t0
                 if not j.at_least("drained"):
                     t1 = self._drain_explained(token)
+                    if t1 is not None:
+                        self.out.stamps["drained"] = t1
         try:
             if not j.at_least("drained"):
                 t1 = self._drain(token)
@@ -414,6 +423,8 @@ class _Run:
             raise VoterUnavailableError(_fenced_without_log(exc, self.controller_id, token)
                                         ) from exc
         t2 = self._handoff(token)
+        if t2 is not None:
+            self.out.stamps["claimed"] = t2
         if t0 is not None and t1 is not None:
             self.out.window_tool_ms = (t1 - t0) * 1000.0
             self.out.window_total_ms = None if t2 is None else (t2 - t0) * 1000.0
@@ -623,6 +634,7 @@ class _Run:
 
     def _fence(self) -> tuple[float, FenceToken]:
         ts = int(time.time() * 1000)
+        self.out.fence_wall_s = ts / 1000.0
         claim = claim_json(self.controller_id, self.epoch, ts)
         self.journal.save(phase="fencing", claim=claim.decode())
         _crash("before_fence")
@@ -730,6 +742,7 @@ class _Run:
 
     def _handoff(self, token: FenceToken) -> float | None:
         self.journal.save(phase="handoff")
+        self.out.stamps["handoff"] = self.clock()
         if self.out.migration_zk_version is None:
             self.out.migration_zk_version = self.journal.migration_zk_version
         if not isinstance(self.quorum, StandInLeader):
@@ -780,6 +793,8 @@ class _Run:
         self.out.phase_ms["resign"] = (self.clock() - start) * 1000.0
         self.out.handover = {"new_leader": result.new_leader, "new_epoch": result.new_epoch,
                              "elapsed_ms": _r(result.elapsed_ms)}
+        if result.new_leader >= 0:
+            self.out.stamps["new_leader"] = self.clock()
         if result.new_leader < 0:
             self.sink.say("WARNING: the stand-in resigned but no controller announced itself "
                           f"within {self.o.handoff_timeout_s:g}s")

@@ -342,6 +342,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--command-config", metavar="FILE",
                    help="the canary's client properties (Kafka's Java client file: "
                    "security.protocol, sasl.*, ssl.* with PEM or PKCS#12 stores)")
+    p.add_argument("--controller-log", dest="controller_logs", action="append", metavar="FILE",
+                   help="the server log of the controller that takes over (repeat for each "
+                   "candidate): its migration-driver lines give window_ms.parts' reconcile and "
+                   "broker_rpcs (zk2kraft follows it until DUAL_WRITE or --handoff-timeout)")
+    p.add_argument("--html", metavar="FILE",
+                   help="with --cutover now|manual: also write a self-contained HTML report "
+                   "with the window's parts as a stacked bar (mode 0600)")
     p.add_argument("--spark-master", default="auto", metavar="auto|in-process|URL",
                    help="engine of the bulk pipeline: 'auto' (default) runs Spark local[*] "
                    "for big clusters and in-process below a measured size; 'in-process' never "

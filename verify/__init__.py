@@ -25,6 +25,7 @@ from verify._render_inspect import (
     render_inspect,
 )
 from verify._render_plan import VoterParity, plan_console, render_plan
+from verify._render_window import render_window_parts
 from verify._report import (
     Difference,
     FindingLike,
@@ -44,6 +45,15 @@ from verify._voters import (
     read_voters,
     transaction_differences,
     voter_diffs,
+)
+from verify._window import (
+    DriverEvent,
+    KafkaHandoff,
+    WindowPart,
+    WindowParts,
+    kafka_handoff,
+    parse_driver_lines,
+    window_parts,
 )
 from verify.delta import (
     ClusterDelta,
@@ -142,4 +152,12 @@ __all__ = [
     "render_plan",
     "write_private",
     "write_report_file",
+    "DriverEvent",
+    "KafkaHandoff",
+    "WindowPart",
+    "WindowParts",
+    "kafka_handoff",
+    "parse_driver_lines",
+    "render_window_parts",
+    "window_parts",
 ]

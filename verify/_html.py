@@ -21,6 +21,7 @@ from verify._report import (
     Report,
     format_value,
 )
+from verify._window import WindowParts
 
 __all__ = ["render_html", "write_report_file"]
 
@@ -32,7 +33,12 @@ th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:to
 th{background:#f3f3f3}td.num{text-align:right}
 .ok{color:#1a7f37;font-weight:bold}.bad{color:#cf222e;font-weight:bold}
 .warn{color:#9a6700;font-weight:bold}code{font-family:ui-monospace,monospace}
+svg.window text{font-size:11px}.na{color:#777}
 """
+
+# one colour per window part (the terminal's colours, as hex), in stacking order
+_PART_COLOURS = {"tool": "#2da44e", "migration_znode": "#1b9aaa", "election": "#0969da",
+                 "kafka_claim": "#8250df", "reconcile": "#bf8700", "broker_rpcs": "#cf222e"}
 
 
 def _e(value: object) -> str:
@@ -94,6 +100,53 @@ def _parity(parity: ParityReport, policy: RedactionPolicy, max_rows: int) -> str
     return out
 
 
+def _window(window: WindowParts, *, width: int = 720, height: int = 28) -> str:
+    """The window's parts as one stacked horizontal bar (inline SVG), then a table.
+
+    The bar is scaled to the sum of the measured parts; every segment carries a `<title>`
+    (its name and milliseconds) and the table lists unmeasured parts with their reason.
+    """
+    stacked = window.stacked()
+    whole = sum(p.ms for p, _ in stacked if p.ms is not None)
+    out = ["<h2>Controller-unavailability window, stacked</h2>"]
+    if whole > 0:
+        rects = []
+        for p, start in stacked:
+            assert p.ms is not None
+            x = start / whole * width
+            w = max(p.ms / whole * width, 0.5)
+            colour = _PART_COLOURS.get(p.name, "#999")
+            rects.append(
+                f'<rect class="part" data-part="{_e(p.name)}" x="{x:.2f}" y="0" '
+                f'width="{w:.2f}" height="{height}" fill="{colour}">'
+                f"<title>{_e(p.name)}: {p.ms:.1f} ms</title></rect>")
+        out.append(f'<svg class="window" role="img" width="{width}" height="{height + 16}" '
+                   f'viewBox="0 0 {width} {height + 16}" xmlns="http://www.w3.org/2000/svg">'
+                   f"<title>window parts: {whole:.1f} ms measured</title>{''.join(rects)}"
+                   f'<text x="0" y="{height + 12}">0 ms</text><text x="{width}" '
+                   f'y="{height + 12}" text-anchor="end">{whole:.1f} ms</text></svg>')
+    else:
+        out.append("<p>No part of the window could be measured.</p>")
+    starts = {p.name: start for p, start in stacked}
+    rows = []
+    for p in window.parts:
+        swatch = (f'<span style="color:{_PART_COLOURS.get(p.name, "#999")}">&#9632;</span>'
+                  if p.ms is not None else "")
+        if p.ms is None:
+            cells = [swatch, _e(p.name), '<span class="na">n/a</span>', "", _e(p.source),
+                     f'<span class="na">{_e(p.reason or "")}</span>']
+        else:
+            cells = [swatch, _e(p.name), f"{p.ms:.1f}", f"{starts[p.name]:.1f}", _e(p.source),
+                     _e(p.what)]
+        rows.append("<tr>" + "".join(
+            f'<td class="num">{c}</td>' if i in (2, 3) else f"<td>{c}</td>"
+            for i, c in enumerate(cells)) + "</tr>")
+    head = "".join(f"<th>{_e(h)}</th>" for h in
+                   ("", "part", "ms", "starts at (ms)", "source", "what / why not"))
+    out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+    return "".join(out)
+
+
 def render_html(
     report: Report,
     *,
@@ -128,6 +181,8 @@ def render_html(
         parts.append("<h2>Records</h2>")
         parts.append(_table(["record type", "count"],
                             [[k, str(v)] for k, v in sorted(report.records.items())], numeric=1))
+    if report.window is not None:
+        parts.append(_window(report.window))
     if report.parity is not None:
         parts.append(_parity(report.parity, policy, max_rows))
     parts.append("</body></html>\n")

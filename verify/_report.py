@@ -12,9 +12,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from writers import REDACTED, is_sensitive_config
+
+if TYPE_CHECKING:
+    from verify._window import WindowParts
 
 __all__ = [
     "REDACTED",
@@ -160,6 +163,7 @@ class Report:
         blockers / warnings: pre-flight findings.
         records: records by type that `migrate` would write.
         parity: the diff against voters that already hold a log, if any.
+        window: the cutover window's parts (`migrate --html`), drawn as a stacked bar.
     """
 
     title: str
@@ -168,6 +172,7 @@ class Report:
     warnings: Sequence[FindingLike] = ()
     records: Mapping[str, int] = field(default_factory=dict)
     parity: ParityReport | None = None
+    window: WindowParts | None = None
 
     def to_json(self, policy: RedactionPolicy = RedactionPolicy.STRICT) -> dict[str, JsonValue]:
         """The report as JSON-ready data (findings as `{"code","message","path"}`)."""
@@ -178,6 +183,8 @@ class Report:
             "warnings": [_finding(f) for f in self.warnings],
             "records": dict(self.records),
             "parity": None if self.parity is None else self.parity.to_json(policy),
+            **({} if self.window is None
+               else {"window_parts": cast("JsonValue", self.window.to_json())}),
         }
 
 
