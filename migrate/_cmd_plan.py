@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from migrate._cmd_snapshot import read_snapshot
 from migrate._findings import Finding
 from migrate._offline import resolve_metadata_version
-from migrate._preflight import PlanSummary, summarize
+from migrate._preflight import PlanSummary, standin_summary, summarize
 from migrate._private_file import check_output_path, write_json_report, write_report
 from migrate._progress import ProgressBars, progress_wanted
 from migrate._standinargs import StandInSpec, check_standin_flags
@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     if standin is not None:
         from migrate._operator_sequence import operator_sequence
 
-        summary = _standin_summary(summary, snapshot)
+        summary = standin_summary(summary, snapshot.migration)
         sequence = operator_sequence(snapshot, standin, metadata_version=args.metadata_version,
                                      zookeeper=args.zookeeper,
                                      controller_listener=args.controller_listener_name)
@@ -164,18 +164,6 @@ def run(args: argparse.Namespace) -> int:
             for line in sequence.lines():
                 console.print(line, markup=False, highlight=False, soft_wrap=True)
     return 1 if summary.report.blockers else 0
-
-
-def _standin_summary(summary: PlanSummary, snapshot: ClusterSnapshot) -> PlanSummary:
-    """Judge as `migrate --standin` does: controllers in migration mode create an empty
-    `/migration` when they start, so one that names no offset yet is no blocker there."""
-    if snapshot.migration is None or snapshot.migration.kraft_metadata_offset >= 0:
-        return summary
-    report = type(summary.report)(
-        tuple(f for f in summary.report.blockers if f.code != "MIGRATION_ZNODE_EXISTS"),
-        summary.report.warnings)
-    return PlanSummary(report, summary.records, summary.brokers, summary.topics,
-                       summary.partitions)
 
 
 def _with_voter_blockers(summary: PlanSummary, snapshot: ClusterSnapshot,

@@ -47,16 +47,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from migrate._bulk import VoterTarget, judge
+from migrate._bulk import VoterTarget, blockers_message, judge
 from migrate._journal import Journal
 from migrate._mirror_delta import LogState
 from migrate._pipeline import rest_counts, snapshot_timestamp_ms, translate_rest
-from migrate._preflight import PlanSummary
+from migrate._preflight import PlanSummary, standin_migration_finding, standin_summary
 from migrate._standin_transport import open_standin
 from migrate._standinargs import StandInSpec
 from migrate._translate_framing import ZK_MIGRATION_STATE_MIGRATION
 from migrate.entities import bulk_entity_keys, delta_records
-from migrate.errors import BadFlagError
+from migrate.errors import BadFlagError, BlockersFoundError
 from migrate.translate import (
     TranslationOptions,
     header_records,
@@ -82,6 +82,7 @@ from zkreader import (
     ConnectOptions,
     FenceToken,
     MigrationState,
+    MigrationZnode,
     ZkSession,
     ZkSessionExpiredError,
     ZkUnreachableError,
@@ -456,10 +457,9 @@ class _Run:
         summary = judge(snapshot, rest, rest_counts(snapshot, rest),
                         voter_ids=[t.node_id for t in self.o.voters] if self.o.standin is None
                         else sorted(self.o.standin.voters), overrides=self.o.overrides)
-        if self.o.standin is not None and snapshot.migration is not None and \
-                snapshot.migration.kraft_metadata_offset < 0:
+        if self.o.standin is not None:
             # controllers in migration mode create an empty /migration when they start
-            summary = _without(summary, {"MIGRATION_ZNODE_EXISTS"})
+            summary = standin_summary(summary, snapshot.migration)
         if after_fence:
             # Past the fence the go/no-go was decided (by the pre-copy, maybe in an earlier
             # run); the claim and /migration it finds now are our own.
@@ -842,6 +842,30 @@ def _cluster_id(session: ZkSession) -> str:
     return znode.cluster_id
 
 
+def _refuse_migration_znode_before_the_election(session: ZkSession) -> None:
+    """Refuse a `/migration` the stand-in cannot take over before it asks any controller for a
+    vote, while nothing is written anywhere (`standin_migration_finding`: only the empty one
+    that controllers in migration mode create at start). The pre-copy judges it again, with
+    everything else, on the tree it copies.
+
+    Raises:
+        BlockersFoundError: `/migration` was written by a controller that led a migration, or
+            left by an earlier attempt (exit 1).
+        ZnodeFormatError: `/migration` is malformed (exit 2, as the pre-copy's read would say).
+    """
+    path = "/migration"
+    got = session.get(path)
+    if got is None:
+        return
+    kind = kind_for_path(path)
+    assert kind is not None
+    znode = kind.decode(*got)
+    assert isinstance(znode, MigrationZnode)
+    finding = standin_migration_finding(znode)
+    if finding is not None:
+        raise BlockersFoundError(blockers_message([finding]))
+
+
 def run_online(options: OnlineOptions, *, sink: StatusSink,
                trigger: threading.Event | None = None,
                clock: Callable[[], float] = time.monotonic) -> OnlineOutcome:
@@ -852,6 +876,8 @@ def run_online(options: OnlineOptions, *, sink: StatusSink,
 
     Raises:
         BadFlagError / ZnodeFormatError / TranslationError: bad input (exit 2).
+        BlockersFoundError: `--standin` found a `/migration` it cannot take over, before its
+            election (exit 1; other blockers come back in `outcome.summary`).
         ZkUnreachableError / VoterUnavailableError: exit 3.
         ControllerMovedError: another controller holds ZooKeeper (exit 3).
         VoterStateError: the voters hold a log that is not this run's (exit 1).
@@ -881,6 +907,8 @@ def _run_locked(options: OnlineOptions, sink: StatusSink, trigger: threading.Eve
                 f"--journal {options.journal_dir}: the journal is for cluster "
                 f"{journal.cluster_id!r} with voters {journal.voters}, not {cluster_id!r} with "
                 f"{ids}; point --journal elsewhere or remove it")
+        if options.standin is not None and journal is None:
+            _refuse_migration_znode_before_the_election(session)
         quorum: QuorumLog
         opened_at = -1
         if options.standin is not None:

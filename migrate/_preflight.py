@@ -17,13 +17,15 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from migrate._findings import Finding
-from zkreader import ClusterSnapshot, PartitionState, Topic, migrating_topic
+from zkreader import ClusterSnapshot, MigrationZnode, PartitionState, Topic, migrating_topic
 
 __all__ = [
     "PlanSummary",
     "PreflightReport",
     "migrated_partition_count",
     "preflight",
+    "standin_migration_finding",
+    "standin_summary",
     "summarize",
 ]
 
@@ -209,6 +211,51 @@ def _migration_znode(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         "remove it deliberately before migrating.",
         "/migration",
     )
+
+
+def standin_migration_finding(m: MigrationZnode | None) -> Finding | None:
+    """The blocker an existing `/migration` is for `--standin`, or None when it may be reused.
+
+    KRaft controllers in migration mode get-or-create `/migration` when they start, on every
+    node (`KRaftMigrationDriver`'s recovery from ZooKeeper), with Kafka's
+    `ZkMigrationLeadershipState.EMPTY`: controller id, controller epoch, metadata offset and
+    metadata epoch all -1. The stand-in's controllers run before the cutover, so that znode is
+    expected and is what the fence then takes over. Anything else was written by a controller
+    that led a migration (an active one records its id and epoch before it migrates), or was
+    left by an earlier attempt, and reusing it silently has wiped clusters: still a blocker.
+    """
+    if m is None:
+        return None
+    fields = (m.kraft_controller_id, m.kraft_controller_epoch, m.kraft_metadata_offset,
+              m.kraft_metadata_epoch)
+    if fields == (-1, -1, -1, -1):
+        return None
+    return Finding(
+        "MIGRATION_ZNODE_EXISTS",
+        f"/migration names KRaft controller {m.kraft_controller_id}, epoch "
+        f"{m.kraft_controller_epoch}, metadata offset {m.kraft_metadata_offset}, metadata "
+        f"epoch {m.kraft_metadata_epoch}: --standin accepts only the empty /migration that "
+        "controllers in migration mode create when they start (all four -1). This one was "
+        "written by a controller that led a migration, or is left from an earlier attempt; "
+        "reusing it silently has wiped clusters. Find out what wrote it and remove it "
+        "deliberately before migrating.",
+        "/migration",
+    )
+
+
+def standin_summary(summary: PlanSummary, migration: MigrationZnode | None) -> PlanSummary:
+    """Judge `/migration` as `--standin` does (`standin_migration_finding`): the controllers'
+    empty one blocks nothing, any other keeps its `MIGRATION_ZNODE_EXISTS` blocker, saying why
+    the stand-in cannot take it over. `plan --standin` and `migrate --standin` both use this."""
+    if not any(f.code == "MIGRATION_ZNODE_EXISTS" for f in summary.report.blockers):
+        return summary
+    finding = standin_migration_finding(migration)
+    blockers = tuple(f if f.code != "MIGRATION_ZNODE_EXISTS" else finding
+                     for f in summary.report.blockers)
+    report = type(summary.report)(tuple(f for f in blockers if f is not None),
+                                  summary.report.warnings)
+    return PlanSummary(report, summary.records, summary.brokers, summary.topics,
+                       summary.partitions)
 
 
 def _kraft_controller(snapshot: ClusterSnapshot) -> Iterator[Finding]:

@@ -12,6 +12,10 @@ metadata.version), not from the code under test.
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +26,7 @@ from kazoo.client import KazooClient
 from migrate.cli import main
 
 CLUSTER_ID = "q1Sh-9_ISia_zwGINzRvyQ"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _j(obj: object) -> bytes:
@@ -191,3 +196,57 @@ def test_plan_without_standin_has_no_sequence_and_stray_controller_flags_exit_2(
     code, _, err = plan("--standin", f"3000@h:9093={tmp_path / 's'}",
                         "--controller", "3001@c1:9093", "--controller-listener-name", "A B")
     assert code == 2 and "--controller-listener-name" in err
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("left", [
+    # a controller that became active writes its id and epoch before migrating anything
+    {"kraft_controller_id": 3001, "kraft_controller_epoch": 2, "kraft_metadata_offset": -1,
+     "kraft_metadata_epoch": -1},
+    # an earlier attempt that got as far as a migrated offset
+    {"kraft_controller_id": 3000, "kraft_controller_epoch": 1, "kraft_metadata_offset": 41,
+     "kraft_metadata_epoch": 1},
+], ids=["claimed-before-migrating", "migrated"])
+def test_migrate_standin_refuses_any_migration_znode_but_the_starting_controllers_empty_one(
+    zk_chroot_client: KazooClient, connect: str, tmp_path: Path, left: dict[str, int]
+) -> None:
+    # Controllers in migration mode create /migration at start with every field -1 (Kafka's
+    # ZkMigrationLeadershipState.EMPTY); that one the stand-in takes over (the plan test above
+    # and the oracle tests). Anything else is refused before the stand-in asks for a vote, so
+    # the controller named here, on a port nobody listens on, is never needed.
+    _tree(zk_chroot_client, brokers={1: {"PLAINTEXT": "PLAINTEXT"},
+                                     2: {"PLAINTEXT": "PLAINTEXT"}})
+    zk_chroot_client.create("/migration", _j({"version": 0, **left}))
+    watched = ("/migration", "/controller", "/controller_epoch")
+    before = {p: zk_chroot_client.get(p) for p in watched}
+    work = tmp_path / "work"
+    work.mkdir()
+    flags = ["--zookeeper", connect, "--zk-timeout", "10",
+             "--standin", f"3000@127.0.0.1:{_free_port()}={work / 'standin'}",
+             "--controller", f"3001@127.0.0.1:{_free_port()}"]
+    cli = [sys.executable, "-m", "migrate.cli"]
+    migrated = subprocess.run([*cli, "migrate", *flags, "--cutover", "now", "--quiet"],
+                              capture_output=True, text=True, timeout=90, cwd=ROOT)
+    assert migrated.returncode == 1, migrated.stderr
+    said = (f"MIGRATION_ZNODE_EXISTS /migration: /migration names KRaft controller "
+            f"{left['kraft_controller_id']}, epoch {left['kraft_controller_epoch']}, metadata "
+            f"offset {left['kraft_metadata_offset']}, metadata epoch "
+            f"{left['kraft_metadata_epoch']}: --standin accepts only the empty /migration that "
+            "controllers in migration mode create when they start")
+    assert said in " ".join(migrated.stderr.split()), migrated.stderr
+    assert "nothing was written" in migrated.stderr
+    # nothing was written: ZooKeeper as it was, no stand-in log, no journal
+    assert {p: zk_chroot_client.get(p) for p in watched} == before
+    assert os.listdir(work) == []
+    # and plan --standin blocks on it the same way
+    planned = subprocess.run([*cli, "plan", *flags, "--json", "-"], capture_output=True,
+                             text=True, timeout=90, cwd=ROOT)
+    assert planned.returncode == 1, planned.stderr
+    blockers = json.loads(planned.stdout)["blockers"]
+    assert [(b["code"], b["path"]) for b in blockers] == [("MIGRATION_ZNODE_EXISTS", "/migration")]
+    assert "--standin accepts only the empty /migration" in blockers[0]["message"]
