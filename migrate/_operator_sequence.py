@@ -19,7 +19,9 @@ its `BrokerRegistrationRequest`, and `ControllerServer`):
   `broker.id`, and an `inter.broker.protocol.version` equal to the KRaft metadata.version (a
   migrating broker registers with min = max = its IBP, so the two must match);
 * controllers need `zookeeper.metadata.migration.enable=true` and `zookeeper.connect`, and the
-  brokers' inter-broker listener name to send them RPCs;
+  brokers' inter-broker listener name to send them RPCs, mapped in their own
+  `listener.security.protocol.map` (Kafka refuses to start otherwise; found by starting a real
+  3.9.1 controller with the printed file);
 * `delegation.token.secret.key` on the controllers when ZooKeeper holds delegation tokens: the
   token HMACs are derived from it, and without it every token update is a publishing fault. It
   is printed as a placeholder, never a value (zk2kraft does not know it and must not print it).
@@ -178,6 +180,14 @@ def operator_sequence(
     mv = metadata_version.name
     ibl, ibl_note = _inter_broker_listener(snapshot)
     tokens = bool(snapshot.delegation_tokens)
+    # Kafka refuses a controller whose inter.broker.listener.name is not in its protocol map
+    # (KafkaConfig.getInterBrokerListenerNameAndSecurityProtocol), so the brokers' listeners,
+    # as their registrations map them, are mapped beside the controller listener
+    listener_protocols = {controller_listener: spec.protocol}
+    for broker_id in sorted(snapshot.brokers):
+        for e in snapshot.brokers[broker_id].endpoints:
+            listener_protocols.setdefault(e.listener, e.security_protocol)
+    controller_map = ",".join(f"{k}:{v}" for k, v in listener_protocols.items())
     controllers: dict[int, dict[str, str]] = {}
     for node_id, (host, port) in spec.voters.items():
         if node_id == spec.node_id:
@@ -188,7 +198,7 @@ def operator_sequence(
             "controller.quorum.voters": voters,
             "controller.listener.names": controller_listener,
             "listeners": f"{controller_listener}://{_host(host)}:{port}",
-            "listener.security.protocol.map": f"{controller_listener}:{spec.protocol}",
+            "listener.security.protocol.map": controller_map,
             "controller.quorum.election.timeout.ms": str(ELECTION_TIMEOUT_MS),
             "zookeeper.metadata.migration.enable": "true",
             "zookeeper.connect": zookeeper,

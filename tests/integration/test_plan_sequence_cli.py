@@ -110,7 +110,7 @@ def test_standin_plan_prints_each_nodes_properties_and_the_steps(
             "process.roles": "controller", "node.id": "3001",
             "controller.quorum.voters": voters, "controller.listener.names": "CONTROLLER",
             "listeners": "CONTROLLER://c1.example:9093",
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
             "controller.quorum.election.timeout.ms": "30000",
             "zookeeper.metadata.migration.enable": "true", "zookeeper.connect": connect,
             "inter.broker.listener.name": "PLAINTEXT",
@@ -120,7 +120,7 @@ def test_standin_plan_prints_each_nodes_properties_and_the_steps(
             "process.roles": "controller", "node.id": "3002",
             "controller.quorum.voters": voters, "controller.listener.names": "CONTROLLER",
             "listeners": "CONTROLLER://c2.example:9093",
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
             "controller.quorum.election.timeout.ms": "30000",
             "zookeeper.metadata.migration.enable": "true", "zookeeper.connect": connect,
             "inter.broker.listener.name": "PLAINTEXT",
@@ -170,6 +170,8 @@ def test_quorum_voters_form_and_a_broker_with_two_listeners(
     assert props["controller.quorum.voters"] == voters
     assert props["listeners"] == "KRAFT://c1:19093"
     assert props["controller.listener.names"] == "KRAFT"
+    assert props["listener.security.protocol.map"] == \
+        "KRAFT:PLAINTEXT,INTERNAL:SASL_SSL,EXTERNAL:SSL"
     assert "delegation.token.secret.key" not in props  # no tokens in ZooKeeper
     # two listeners: ZooKeeper does not say which is inter-broker, so a placeholder says so
     assert props["inter.broker.listener.name"].startswith("<")

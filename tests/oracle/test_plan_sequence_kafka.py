@@ -1,0 +1,66 @@
+"""Kafka 3.9.1 accepts the properties `plan --standin` prints, node by node.
+
+A real ZooKeeper-mode broker registers itself (so `/brokers/ids` is Kafka's own), `plan` prints
+the sequence for stand-in 3000 and controller 3001, then:
+
+* the broker restarts with its printed migration-mode properties and starts (Kafka validates a
+  migrating ZooKeeper broker's config at start: explicit broker.id, controller listener mapped,
+  voters, IBP);
+* controller 3001, formatted as step 3 says (`kafka-storage format --cluster-id <the printed
+  id> --release-version 3.9-IV0`), starts with its printed properties, and its migration driver
+  runs (connects to ZooKeeper, "transitioning from UNINITIALIZED to INACTIVE"), without
+  standing for election (the stand-in is absent; the printed long election timeout holds it).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.kafka import KafkaController, KafkaZkBroker, free_port, storage_format
+
+pytestmark = [pytest.mark.oracle, pytest.mark.slow]
+
+
+def test_printed_properties_start_a_migrating_broker_and_a_controller(
+    tmp_path: Path, zk_server: Any, zk_chroot: str
+) -> None:
+    connect = f"{zk_server.connect}{zk_chroot}"
+    standin_port, controller_port = free_port(), free_port()
+    with KafkaZkBroker(tmp_path / "broker", connect, broker_id=0, heap="384m",
+                       start_timeout=240):
+        proc = subprocess.run(
+            [sys.executable, "-m", "migrate.cli", "plan", "--zookeeper", connect, "--json", "-",
+             "--standin", f"3000@127.0.0.1:{standin_port}={tmp_path / 'standin'}",
+             "--controller", f"3001@127.0.0.1:{controller_port}",
+             "--metadata-version", "3.9-IV0"],
+            capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    seq = json.loads(proc.stdout)["operator_sequence"]
+    (broker,) = seq["brokers"]
+    (controller,) = seq["controllers"]
+    assert broker["broker_id"] == 0 and controller["node_id"] == 3001
+    # step 2: the broker in migration mode, with exactly the printed properties
+    migrating = KafkaZkBroker(tmp_path / "broker", connect, broker_id=0, heap="384m",
+                              start_timeout=240, extra=broker["properties"])
+    # step 3: the controller, formatted with the printed cluster id and release
+    node = KafkaController(tmp_path / "c3001", tmp_path / "c3001" / "meta", node_id=3001,
+                           heap="384m", start_timeout=240,
+                           quorum={3000: standin_port, 3001: controller_port},
+                           extra=controller["properties"])
+    storage_format(node.config_path, seq["cluster_id"], release_version="3.9-IV0")
+    with migrating:
+        node.launch()
+        try:
+            node.wait_for_log(r"3001 transitioning from UNINITIALIZED to INACTIVE state", 240)
+            log = node.log_text()
+            assert "ConfigException" not in log
+            assert "BECOME_CONTROLLER" not in log  # nobody leads without the stand-in
+        finally:
+            node.stop()
+        assert "zookeeper.metadata.migration.enable = true" in migrating.log_text()
