@@ -58,7 +58,8 @@ def test_canary_measures_the_window_and_loses_no_record(
                 [sys.executable, "-m", "migrate.cli", "migrate", "--zookeeper", connect,
                  "--voter", f"{CONTROLLER_ID}={voter}", "--cutover", "now",
                  "--on-cutover", command, "--bootstrap-server", cluster.bootstrap,
-                 "--handoff-timeout", "240", "--json", str(report_path)],
+                 "--handoff-timeout", "240", "--controller-log", str(controller.server_log),
+                 "--json", str(report_path)],
                 capture_output=True, text=True, timeout=900, cwd=ROOT,
                 env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"})
             assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}"
@@ -83,3 +84,16 @@ def test_canary_measures_the_window_and_loses_no_record(
     assert "WAIT_FOR_BROKERS" not in states and "ZK_MIGRATION" not in states, states
     assert "Loaded ZK migration state of MIGRATION" in log
     assert "window as clients felt it: observed" in proc.stdout + proc.stderr
+    # the window's parts: ours add up to total; Kafka's are its own log's timestamps
+    # (state_times reads the same log independently: the claim, then the first entry of each
+    # state)
+    parts = window["parts"]
+    print("window_ms:", {k: v for k, v in window.items() if k != "parts"},
+          {n: p["ms"] for n, p in parts.items()})
+    ours = [parts[n]["ms"] for n in ("tool", "migration_znode", "kafka_claim")]
+    assert None not in ours and abs(sum(ours) - window["total"]) < 0.01, parts
+    assert parts["election"]["ms"] is None  # local voter dir: the election is Kafka's
+    reconcile = (states["KRAFT_CONTROLLER_TO_BROKER_COMM"] - states["claim"]) * 1000
+    rpcs = (states["DUAL_WRITE"] - states["KRAFT_CONTROLLER_TO_BROKER_COMM"]) * 1000
+    assert abs(parts["reconcile"]["ms"] - reconcile) < 0.01, (parts, states)
+    assert abs(parts["broker_rpcs"]["ms"] - rpcs) < 0.01, (parts, states)
