@@ -33,6 +33,7 @@ from migrate.errors import BadFlagError
 from zkreader import ClusterSnapshot
 
 if TYPE_CHECKING:
+    from migrate._operator_sequence import OperatorSequence
     from migrate.translate import TranslationResult
     from verify import VoterDiff
     from writers import MetadataVersion
@@ -153,7 +154,8 @@ def run(args: argparse.Namespace) -> int:
     write_json_report(args.json, doc)
     if args.html is not None:
         write_report("--html", args.html,
-                     _html_page(summary, diffs, source=args.zookeeper).encode("utf-8"))
+                     _html_page(summary, diffs, source=args.zookeeper,
+                                sequence=sequence).encode("utf-8"))
     if not args.quiet:
         _print_tables(summary, samples, diffs, source=args.zookeeper,
                       to_stderr=json_to_stdout or html_to_stdout)
@@ -230,8 +232,10 @@ def _print_tables(
     )
 
 
-def _html_page(summary: PlanSummary, diffs: Sequence[VoterDiff], *, source: str) -> str:
-    """The self-contained page for a change ticket; the first voter holding a log is diffed."""
+def _html_page(summary: PlanSummary, diffs: Sequence[VoterDiff], *, source: str,
+               sequence: OperatorSequence | None = None) -> str:
+    """The self-contained page for a change ticket; the first voter holding a log is diffed,
+    and the operator's sequence (with `--standin`) follows as copyable text."""
     from verify import Report, render_html
 
     held = [d for d in diffs if d.parity is not None]
@@ -255,5 +259,6 @@ def _html_page(summary: PlanSummary, diffs: Sequence[VoterDiff], *, source: str)
         warnings=summary.report.warnings,
         records=summary.records,
         parity=held[0].parity if held else None,
+        texts=() if sequence is None else (("Operator's sequence", "\n".join(sequence.lines())),),
     )
     return render_html(report)

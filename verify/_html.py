@@ -183,6 +183,8 @@ def render_html(
                             [[k, str(v)] for k, v in sorted(report.records.items())], numeric=1))
     if report.window is not None:
         parts.append(_window(report.window))
+    for title, text in report.texts:
+        parts.append(f"<h2>{_e(title)}</h2><pre>{_e(text)}</pre>")
     if report.parity is not None:
         parts.append(_parity(report.parity, policy, max_rows))
     parts.append("</body></html>\n")

@@ -164,6 +164,8 @@ class Report:
         records: records by type that `migrate` would write.
         parity: the diff against voters that already hold a log, if any.
         window: the cutover window's parts (`migrate --html`), drawn as a stacked bar.
+        texts: (title, plain text) sections shown as preformatted text, e.g. the operator's
+            sequence of `plan --standin` (property lines an operator copies).
     """
 
     title: str
@@ -173,6 +175,7 @@ class Report:
     records: Mapping[str, int] = field(default_factory=dict)
     parity: ParityReport | None = None
     window: WindowParts | None = None
+    texts: Sequence[tuple[str, str]] = ()
 
     def to_json(self, policy: RedactionPolicy = RedactionPolicy.STRICT) -> dict[str, JsonValue]:
         """The report as JSON-ready data (findings as `{"code","message","path"}`)."""

@@ -152,6 +152,15 @@ def test_standin_plan_prints_each_nodes_properties_and_the_steps(
     assert "    inter.broker.protocol.version=3.9-IV0" in err
     assert "broker 2: add to (or change in) server.properties" in err
     assert "7. Finalise" in err
+    # --html: the same lines, escaped, in the page
+    code, _, err = plan("--quiet", "--html", str(tmp_path / "plan.html"), "--standin",
+                        f"3000@10.0.0.5:9093={standin_dir}", "--controller",
+                        "3001@c1.example:9093", "--controller", "3002@c2.example:9093")
+    page = (tmp_path / "plan.html").read_text()
+    assert code == 0, err
+    assert "<h2>Operator&#x27;s sequence</h2><pre>" in page
+    assert f"    controller.quorum.voters={voters}" in page
+    assert "&lt;the same secret as the brokers&#x27; delegation.token.secret.key&gt;" in page
 
 
 def test_quorum_voters_form_and_a_broker_with_two_listeners(
