@@ -11,7 +11,8 @@ Names follow Kafka's ZooKeeper JSON (Kafka's `ZkData.scala`), in snake_case.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 __all__ = [
     "AclEntry",
@@ -32,6 +33,8 @@ __all__ = [
     "Topic",
     "ZnodeStat",
     "migrating_topic",
+    "new_partition_state",
+    "new_stat",
 ]
 
 
@@ -56,6 +59,39 @@ class ZnodeStat:
     mtime_ms: int
     ephemeral_owner: int = 0
     num_children: int = 0
+
+
+def _slot_setters(cls: type, names: tuple[str, ...]) -> tuple[Any, ...]:
+    """The slot descriptors' setters of `cls`, checked to be exactly its fields, in order."""
+    if tuple(f.name for f in fields(cls)) != names:
+        raise AssertionError(f"{cls.__name__}: fast constructor out of date with its fields")
+    return tuple(getattr(cls, name).__set__ for name in names)
+
+
+_new = object.__new__
+(_stat_czxid, _stat_mzxid, _stat_version, _stat_ctime, _stat_mtime, _stat_owner,
+ _stat_children) = _slot_setters(ZnodeStat, ("czxid", "mzxid", "version", "ctime_ms", "mtime_ms",
+                                             "ephemeral_owner", "num_children"))
+
+
+def new_stat(czxid: int, mzxid: int, version: int, ctime_ms: int, mtime_ms: int,
+             ephemeral_owner: int, num_children: int) -> ZnodeStat:
+    """`ZnodeStat(...)` for the reader's hot path, all fields positional.
+
+    The same value as the dataclass constructor, built about twice as fast: a frozen dataclass's
+    generated `__init__` sets each field through `object.__setattr__`, and a 100,000-partition
+    read builds one stat per znode. This sets the slots directly (no `__post_init__` exists to
+    skip). A unit test checks it against the constructor.
+    """
+    stat = _new(ZnodeStat)
+    _stat_czxid(stat, czxid)
+    _stat_mzxid(stat, mzxid)
+    _stat_version(stat, version)
+    _stat_ctime(stat, ctime_ms)
+    _stat_mtime(stat, mtime_ms)
+    _stat_owner(stat, ephemeral_owner)
+    _stat_children(stat, num_children)
+    return stat
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +205,28 @@ class PartitionState:
     def partition_epoch(self) -> int:
         """The partition epoch, which ZK-mode Kafka keeps as the state znode's version."""
         return self.stat.version
+
+
+(_ps_topic, _ps_partition, _ps_leader, _ps_leader_epoch, _ps_controller_epoch, _ps_isr,
+ _ps_recovery, _ps_stat) = _slot_setters(
+    PartitionState, ("topic", "partition", "leader", "leader_epoch", "controller_epoch", "isr",
+                     "leader_recovery_state", "stat"))
+
+
+def new_partition_state(topic: str, partition: int, leader: int, leader_epoch: int,
+                        controller_epoch: int, isr: tuple[int, ...], leader_recovery_state: int,
+                        stat: ZnodeStat) -> PartitionState:
+    """`PartitionState(...)` for the reader's hot path (one per partition): see `new_stat`."""
+    state = _new(PartitionState)
+    _ps_topic(state, topic)
+    _ps_partition(state, partition)
+    _ps_leader(state, leader)
+    _ps_leader_epoch(state, leader_epoch)
+    _ps_controller_epoch(state, controller_epoch)
+    _ps_isr(state, isr)
+    _ps_recovery(state, leader_recovery_state)
+    _ps_stat(state, stat)
+    return state
 
 
 @dataclass(frozen=True, slots=True)

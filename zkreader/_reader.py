@@ -28,7 +28,13 @@ from zkreader._model import (
     PartitionState,
     Topic,
 )
-from zkreader._pipeline import DEFAULT_BATCH, DEFAULT_WINDOW, ReadPipeline, ReadRequest
+from zkreader._pipeline import (
+    DEFAULT_BATCH,
+    DEFAULT_WINDOW,
+    GET_CHILDREN,
+    GET_DATA,
+    ReadPipeline,
+)
 from zkreader._session import ZkSession
 from zkreader._test_pause import ReadPause
 from zkreader._znodes import (
@@ -101,32 +107,34 @@ class _Walk:
             The decoded models aligned with `kinds` (None where the znode does not exist), and
             the children of each path in `lists` (absent when that znode does not exist).
         """
-        requests = [ReadRequest(k.path) for k in kinds]
-        requests += [ReadRequest(p, children=True) for p in lists]
-        self.total += len(requests)
+        ops = [(GET_DATA, k.path) for k in kinds]
+        ops += [(GET_CHILDREN, p) for p in lists]
+        self.total += len(ops)
         self.rounds += 1
         decoded: list[Any] = []
+        append = decoded.append
         children: dict[str, tuple[str, ...]] = {}
         n_kinds = len(kinds)
         progress = self.progress
+        pause = self.pause
         last_zxid = self.last_zxid
-        for n, result in enumerate(self.pipeline.read(requests)):
+        for n, reply in enumerate(self.pipeline.replies(ops)):
             if n < n_kinds:
-                stat = result.stat
-                if stat is None:
-                    decoded.append(None)
-                    continue
-                if stat.mzxid > last_zxid:
-                    last_zxid = stat.mzxid
-                decoded.append(kinds[n].decode(result.data, stat))
-            elif result.children is not None:
-                children[result.path] = result.children
+                if reply is None:
+                    append(None)
+                else:
+                    data, stat = reply  # type: ignore[misc]
+                    if stat.mzxid > last_zxid:
+                        last_zxid = stat.mzxid
+                    append(kinds[n].decode(data, stat))
+            elif reply is not None:
+                children[lists[n - n_kinds]] = tuple(reply)  # type: ignore[arg-type]
             if progress is not None and n % _PROGRESS_EVERY == 0 and n:
                 progress(self.done + n, self.total)
-            if self.pause is not None and not self.pause.done:
-                self.pause.check(self.done + n + 1, self.pipeline.session.kazoo.client_id)
+            if pause is not None and not pause.done:
+                pause.check(self.done + n + 1, self.pipeline.session.kazoo.client_id)
         self.last_zxid = last_zxid
-        self.done += len(requests)
+        self.done += len(ops)
         if progress is not None:
             progress(self.done, self.total)
         return decoded, children

@@ -21,7 +21,7 @@ from typing import Any
 
 from kazoo.exceptions import UnimplementedError
 
-from zkreader._model import ZnodeStat
+from zkreader._model import ZnodeStat, new_stat
 
 __all__ = ["GET_CHILDREN", "GET_DATA", "MultiRead", "OpError", "SetWatches"]
 
@@ -31,8 +31,11 @@ GET_CHILDREN = 8
 _INT = struct.Struct("!i")
 _LONG = struct.Struct("!q")
 _MULTI_HEADER = struct.Struct("!iBi")  # type, done, err
+_DATA_HEADER = struct.Struct("!iBii")  # type, done, err, then a getData reply's data length
 _STAT = struct.Struct("!qqqqiiiqiiq")
 _DONE = _MULTI_HEADER.pack(-1, 1, -1)
+_OP_HEADER = {op: _MULTI_HEADER.pack(op, 0, -1) for op in (GET_DATA, GET_CHILDREN)}
+_NO_WATCH = b"\x00"  # watch flag; ignored by the server inside a multiRead
 
 
 class OpError:
@@ -50,13 +53,6 @@ class OpError:
 def _string(text: str) -> bytes:
     raw = text.encode("utf-8")
     return _INT.pack(len(raw)) + raw
-
-
-def _stat(buf: Any, offset: int) -> ZnodeStat:
-    (czxid, mzxid, ctime, mtime, version, _cversion, _aversion, owner, _dlen, children,
-     _pzxid) = _STAT.unpack_from(buf, offset)
-    return ZnodeStat(czxid=czxid, mzxid=mzxid, version=version, ctime_ms=ctime, mtime_ms=mtime,
-                     ephemeral_owner=owner, num_children=children)
 
 
 MultiReadResult = tuple[bytes | None, ZnodeStat] | list[str] | OpError
@@ -77,11 +73,12 @@ class MultiRead:
         self.zxid = 0
 
     def serialize(self) -> bytes:
+        headers = _OP_HEADER
+        pack_int = _INT.pack
         parts = []
         for op, path in self.ops:
-            parts.append(_MULTI_HEADER.pack(op, 0, -1))
-            parts.append(_string(path))
-            parts.append(b"\x00")  # watch flag; ignored by the server inside a multiRead
+            raw = path.encode("utf-8")
+            parts += (headers[op], pack_int(len(raw)), raw, _NO_WATCH)
         parts.append(_DONE)
         return b"".join(parts)
 
@@ -92,35 +89,48 @@ class MultiRead:
             # ZooKeeper < 3.6 does not know opcode 22 and answers with an empty body; the
             # pipeline then falls back to get_async.
             raise UnimplementedError()
+        # The hot loop of a bulk read (one pass per znode): locals only, one unpack for a getData
+        # op's header and data length, the stat built positionally (`new_stat`).
         results: list[MultiReadResult] = []
+        append = results.append
         unpack_header = _MULTI_HEADER.unpack_from
+        unpack_data_header = _DATA_HEADER.unpack_from
         unpack_int = _INT.unpack_from
+        unpack_stat = _STAT.unpack_from
+        make_stat = new_stat
+        end = len(buf)
         while True:
-            op, done, err = unpack_header(buf, offset)
-            offset += 9
+            if offset + 13 <= end:
+                op, done, err, length = unpack_data_header(buf, offset)
+            else:  # only the 9-byte done marker fits
+                op, done, err = unpack_header(buf, offset)
             if done:
                 return results
             if op == GET_DATA:
-                (length,) = unpack_int(buf, offset)
-                offset += 4
-                data = None if length < 0 else bytes(buf[offset:offset + length])
-                offset += max(length, 0)
-                results.append((data, _stat(buf, offset)))
+                offset += 13
+                if length < 0:
+                    data = None
+                else:
+                    data = bytes(buf[offset:offset + length])
+                    offset += length
+                (czxid, mzxid, ctime, mtime, version, _cversion, _aversion, owner, _dlen,
+                 children, _pzxid) = unpack_stat(buf, offset)
                 offset += 68
+                append((data, make_stat(czxid, mzxid, version, ctime, mtime, owner, children)))
             elif op == GET_CHILDREN:
-                (count,) = unpack_int(buf, offset)
-                offset += 4
+                (count,) = unpack_int(buf, offset + 9)
+                offset += 13
                 names = []
                 for _ in range(max(count, 0)):
                     (length,) = unpack_int(buf, offset)
                     offset += 4
                     names.append(bytes(buf[offset:offset + length]).decode("utf-8"))
                     offset += length
-                results.append(names)
+                append(names)
             elif op == -1:
-                (code,) = unpack_int(buf, offset)
-                offset += 4
-                results.append(OpError(code))
+                (code,) = unpack_int(buf, offset + 9)
+                offset += 13
+                append(OpError(code))
             else:
                 raise ValueError(f"multiRead reply holds unexpected op type {op}")
 

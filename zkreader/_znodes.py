@@ -38,6 +38,7 @@ from zkreader._model import (
     ProducerIdBlock,
     Topic,
     ZnodeStat,
+    new_partition_state,
 )
 from zkreader.errors import ZnodeFormatError
 
@@ -556,10 +557,8 @@ class PartitionStateZnode:
                     and 0 <= cepoch <= INT32_MAX
                     and type(isr) is list and _ids_ok(isr) and type(recovery) is int
                     and 0 <= recovery <= 1):
-                return PartitionState(topic=self.topic, partition=self.partition, leader=leader,
-                                      leader_epoch=epoch, controller_epoch=cepoch,
-                                      isr=tuple(isr), leader_recovery_state=recovery,
-                                      stat=stat)
+                return new_partition_state(self.topic, self.partition, leader, epoch, cepoch,
+                                           tuple(isr), recovery, stat)
         return self._decode_strict(data, stat)
 
     def _decode_strict(self, data: bytes | None, stat: ZnodeStat) -> PartitionState:

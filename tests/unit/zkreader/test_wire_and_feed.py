@@ -4,6 +4,7 @@ tests/integration/test_zkreader_read.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 import threading
 from types import SimpleNamespace
@@ -14,6 +15,7 @@ from kazoo.exceptions import UnimplementedError
 from kazoo.protocol.states import EventType, KazooState, WatchedEvent
 
 from zkreader import ChangeEvent, ChangeFeed
+from zkreader._model import PartitionState, ZnodeStat, new_partition_state, new_stat
 from zkreader._watch import CHILD, DATA, EXIST
 from zkreader._wire import GET_CHILDREN, GET_DATA, MultiRead, OpError, SetWatches
 
@@ -120,3 +122,18 @@ def test_a_reconnect_invalidates_watches_marked_with_an_older_epoch() -> None:
     assert feed.mark_armed_all([("/late", DATA)], feed.epoch)
     assert feed.is_armed("/late")
     feed.detach()
+
+
+def test_fast_constructors_build_the_same_values_as_the_dataclasses() -> None:
+    """`new_stat` / `new_partition_state` set slots directly (the reader's hot path); they must
+    give values equal to, and as frozen as, the dataclass constructors'."""
+    stat = new_stat(1, 2, 3, 4, 5, 6, 7)
+    assert stat == ZnodeStat(czxid=1, mzxid=2, version=3, ctime_ms=4, mtime_ms=5,
+                             ephemeral_owner=6, num_children=7)
+    state = new_partition_state("t", 4, 2, 9, 1, (2, 3), 1, stat)
+    assert state == PartitionState(topic="t", partition=4, leader=2, leader_epoch=9,
+                                   controller_epoch=1, isr=(2, 3), leader_recovery_state=1,
+                                   stat=stat)
+    assert hash(state) == hash(PartitionState("t", 4, 2, 9, 1, (2, 3), 1, stat))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        state.leader = 3  # type: ignore[misc]
