@@ -33,6 +33,7 @@ from typing import Any
 from migrate._findings import Finding
 from migrate._spark import SparkRuntime
 from migrate._translate_configs import TOPIC_RESOURCE, config_records
+from migrate.entities import replica_dir_cluster
 from migrate.translate import (
     TranslationOptions,
     TranslationResult,
@@ -165,10 +166,13 @@ class TopicChunk:
     Attributes:
         metadata_version: the target metadata.version (a small frozen value: cheap to pickle).
         rows: the topics as plain tuples (see `_to_row`), cheap to pickle.
+        dir_cluster: offline: the cluster id the replicas' directories derive from
+            (`migrate._translate_topics.partition_record`); None names none.
     """
 
     metadata_version: MetadataVersion
     rows: tuple[_TopicRow, ...]
+    dir_cluster: str | None = None
 
     @property
     def topics(self) -> tuple[TopicWork, ...]:
@@ -200,7 +204,7 @@ def encode_topic_chunk(chunk: TopicChunk) -> EncodedChunk:
     """
     with paused_gc():  # unpickled rows and rebuilt models are acyclic too
         works = (_from_row(r) for r in chunk.rows)
-        return _encode_works(chunk.metadata_version, works)
+        return _encode_works(chunk.metadata_version, works, chunk.dir_cluster)
 
 
 def warm_worker(index: int) -> int:
@@ -209,13 +213,14 @@ def warm_worker(index: int) -> int:
     return os.getpid() + 0 * index
 
 
-def _encode_works(mv: MetadataVersion, works: Iterable[TopicWork]) -> EncodedChunk:
+def _encode_works(mv: MetadataVersion, works: Iterable[TopicWork],
+                  dir_cluster: str | None = None) -> EncodedChunk:
     """The one translate+encode loop, shared by Spark tasks and the in-process engine."""
     values: list[bytes] = []
     counts: Counter[str] = Counter()
     with paused_gc():
         for work in works:
-            for record in topic_records(work.topic, work.states, work.config, mv):
+            for record in topic_records(work.topic, work.states, work.config, mv, dir_cluster):
                 values.append(encode_record(record))
                 counts[record.type] += 1
     return EncodedChunk(tuple(values), dict(counts))
@@ -240,6 +245,7 @@ def chunk_topics(
     *,
     parallelism: int = 1,
     max_chunk_partitions: int = _TARGET_CHUNK_PARTITIONS,
+    dir_cluster: str | None = None,
 ) -> list[TopicChunk]:
     """Cut the topic table into consecutive chunks of roughly equal partition counts.
 
@@ -249,6 +255,7 @@ def chunk_topics(
         parallelism: tasks Spark runs at once; about `2 x parallelism` chunks are made so a big
             topic does not leave a core idle, and none holds more than `max_chunk_partitions`.
         max_chunk_partitions: upper bound of partitions per chunk (a larger topic is one chunk).
+        dir_cluster: offline: see `TopicChunk`.
 
     Returns:
         Chunks whose concatenation is every migrated topic in log (name) order.
@@ -264,10 +271,10 @@ def chunk_topics(
         current.append(_to_row(work))
         weight += max(1, len(work.topic.assignment))
         if weight >= target:
-            chunks.append(TopicChunk(mv, tuple(current)))
+            chunks.append(TopicChunk(mv, tuple(current), dir_cluster))
             current, weight = [], 0
     if current:
-        chunks.append(TopicChunk(mv, tuple(current)))
+        chunks.append(TopicChunk(mv, tuple(current), dir_cluster))
     return chunks
 
 
@@ -392,15 +399,17 @@ def _encode_log(
     if rest is None:
         rest = translate_rest(snapshot, options)
     mv = rest.metadata_version
+    dir_cluster = replica_dir_cluster(snapshot, options.offline)
     if spark is not None:
-        chunks = chunk_topics(snapshot, mv, parallelism=spark.default_parallelism)
+        chunks = chunk_topics(snapshot, mv, parallelism=spark.default_parallelism,
+                              dir_cluster=dir_cluster)
         if progress is not None:
             progress(0, len(chunks))
         encoded = spark.map_chunks(chunks, encode_topic_chunk)
         if progress is not None:
             progress(len(chunks), len(chunks))
     else:  # the same loop over the same topics, without the rows Spark needs for shipping
-        encoded = [_encode_works(mv, _topic_works(snapshot))]
+        encoded = [_encode_works(mv, _topic_works(snapshot), dir_cluster)]
         if progress is not None:
             progress(1, 1)
     cut = _splice_index(rest.records)

@@ -10,6 +10,11 @@ state znode's *version* (ZK-mode Kafka never stores it in the JSON), and reassig
 missing state znode gets Kafka's default: ISR = replicas, leader = first replica, epochs 0.
 `PartitionRecord` is written at version 0, as Kafka's migration does at every metadata.version:
 KRaft then assigns every replica the MIGRATING directory until the broker reports its own.
+Offline (`dir_cluster` given, metadata.version >= 3.7-IV2) it is written at the level's version
+with `directories` naming each replica's broker's first log dir by the `directory.id` that
+`zk2kraft prepare-broker` gives it (`writers.broker_directory_id`): the broker then has nothing
+to report at its first start, when it would report it with broker epoch -1 and get
+`STALE_BROKER_EPOCH` (writers/_broker_dirs.py says why, from Kafka's source).
 """
 
 from __future__ import annotations
@@ -18,7 +23,13 @@ from collections.abc import Mapping
 
 from migrate._translate_configs import TOPIC_RESOURCE, config_records
 from migrate.errors import TranslationError
-from writers import FieldValue, MetadataRecord, MetadataVersion
+from writers import (
+    FieldValue,
+    MetadataRecord,
+    MetadataVersion,
+    broker_directory_id,
+    record_version,
+)
 from zkreader import ConfigZnode, PartitionState, Topic
 
 __all__ = ["partition_record", "topic_records"]
@@ -27,16 +38,22 @@ _PARTITION_RECORD_VERSION = 0
 _NO_LEADER = -1
 
 
-def partition_record(topic: Topic, partition: int, state: PartitionState | None) -> MetadataRecord:
+def partition_record(topic: Topic, partition: int, state: PartitionState | None, *,
+                     mv: MetadataVersion | None = None,
+                     dir_cluster: str | None = None) -> MetadataRecord:
     """Return the `PartitionRecord` of one partition.
 
     Args:
         topic: the topic znode (replicas and reassignment come from it); must have a topic id.
         partition: the partition id.
         state: its decoded state znode, or None when the znode is missing.
+        mv: the metadata.version written (needed with `dir_cluster` only).
+        dir_cluster: offline only: the cluster id whose prepared broker log dirs the replicas'
+            directories name (module docstring); None names no directory.
 
     Returns:
-        A version-0 `PartitionRecord`.
+        A version-0 `PartitionRecord`, or with `dir_cluster` at >= 3.7-IV2 one of the level's
+        version naming each replica's directory.
     """
     replicas = list(topic.assignment[partition])
     if state is None:
@@ -63,6 +80,9 @@ def partition_record(topic: Topic, partition: int, state: PartitionState | None)
         "partitionEpoch": partition_epoch,
         "leaderRecoveryState": recovery,
     }
+    if dir_cluster is not None and mv is not None and mv.supports_directories:
+        data["directories"] = [broker_directory_id(dir_cluster, b) for b in replicas]
+        return MetadataRecord("PARTITION_RECORD", record_version("PARTITION_RECORD", mv), data)
     return MetadataRecord("PARTITION_RECORD", _PARTITION_RECORD_VERSION, data)
 
 
@@ -71,6 +91,7 @@ def topic_records(
     states: Mapping[int, PartitionState | None],
     config: ConfigZnode | None,
     mv: MetadataVersion,
+    dir_cluster: str | None = None,
 ) -> list[MetadataRecord]:
     """Return every record of one topic, in log order.
 
@@ -78,8 +99,9 @@ def topic_records(
         topic: the topic znode.
         states: partition -> its state znode (None or absent = missing znode).
         config: `/config/topics/<name>`, or None when the topic has no overrides.
-        mv: the metadata.version being written (every record here is version 0 at all of them;
-            taken so the emit functions share one signature shape).
+        mv: the metadata.version being written (every record here is version 0 at all of them,
+            but the offline `PartitionRecord` with directories).
+        dir_cluster: offline only, see `partition_record`.
 
     Returns:
         `[TopicRecord, ConfigRecord..., PartitionRecord...]`, configs by key, partitions by id.
@@ -88,7 +110,6 @@ def topic_records(
         TranslationError: the topic znode has no topic id (Kafka's migration aborts there too;
             `translate` reports it as the `TOPIC_WITHOUT_ID` blocker instead of calling this).
     """
-    del mv  # same records at every supported metadata.version
     if topic.topic_id is None:
         raise TranslationError(
             f"/brokers/topics/{topic.name}: topic {topic.name!r} has no topic_id"
@@ -97,5 +118,6 @@ def topic_records(
     if config is not None:
         records += config_records(TOPIC_RESOURCE, topic.name, config.config)
     for partition in sorted(topic.assignment):
-        records.append(partition_record(topic, partition, states.get(partition)))
+        records.append(partition_record(topic, partition, states.get(partition), mv=mv,
+                                        dir_cluster=dir_cluster))
     return records

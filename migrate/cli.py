@@ -41,6 +41,8 @@ a typical migration (controller node ids must differ from every broker id):
                    --voter 3000=/mnt/c0/meta --voter 3001=/mnt/c1/meta --voter 3002=/mnt/c2/meta
   zk2kraft verify  --zookeeper zk1:2181/kafka --voter 3000=/mnt/c0/meta ... --json parity.json
   zk2kraft inspect /mnt/c0/meta --json | head
+with every broker stopped (--offline; then, on each broker host, before its first KRaft start):
+  zk2kraft prepare-broker --log-dirs /var/lib/kafka/data
 
 exit codes:
   0  success
@@ -399,6 +401,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the online run's journal dir, moved aside (default: beside the voters)")
 
     p = sub.add_parser(
+        "prepare-broker",
+        help="on each stopped broker host, after migrate --offline: give its first log dir "
+        "the directory.id the log names",
+        description="Run on each stopped broker host before its first start in KRaft mode "
+        "after `migrate --offline`: gives the broker's first log dir the directory.id that "
+        "the migrated log names for its replicas (derived from the dir's own cluster.id and "
+        "broker.id), so the broker has no replica directory to report at start (without it: "
+        "STALE_BROKER_EPOCH errors until its metadata catches up). Idempotent; never changes "
+        "an existing directory.id; refuses while the broker runs (its .lock is held: exit 3).",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--log-dirs", required=True, metavar="DIR[,DIR...]",
+                   help="the broker's log.dirs, in the same order (the first one gets the id)")
+    p.add_argument("--dry-run", action="store_true", help="say what would change; write nothing")
+
+    p = sub.add_parser(
         "inspect",
         help="decode a voter dir, log dir, .log or .checkpoint",
         description="Decode and validate a metadata log: every CRC, offset and record.\n"
@@ -450,7 +469,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `zk2kraft` console script; returns the process exit code."""
     args = build_parser().parse_args(argv)
     _configure_logging(args.verbose)
-    module = importlib.import_module(f"migrate._cmd_{args.command}")
+    module = importlib.import_module(f"migrate._cmd_{args.command.replace('-', '_')}")
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main_thread else None
     try:

@@ -174,13 +174,24 @@ class _Ctx:
     secret: str | None = field(repr=False)
     cluster_id: str
     acls: dict[tuple[str, str, str], AclResource] | None = None  # index, built on first use
+    dir_cluster: str | None = None  # offline: PartitionRecords name prepared broker dirs
 
 
 def entity_context(snapshot: ClusterSnapshot, mv: MetadataVersion,
                    options: TranslationOptions) -> _Ctx:
     """What the mapping needs besides the entity (for `translate`, which parsed `mv` already)."""
     cluster_id = snapshot.cluster_id.cluster_id if snapshot.cluster_id is not None else ""
-    return _Ctx(mv, options.password_encoder_secret, cluster_id)
+    return _Ctx(mv, options.password_encoder_secret, cluster_id,
+                dir_cluster=replica_dir_cluster(snapshot, options.offline))
+
+
+def replica_dir_cluster(snapshot: ClusterSnapshot, offline: bool) -> str | None:
+    """The cluster id whose prepared broker log dirs the offline `PartitionRecord`s name
+    (`prepare-broker` derives the same ids from each dir's own meta.properties), or None:
+    online, the brokers run with their own dirs, and without `/cluster/id` there is no id."""
+    if not offline or snapshot.cluster_id is None:
+        return None
+    return snapshot.cluster_id.cluster_id
 
 
 def _ctx(snapshot: ClusterSnapshot, options: TranslationOptions) -> _Ctx:
@@ -348,7 +359,8 @@ def records_from_nothing(key: EntityKey, snapshot: ClusterSnapshot, ctx: _Ctx) -
         if migrating_topic(snapshot, key.name):
             topic = snapshot.topics[key.name]
             out.records = topic_records(topic, _states(snapshot, topic),
-                                        snapshot.topic_configs.get(key.name), ctx.mv)
+                                        snapshot.topic_configs.get(key.name), ctx.mv,
+                                        ctx.dir_cluster)
     elif kind == "broker_config":
         znode = snapshot.broker_configs.get(key.name)
         if znode is not None:

@@ -125,7 +125,9 @@ class TranslationOptions:
         offline: every broker is stopped and the cluster never goes back to ZooKeeper: the
             log closes with `ZkMigrationStateRecord(POST_MIGRATION)`. (It names no broker:
             the pre-flight refuses while any is registered, and each registers itself when it
-            starts in KRaft mode; docs/design.md says why.)
+            starts in KRaft mode; docs/design.md says why.) From 3.7-IV2 its `PartitionRecord`s
+            name each replica's directory: the id `prepare-broker` gives the broker's first log
+            dir (`migrate._translate_topics`).
         target_kafka: `3.9` or `4.x`, the Kafka release the controllers run (4.x also runs
             the metadata.versions Kafka 4.0/4.1 released).
     """

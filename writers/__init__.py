@@ -17,6 +17,12 @@ from writers._batch import (
     pack_batches,
     read_batch_header,
 )
+from writers._broker_dirs import (
+    BrokerLogDir,
+    broker_directory_id,
+    prepare_broker_log_dir,
+    read_broker_log_dir,
+)
 from writers._codec import (
     RecordDecodeError,
     decode_control_record,
@@ -122,6 +128,8 @@ from writers._standin import HandoverResult, StandInLeader
 from writers._standin_log import restamp_batch
 from writers._voterlock import LOCK_FILE_NAME, VoterLocks, hold_voter_locks, voter_lock_holder
 from writers.errors import (
+    BrokerLogDirError,
+    BrokerLogDirUnavailableError,
     LogCorruptionError,
     SchemaError,
     VoterFileFormatError,
@@ -132,6 +140,12 @@ from writers.errors import (
 )
 
 __all__ = [
+    "BrokerLogDir",
+    "BrokerLogDirError",
+    "BrokerLogDirUnavailableError",
+    "broker_directory_id",
+    "prepare_broker_log_dir",
+    "read_broker_log_dir",
     "ACL_OPERATIONS",
     "ACL_PATTERN_TYPES",
     "ACL_PERMISSIONS",

@@ -90,18 +90,20 @@ def _uuid_text(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
-def directory_id_for(cluster_id: str, node_id: int) -> str:
+def directory_id_for(cluster_id: str, node_id: int, *, label: str = "directory.id") -> str:
     """A deterministic, non-reserved `directory.id` for a voter's metadata directory.
 
     Kafka generates a random one at format time; deriving it from cluster id and node id keeps
-    re-runs byte-identical (design I6) while distinct nodes still get distinct ids.
+    re-runs byte-identical (design I6) while distinct nodes still get distinct ids. `label`
+    separates the families of ids derived this way (a broker's log dir: `_broker_dirs`).
 
     Returns:
-        The 22-character URL-safe base64 text of the Uuid.
+        The 22-character URL-safe base64 text of the Uuid (never reserved: Kafka's first 100
+        Uuids; never starting with "-": Kafka's `DirectoryId.random` avoids both).
     """
     counter = 0
     while True:
-        seed = f"zk2kraft directory.id\0{cluster_id}\0{node_id}\0{counter}".encode()
+        seed = f"zk2kraft {label}\0{cluster_id}\0{node_id}\0{counter}".encode()
         raw = hashlib.sha256(seed).digest()[:16]
         msb = int.from_bytes(raw[:8], "big")
         lsb = int.from_bytes(raw[8:], "big")

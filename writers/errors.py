@@ -5,8 +5,10 @@
     ├── LogCorruptionError        damaged log/snapshot; names file, byte, offset (exit 2)
     ├── VoterStateError           a voter directory holds something else / is inconsistent (exit 1)
     │   └── VoterFileFormatError  a voter's meta.properties / quorum-state is malformed (exit 2)
-    └── VoterUnavailableError     voter dir unusable, or majority lost (exit 3)
-        └── VoterLockedError      a voter dir's `.lock` is held (Kafka, another run) (exit 3)
+    ├── VoterUnavailableError     voter dir unusable, or majority lost (exit 3)
+    │   ├── VoterLockedError      a voter dir's `.lock` is held (Kafka, another run) (exit 3)
+    │   └── BrokerLogDirUnavailableError  a broker log dir's meta.properties unreadable (exit 3)
+    └── BrokerLogDirError         a broker log dir's meta.properties missing/malformed (exit 2)
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "BrokerLogDirError",
+    "BrokerLogDirUnavailableError",
     "LogCorruptionError",
     "SchemaError",
     "VoterFileFormatError",
@@ -81,3 +85,12 @@ class VoterLockedError(VoterUnavailableError):
         self.directory = directory
         self.lock_file = lock_file
         self.holder_pid = holder_pid
+
+
+class BrokerLogDirError(WriterError):
+    """A broker log dir (`prepare-broker`) has no usable `meta.properties`; names the file."""
+
+
+class BrokerLogDirUnavailableError(VoterUnavailableError):
+    """A broker log dir's `meta.properties` cannot be read or replaced (exit 3, like a voter
+    directory: the disk or its permissions, not the data)."""

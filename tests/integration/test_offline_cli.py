@@ -67,6 +67,23 @@ def records(voter_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in result.stdout.splitlines()]
 
 
+def _meta(log_dir: Path) -> dict[str, str]:
+    lines = (log_dir / "meta.properties").read_text().splitlines()
+    return dict(ln.split("=", 1) for ln in lines if "=" in ln and not ln.startswith("#"))
+
+
+def _broker_log_dir(path: Path, client: KazooClient, broker_id: int) -> Path:
+    """A stopped ZooKeeper-mode broker's log dir as Kafka 3.9 leaves it: `meta.properties`
+    version 0 with broker.id and the cluster's id, no directory.id (`KafkaServer` adds one
+    only with migration enabled)."""
+    cluster_id = json.loads(client.get("/cluster/id")[0])["id"]
+    path.mkdir()
+    (path / "meta.properties").write_text(
+        f"#\n#Mon Nov 23 17:00:00 UTC 2026\nbroker.id={broker_id}\nversion=0\n"
+        f"cluster.id={cluster_id}\n")
+    return path
+
+
 def test_a_running_cluster_is_refused_everywhere(
     sample_cluster: Callable[..., Any], tmp_path: Path
 ) -> None:
@@ -120,6 +137,19 @@ def test_a_stopped_cluster_plans_migrates_and_verifies_without_touching_zookeepe
               if r["type"] == "ZK_MIGRATION_STATE_RECORD"]
     assert states == [POST_MIGRATION]
     assert types.count("PARTITION_RECORD") == 12
+    # 3.9-IV0 has directory assignment (KIP-858, 3.7-IV2): PartitionRecord version 1 with one
+    # directory per replica, the one `prepare-broker` gives that broker's first log dir
+    partitions = [r for r in recs if r["type"] == "PARTITION_RECORD"]
+    assert {r["version"] for r in partitions} == {1}
+    broker_dir = _broker_log_dir(tmp_path / "broker1", cluster.client, broker_id=1)
+    prepared = run("prepare-broker", "--log-dirs", str(broker_dir))
+    assert prepared.returncode == 0, prepared.stderr
+    directory_id = _meta(broker_dir)["directory.id"]
+    for r in partitions:
+        data = r["data"]
+        assert len(data["directories"]) == len(data["replicas"]), data
+        named = {d for b, d in zip(data["replicas"], data["directories"], strict=True) if b == 1}
+        assert named <= {directory_id}, data
 
     verify = run("verify", "--zookeeper", cluster.connect, "--offline", *voter_flags(tmp_path))
     assert verify.returncode == 0, verify.stdout + verify.stderr
@@ -136,6 +166,10 @@ def test_target_kafka_4x_writes_a_kafka_4_metadata_version(
     assert migrate.returncode == 0, migrate.stderr
     recs = records(tmp_path / "c3001")
     assert recs[0]["data"] == {"name": "metadata.version", "featureLevel": 25}  # 4.0-IV3
+    # 4.0-IV3 has ELR (4.0-IV1): PartitionRecord version 2, still naming the directories
+    partitions = [r for r in recs if r["type"] == "PARTITION_RECORD"]
+    assert {r["version"] for r in partitions} == {2}
+    assert all(len(r["data"]["directories"]) == len(r["data"]["replicas"]) for r in partitions)
     assert run("verify", "--zookeeper", cluster.connect, "--offline", "--quiet",
                *voter_flags(tmp_path)).returncode == 0
 

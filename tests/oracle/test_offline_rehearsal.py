@@ -8,7 +8,8 @@ SCRAM users, quotas and dynamic configs through `kafka.admin.ConfigCommand`, ACL
 `kafka.admin.AclCommand`. Before the stop, Kafka's clients record what the cluster holds
 (checksums of every record, committed offsets, configs, quotas, SCRAM users, ACLs). Then every
 broker is stopped cleanly and zk2kraft runs as the README's runbook says:
-`plan --offline` (exit 0), `migrate --offline`, `verify --offline`.
+`plan --offline` (exit 0), `migrate --offline`, `verify --offline`, and `prepare-broker` on each
+broker's log dir.
 
 Then 3 KRaft controllers (ids 3000..3002) start on the migrated voter dirs and the same three
 brokers start in KRaft mode on their old data dirs (copies, so the 3.9.1 and the 4.1 rehearsal
@@ -16,7 +17,8 @@ each start from the same stopped cluster). Kafka's clients must then find every 
 identical, committed offsets equal, configs/quotas/SCRAM/ACLs equal and enforced (a wrong SCRAM
 password refused, a topic without an ACL refused), a new topic and a reassignment working; and
 no controller or broker may log an ERROR line (none is expected: our quorum-state names no
-leader and the log names no broker, so nothing of ours can be stale at first start).
+leader, the log names no broker, and `zk2kraft prepare-broker` gives each broker's log dir the
+directory.id the log names for its replicas, so nothing of ours can be stale at first start).
 
 The expected values are what Kafka's own clients said before the stop, never zk2kraft's output.
 """
@@ -401,6 +403,9 @@ def _start_kraft(dist: KafkaDist, cluster: StoppedCluster, voters: dict[int, Pat
     for b in BROKERS:
         data = root / f"data{b}"
         shutil.copytree(cluster.data[b], data)
+        # the runbook's step on each broker host: the first log dir gets the directory.id the
+        # migrated log names for the broker's replicas
+        _ok(_cli("prepare-broker", "--log-dirs", str(data)), f"zk2kraft prepare-broker ({b})")
         brokers.append(KraftNode(root / f"kraft-broker{b}", dist, node_id=b, role="broker",
                                  quorum=quorum, log_dirs=data, listeners={"SASL": "SASL_PLAINTEXT"},
                                  heap="448m",
@@ -516,24 +521,6 @@ def _registration_race(entry: str) -> bool:
             and "NotControllerException: The active controller appears to be node" in entry)
 
 
-def _directory_assignment_race(entry: str, dist: KafkaDist) -> bool:
-    """Mostly Kafka 4.1, and NOT met by zk2kraft yet (issue 10, item 4): a ZooKeeper-mode
-    broker's log dirs have no `directory.id`, so no log can name its replicas' directories (ours
-    writes PartitionRecord v0, as Kafka's own migration does). At its first KRaft start a 4.1
-    broker reports each replica's directory (AssignReplicasToDirs) while still fenced and
-    catching up, with broker epoch -1, and its controller answers STALE_BROKER_EPOCH (ERROR on
-    both sides) until the broker is unfenced; then the assignments succeed. Kafka 3.9.1 brokers
-    usually wait for their epoch and log nothing, but CI saw the same broker-side ERROR on 3.9.1
-    once (106 assignments, one retry), so it is let through for both versions and stays NOT met.
-    The fix would give the dirs ids before the first start (a `prepare-broker`) and write them
-    into the PartitionRecords."""
-    del dist  # seen on both 3.9.1 and 4.1
-    broker_side = "[AssignmentsManager id=" in entry and "error: STALE_BROKER_EPOCH" in entry
-    controller_side = ("apiKey=ASSIGN_REPLICAS_TO_DIRS" in entry
-                       and "but got broker epoch -1" in entry)
-    return broker_side or controller_side
-
-
 def _slow_replay(entry: str, dist: KafkaDist) -> bool:
     """Kafka 4.x's EventPerformanceMonitor logs ERROR for any controller event over 2 s; on the
     loaded 2-core CI, replaying one of our 2,000-record batches took 2.2 s once (not met for
@@ -541,9 +528,18 @@ def _slow_replay(entry: str, dist: KafkaDist) -> bool:
     return dist is KAFKA_41 and "Exceptionally slow controller event handleCommit" in entry
 
 
+def _directory_id(data: Path) -> str | None:
+    for line in (data / "meta.properties").read_text().splitlines():
+        if line.startswith("directory.id="):
+            return line.partition("=")[2]
+    return None
+
+
 def _rehearse(dist: KafkaDist, cluster: StoppedCluster, root: Path, *target: str) -> None:
     voters = _migrate_offline(cluster, root, *target)
     controllers, brokers = _start_kraft(dist, cluster, voters, root)
+    prepared = {b: _directory_id(root / f"data{b}") for b in BROKERS}
+    assert all(prepared.values()), prepared
     problems: list[str] = []
     try:
         bootstrap = brokers[0].bootstrap_servers
@@ -567,7 +563,8 @@ def _rehearse(dist: KafkaDist, cluster: StoppedCluster, root: Path, *target: str
     # values (quorum-state, the log: read then and never again). Issue 10 saw two: a quorum-state
     # naming voter 3000 leader of epoch 1 made the first election answer NotControllerException,
     # and registrations with epoch = czxid made brokers hit STALE_BROKER_EPOCH. Ours names no
-    # leader (every voter starts Unattached in epoch 1) and the log names no broker.
+    # leader (every voter starts Unattached in epoch 1), the log names no broker, and its
+    # PartitionRecords name the directory each replica's broker has (prepare-broker).
     # One ERROR is Kafka's own and is let through: a controller elected on a non-empty log
     # publishes the loaded image (so the controllers send their ControllerRegistration) before
     # its QuorumController has finished replaying that log and become active; requests in that
@@ -579,17 +576,25 @@ def _rehearse(dist: KafkaDist, cluster: StoppedCluster, root: Path, *target: str
         assert "Completed transition to Unattached" in start_logs[c], c
         assert "Epoch from quorum store file" not in start_logs[c], c
         assert "Resigned" not in start_logs[c], c
+    # Brokers whose replicas' directories the log named wrongly (or not at all: MIGRATING)
+    # report each one (AssignReplicasToDirs) while their first metadata image has no broker
+    # epoch yet (-1), and get STALE_BROKER_EPOCH, ERROR on both sides; every run did so before
+    # the log named the directory.id that prepare-broker gives the first log dir.
+    # Whether the stale epoch shows depends on timing; that a broker reports directories at all
+    # does not: it must find every replica already in the directory the log names.
     for node_id, text in start_logs.items():
-        stale = [ln for ln in text.splitlines()
-                 if "STALE_BROKER_EPOCH" in ln and not _directory_assignment_race(ln, dist)]
+        stale = [ln for ln in text.splitlines() if "STALE_BROKER_EPOCH" in ln]
         assert not stale, (node_id, stale[:3])
+        reported = [ln for ln in text.splitlines() if "maybeSendAssignments: sending" in ln]
+        assert not reported, (node_id, reported[:3])
+    kept = {b: _directory_id(root / f"data{b}") for b in BROKERS}
+    assert kept == prepared  # Kafka kept the prepared directory.id (it adds one only if none)
     registered = [ln for c in CONTROLLERS for ln in start_logs[c].splitlines()
                   if "Replayed RegisterControllerRecord" in ln]  # "contaning" in 3.9.1
     for c in CONTROLLERS:
         assert any(f"ControllerRegistration(id={c}," in ln for ln in registered), c
     errors = {n.node_id: [e for e in n.errors(until=first_start[n.node_id])
-                          if not _registration_race(e) and not _directory_assignment_race(e, dist)
-                          and not _slow_replay(e, dist)]
+                          if not _registration_race(e) and not _slow_replay(e, dist)]
               for n in controllers + brokers}
     if any(errors.values()):
         problems.append("ERROR lines at first start:\n" + json.dumps(errors, indent=1)[:8000])
