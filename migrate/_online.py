@@ -20,15 +20,18 @@ Order, and why (docs/design.md "Online migration", I1-I8; Kafka's `KRaftMigratio
    higher `kraftControllerEpoch` than ours. t0, t1, t2 come from one monotonic clock.
 
 Every phase change is journaled (`_journal.Journal`) before the next step, so a kill -9
-anywhere resumes: before the fence by replaying the log into `LogState` and writing only what is
-missing; at `fencing` by reading back whether the fence applied (never fencing twice); after it
-by finishing the drain.
+anywhere resumes: before the fence by replaying the log into its image, re-reading the whole
+tree with its watches armed again and writing the difference (removals included), then
+mirroring on; at `fencing` by reading back whether the fence applied (never fencing twice);
+after it by finishing the drain.
 
 A notification's delta is per entity, O(changes): `zkreader.changed_entities` names the
 entities, `zkreader.read_entities` re-reads them and `migrate.entities.delta_records` diffs them
-against the log's `MetadataImage`. Only where nobody knows what changed (a session expiry, the
-drain of a resumed run) is the whole tree re-read and compared by record identity
-(`_mirror_delta.LogState`), O(cluster).
+against the log's `MetadataImage`. Where nobody knows what changed (a session expiry, a resume,
+the drain of a run resumed past the fence), the whole tree is re-read and the same
+`delta_records` runs over `resync_keys(image, snapshot)`: every entity either the log or
+ZooKeeper holds, so what ZooKeeper dropped meanwhile gets its removal record. O(cluster), and
+only in those cases.
 """
 
 from __future__ import annotations
@@ -55,14 +58,9 @@ from migrate._preflight import PlanSummary, standin_migration_finding, standin_s
 from migrate._standin_transport import open_standin
 from migrate._standinargs import StandInSpec
 from migrate._translate_framing import ZK_MIGRATION_STATE_MIGRATION
-from migrate.entities import bulk_entity_keys, delta_records
+from migrate.entities import EntityDelta, delta_records, resync_keys
 from migrate.errors import BadFlagError, BlockersFoundError
-from migrate.translate import (
-    TranslationOptions,
-    header_records,
-    trailer_records,
-    translate,
-)
+from migrate.translate import TranslationOptions, header_records, trailer_records
 from verify import MetadataImage, apply_records
 from writers import (
     ControlRecord,
@@ -270,17 +268,15 @@ _MARKERS = frozenset({"BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD",
 
 
 class _LogView:
-    """What the log holds, two ways: the shared `MetadataImage` the per-entity diff
-    (`delta_records`) compares against, and the records by identity (`LogState`) for the one
-    case the entity diff cannot serve: a session expiry, after which nobody knows which entities
-    changed or vanished, so the whole tree is compared."""
+    """What the log holds: the shared `MetadataImage` every delta (`delta_records`) compares
+    against, and its framing (`LogState`: transaction open? ZkMigrationStateRecord written?)."""
 
     def __init__(self) -> None:
         self.image = MetadataImage.EMPTY
-        self.records = LogState()
+        self.framing = LogState()
 
     def apply(self, records: Sequence[MetadataRecord | ControlRecord]) -> None:
-        self.records.apply(records)
+        self.framing.apply(records)
         meta = [r for r in records
                 if isinstance(r, MetadataRecord) and r.type not in _MARKERS]
         if meta:
@@ -327,6 +323,7 @@ class _Run:
         self._warned: set[str] = set()
         self._last_ts = 0
         self._applied_early = False
+        self._watching = False  # this process armed a watch on every entity (pre-copy/resync)
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -343,8 +340,11 @@ class _Run:
             self._last_ts = max(self._last_ts, snapshot_timestamp_ms(snapshot))
         return self._last_ts
 
-    def _translate(self, snapshot: ClusterSnapshot) -> list[MetadataRecord]:
-        return translate(snapshot, self.topts).records
+    def _resync_delta(self, snapshot: ClusterSnapshot) -> EntityDelta:
+        """The records that make the log hold exactly `snapshot`: every entity either side
+        holds is diffed, so what only the log still holds gets its removal record."""
+        return delta_records(self.log.image, snapshot, resync_keys(self.log.image, snapshot),
+                             self.topts)
 
     def _read(self, *, watch: bool) -> ClusterSnapshot:
         """Read the tree, surviving connection losses and (loudly) session expiries."""
@@ -368,7 +368,7 @@ class _Run:
     def _check_log_is_ours(self) -> None:
         if self.quorum.last_offset <= self.opened_at:
             return
-        if not self.log.records.transaction_open and self.log.records.migration_state is None:
+        if not self.log.framing.transaction_open and self.log.framing.migration_state is None:
             raise VoterStateError(
                 "the voters hold a metadata log this tool did not leave open (no open "
                 "'ZK Migration' transaction and no journal state for it); refusing to write "
@@ -399,6 +399,8 @@ class _Run:
             if not j.at_least("mirror"):
                 self._check_log_is_ours()
                 self._precopy()
+            else:
+                self._resync_resumed()
             self._mirror_until_cutover()
             # The window must not pay for the collector walking the pre-copy's millions of
             # objects (a full pass costs tenths of a second at 100k partitions): freeze what
@@ -477,8 +479,9 @@ class _Run:
             header = header_records(self.mv)
             self.quorum.append_records(header, timestamp_ms=self._ts(snapshot))
             self.log.apply(header)
-        body = delta_records(self.log.image, snapshot, bulk_entity_keys(snapshot),
-                             self.topts).records
+        # On a fresh log the image is empty and this is the bulk copy; a resumed pre-copy also
+        # removes what ZooKeeper dropped while the tool was down.
+        body = self._resync_delta(snapshot).records
         delta = header + body
         self.sink.say(f"pre-copy: writing {len(delta)} records into the live logs of voter(s) "
                       f"{', '.join(str(t.node_id) for t in self.o.voters)} (transaction open)")
@@ -487,8 +490,31 @@ class _Run:
             _crash("precopy_batch")
         self.out.precopy_records = len(delta)
         self.journal.save(phase="mirror", last_durable_offset=self.quorum.durable_offset)
+        self._watching = True
         self.out.phase_ms["precopy"] = (self.clock() - start) * 1000.0
         self.sink.say(f"pre-copy durable on a majority: offsets 0..{self.quorum.last_offset}")
+
+    def _resync_resumed(self) -> None:
+        """A resume before the fence: the crashed run's watches died with its session and
+        ZooKeeper may have changed or dropped anything meanwhile. Re-read the whole tree with
+        every watch armed again, write the difference (removals included) and mirror on, so
+        the drain again covers only what changes from here."""
+        start = self.clock()
+        snapshot = self._read(watch=True)
+        self.out.summary = self._judge(snapshot)
+        if self.out.summary.report.blockers:
+            raise _Refused()
+        self._check_log_is_ours()
+        delta = self._resync_delta(snapshot)
+        for i in range(0, len(delta.records), _PRECOPY_CHUNK):
+            self._append(delta.records[i:i + _PRECOPY_CHUNK], snapshot)
+        self._ts(snapshot)
+        self._watching = True
+        self.out.mirrored_records += len(delta.records)
+        self.out.phase_ms["resync"] = (self.clock() - start) * 1000.0
+        self.sink.say(f"resume: re-read the whole tree (watches armed again); "
+                      f"{len(delta.records)} record(s) of difference written, offsets "
+                      f"0..{self.quorum.last_offset}")
 
     def _pending(self) -> list[ChangeEvent]:
         events = self.session.changes.drain()
@@ -520,7 +546,7 @@ class _Run:
         """
         if self.session.expired.is_set():
             snapshot = self._read(watch=watch)
-            delta = self.log.records.delta_to(self._translate(snapshot))  # updates the state
+            delta = self._resync_delta(snapshot).records
             if delta:
                 self.log.image = apply_records(self.log.image, delta)
                 self._applied_early = True
@@ -679,7 +705,7 @@ class _Run:
         """sync, re-read what was notified before the fence, append the final delta with
         `ZkMigrationStateRecord(MIGRATION)` + `EndTransactionRecord` in one durable append: t1."""
         start = self.clock()
-        state = self.log.records
+        state = self.log.framing
         if state.migration_state == ZK_MIGRATION_STATE_MIGRATION and not state.transaction_open:
             self.journal.save(phase="drained", fence=token.to_json(),
                               last_durable_offset=self.quorum.durable_offset)
@@ -687,14 +713,13 @@ class _Run:
         self._sync()
         t_sync = self.clock()
         trailer = trailer_records(self.mv)
-        if self.out.summary is None or self.journal.at_least("fenced") or \
-                self.out.resumed_from is not None:
-            # A resume after the fence: the crashed run's notifications are gone, so the whole
-            # tree is compared once (by record identity; that state is updated by delta_to).
+        if not self._watching:
+            # A resume after the fence: the crashed run's notifications died with it and this
+            # process armed no watch, so the whole tree is compared once.
             snapshot = self._read(watch=False)
             if self.out.summary is None:
                 self.out.summary = self._judge(snapshot, after_fence=True)
-            delta = state.delta_to(self._translate(snapshot))
+            delta = self._resync_delta(snapshot).records
             if delta:
                 self.log.image = apply_records(self.log.image, delta)
             applied: list[MetadataRecord] = trailer

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -33,8 +34,8 @@ VOTERS = (3000, 3001, 3002)
 
 
 def run(connect: str, root: Path, *extra: str, crash: str | None = None,
-        mode: str = "now") -> subprocess.Popen[str]:
-    env = {**os.environ, "ZK2KRAFT_PRECOPY_CHUNK": "25"}
+        mode: str = "now", chunk: int = 25) -> subprocess.Popen[str]:
+    env = {**os.environ, "ZK2KRAFT_PRECOPY_CHUNK": str(chunk)}
     if crash:
         env["ZK2KRAFT_CRASH_AT"] = crash
     cmd = [*ZK2KRAFT, "migrate", "--zookeeper", connect, "--cutover", mode,
@@ -70,10 +71,13 @@ def expected(connect: str) -> list[bytes]:
 
 
 def verify_ok(connect: str, root: Path) -> None:
-    cmd = [*ZK2KRAFT, "verify", "--zookeeper", connect,
+    report = root / "verify.json"
+    cmd = [*ZK2KRAFT, "verify", "--zookeeper", connect, "--json", str(report),
            *[f"--voter={v}={root / f'c{v}'}" for v in VOTERS]]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    doc = json.loads(report.read_text())
+    assert doc["parity"] is True and doc["differences"] == [], doc["differences"][:5]
 
 
 POINTS = ["precopy_batch:2", "before_fence", "fence_unjournaled", "after_fence", "mid_drain",
@@ -157,9 +161,36 @@ def test_kill_9_under_churn_resumes_with_parity(
         verify_ok(cluster.connect, tmp_path)
 
 
-def assert_no_repeated_state(root: Path) -> None:
-    from migrate._mirror_delta import record_key
+def record_key(record: MetadataRecord) -> tuple[Any, ...] | None:
+    """What a later record of the same identity replaces (Kafka's record definitions): topic
+    by id, partition by (topic id, partition), config by (resource, key), quota by (entity,
+    key), SCRAM by (user, mechanism), ACL by id, token by id, broker by id; None for framing."""
+    d = record.data
+    t = record.type
+    if t == "FEATURE_LEVEL_RECORD":
+        return ("feature", d["name"])
+    if t in ("REGISTER_BROKER_RECORD", "UNREGISTER_BROKER_RECORD"):
+        return ("broker", d["brokerId"])
+    if t in ("TOPIC_RECORD", "REMOVE_TOPIC_RECORD"):
+        return ("topic", d["topicId"])
+    if t in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD"):
+        return ("partition", d["topicId"], d["partitionId"])
+    if t == "CONFIG_RECORD":
+        return ("config", d["resourceType"], d["resourceName"], d["name"])
+    if t == "CLIENT_QUOTA_RECORD":
+        return ("quota", repr(d["entity"]), d["key"])
+    if t in ("USER_SCRAM_CREDENTIAL_RECORD", "REMOVE_USER_SCRAM_CREDENTIAL_RECORD"):
+        return ("scram", d["name"], d["mechanism"])
+    if t == "PRODUCER_IDS_RECORD":
+        return ("producer_ids",)
+    if t in ("ACCESS_CONTROL_ENTRY_RECORD", "REMOVE_ACCESS_CONTROL_ENTRY_RECORD"):
+        return ("acl", d["id"])
+    if t in ("DELEGATION_TOKEN_RECORD", "REMOVE_DELEGATION_TOKEN_RECORD"):
+        return ("token", d["tokenId"])
+    return None
 
+
+def assert_no_repeated_state(root: Path) -> None:
     latest: dict[Any, bytes] = {}
     for e in open_log_source(root / "c3000").entries():
         for r in e.batch.records:
@@ -173,3 +204,148 @@ def assert_no_repeated_state(root: Path) -> None:
             data = encode_record(r)
             assert latest.get(key) != data, f"record written twice in a row: {r.type} {key}"
             latest[key] = data
+
+
+def wait_for_phase(proc: subprocess.Popen[str], root: Path, phase: str) -> None:
+    journal = root / ".zk2kraft-journal" / "journal.json"
+    deadline = time.monotonic() + 120
+    while not (journal.exists() and json.loads(journal.read_text())["phase"] == phase):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.poll()
+        time.sleep(0.05)
+
+
+def decoded(root: Path) -> list[MetadataRecord]:
+    out: list[MetadataRecord] = []
+    for e in open_log_source(root / "c3000").entries():
+        out += [r for r in e.batch.records if isinstance(r, MetadataRecord)]
+    return out
+
+
+def has(records: list[MetadataRecord], rtype: str, **fields: object) -> bool:
+    return any(r.type == rtype and all(r.data.get(k) == v for k, v in fields.items())
+               for r in records)
+
+
+def readable(root: Path) -> list[MetadataRecord]:
+    """The log as far as it can be read while the tool appends to it."""
+    try:
+        return decoded(root)
+    except Exception:  # noqa: BLE001 - a batch half-written: read again shortly
+        return []
+
+
+def count(records: list[MetadataRecord], rtype: str, fields: dict[str, object]) -> int:
+    return sum(1 for r in records
+               if r.type == rtype and all(r.data.get(k) == v for k, v in fields.items()))
+
+
+def removals(topic_id: str | None, token_id: str, broker_epoch: int, acl_ids: list[str]
+             ) -> list[tuple[str, dict[str, object]]]:
+    """The removal records the deletions of the test below call for, from Kafka's record
+    definitions (resource types: TOPIC 2, BROKER 4; SCRAM-SHA-512 is mechanism 2; a deleted
+    config key is a ConfigRecord with a null value, a quota key a ClientQuotaRecord with
+    remove=true; a broker's epoch is its znode's czxid)."""
+    reporting = [{"entityType": "client-id", "entityName": "reporting-app"}]
+    return [
+        ("REMOVE_TOPIC_RECORD", {"topicId": topic_id}),
+        ("CONFIG_RECORD", {"resourceType": 2, "resourceName": "topic-00004",
+                           "name": "retention.ms", "value": None}),
+        ("CONFIG_RECORD", {"resourceType": 4, "resourceName": "",
+                           "name": "log.cleaner.threads", "value": None}),
+        ("CONFIG_RECORD", {"resourceType": 4, "resourceName": "1",
+                           "name": "log.cleaner.threads", "value": None}),
+        ("CONFIG_RECORD", {"resourceType": 4, "resourceName": "1",
+                           "name": "max.connections", "value": None}),
+        ("CLIENT_QUOTA_RECORD", {"entity": reporting, "key": "producer_byte_rate",
+                                 "remove": True}),
+        ("CLIENT_QUOTA_RECORD", {"entity": reporting, "key": "controller_mutation_rate",
+                                 "remove": True}),
+        ("CLIENT_QUOTA_RECORD", {"entity": [{"entityType": "ip", "entityName": "192.168.10.5"}],
+                                 "key": "connection_creation_rate", "remove": True}),
+        ("REMOVE_USER_SCRAM_CREDENTIAL_RECORD", {"name": "bob", "mechanism": 2}),
+        *[("REMOVE_ACCESS_CONTROL_ENTRY_RECORD", {"id": i}) for i in acl_ids],
+        ("REMOVE_DELEGATION_TOKEN_RECORD", {"tokenId": token_id}),
+        ("UNREGISTER_BROKER_RECORD", {"brokerId": EXTRA_BROKER, "brokerEpoch": broker_epoch}),
+    ]
+
+
+EXTRA_BROKER = 7
+EXTRA_BROKER_JSON = (b'{"version":5,"host":"broker-7.kafka.local","port":9092,"jmx_port":-1,'
+                     b'"timestamp":"1700000000007","endpoints":["PLAINTEXT://broker-7.kafka.'
+                     b'local:9092"],"rack":"r1","listener_security_protocol_map":{"PLAINTEXT":'
+                     b'"PLAINTEXT"},"features":{"metadata.version":{"min_version":1,'
+                     b'"max_version":21}}}')
+
+
+@pytest.mark.parametrize(("crash", "mode", "chunk"), [
+    ("mirror_append", "manual", 25),   # killed mid-mirror, after a mirrored change
+    ("precopy_batch", "now", 10**6),   # killed after the pre-copy's (only) batch, before `mirror`
+])
+def test_entities_deleted_while_down_get_their_removal_records(
+    sample_cluster: Callable[..., Any], tmp_path: Path, crash: str, mode: str, chunk: int
+) -> None:
+    """Whatever ZooKeeper dropped while the tool was down (a topic, config keys and entities,
+    quota entities, a SCRAM user, ACL resources, a token, a broker) gets its removal record as
+    soon as the re-run resumes, before any cutover: the resume re-reads the whole tree, diffs
+    every entity the log or ZooKeeper holds, and arms its watches again."""
+    cluster = sample_cluster(SampleSpec.clean(topics=6, partitions_per_topic=3))
+    zk = cluster.client
+    zk.create(f"/brokers/ids/{EXTRA_BROKER}", EXTRA_BROKER_JSON, ephemeral=True)
+    broker_epoch = zk.exists(f"/brokers/ids/{EXTRA_BROKER}").czxid
+    proc = run(cluster.connect, tmp_path, crash=crash, mode=mode, chunk=chunk)
+    if crash == "mirror_append":
+        wait_for_phase(proc, tmp_path, "mirror")
+        zk.set("/config/topics/topic-00000", b'{"version":1,"config":{"retention.ms":"123"}}')
+    code, out = done(proc)
+    assert code == -9 and f"killing zk2kraft at {crash}" in out, out
+    held = decoded(tmp_path)
+    acl_ids = [r.data["id"] for r in held if r.type == "ACCESS_CONTROL_ENTRY_RECORD" and (
+        (r.data["resourceType"], r.data["resourceName"]) == (3, "billing")  # GROUP, literal
+        or (r.data["resourceName"], r.data["patternType"]) == ("orders-", 4))]  # PREFIXED
+    assert len(acl_ids) == 3  # the sample: 1 ACL on Group billing, 2 on Topic orders- prefixed
+
+    # while the tool is down, ZooKeeper loses one entity of every kind (and some keys)
+    topic_id = cluster.manifest.topic_ids["topic-00001"]
+    (token_id,) = zk.get_children("/delegation_token/tokens")
+    zk.delete("/brokers/topics/topic-00001", recursive=True)
+    zk.delete("/config/topics/topic-00001")
+    zk.set("/config/topics/topic-00004", b'{"version":1,"config":{}}')  # retention.ms gone
+    zk.set("/config/brokers/<default>",
+           b'{"version":1,"config":{"log.retention.check.interval.ms":"300000"}}')
+    zk.delete("/config/brokers/1")
+    zk.delete("/config/clients/reporting-app")
+    zk.delete("/config/ips/192.168.10.5")
+    zk.delete("/config/users/bob")  # bob had SCRAM-SHA-512 only
+    zk.delete("/kafka-acl/Group/billing")
+    zk.delete("/kafka-acl-extended/prefixed/Topic/orders-")
+    zk.delete(f"/delegation_token/tokens/{token_id}")
+    zk.delete(f"/brokers/ids/{EXTRA_BROKER}")
+    wanted = removals(topic_id, token_id, broker_epoch, acl_ids)
+
+    # the resumed mirror writes the removals before any cutover is asked for ...
+    proc = run(cluster.connect, tmp_path, mode="manual")
+    deadline = time.monotonic() + 120
+    while any(count(readable(tmp_path)[len(held):], t, f) == 0 for t, f in wanted):
+        assert proc.poll() is None and time.monotonic() < deadline, \
+            "the resumed mirror did not write every removal record:\n" + \
+            "\n".join(repr(w) for w in wanted if count(decoded(tmp_path)[len(held):], *w) == 0)
+        time.sleep(0.2)
+    # ... and has its watches armed again: a change now is mirrored before the cutover too
+    zk.set("/config/topics/topic-00002", b'{"version":1,"config":{"retention.ms":"456"}}')
+    change = ("CONFIG_RECORD", {"resourceType": 2, "resourceName": "topic-00002",
+                                "name": "retention.ms", "value": "456"})
+    while count(readable(tmp_path)[len(held):], *change) == 0:
+        assert proc.poll() is None and time.monotonic() < deadline, \
+            "a change made after the resume was not mirrored"
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGUSR1)
+    code, out = done(proc)
+    assert code == 0, out
+    assert json.loads((tmp_path / "m.json").read_text())["delta_records"] == 0  # caught up
+    tail = decoded(tmp_path)[len(held):]
+    for t, f in [*wanted, change]:
+        assert count(tail, t, f) == 1, (t, f)  # each exactly once
+    assert count(tail, "TOPIC_RECORD", {"name": "topic-00001"}) == 0
+    assert [r.type for r in tail][-2:] == ["ZK_MIGRATION_STATE_RECORD", "END_TRANSACTION_RECORD"]
+    assert "BEGIN_TRANSACTION_RECORD" not in [r.type for r in tail]
+    verify_ok(cluster.connect, tmp_path)
