@@ -115,6 +115,25 @@ def test_spark_output_equals_in_process_and_translate(
         assert on_spark.counts["PARTITION_RECORD"] == cluster.manifest.partitions_to_migrate
 
 
+@pytest.mark.parametrize(("mv", "target"), [("3.9-IV0", "3.9"), ("4.0-IV3", "4.x")])
+def test_offline_spark_output_equals_in_process_and_translate(
+    spark: SparkRuntime, sample_cluster: Callable[..., Any], mv: str, target: str
+) -> None:
+    """Offline, the PartitionRecords carry each replica's directory (version 1, or 2 with ELR):
+    the Spark tasks must get it too (it travels in each TopicChunk)."""
+    cluster = sample_cluster(SHAPES["clean"])
+    snapshot = _read(cluster.connect)
+    options = TranslationOptions(metadata_version=parse_target_version(mv), offline=True,
+                                 target_kafka=target)
+    on_spark = encode_log(snapshot, options, spark=spark)
+    in_process = encode_log(snapshot, options)
+    reference = translate(snapshot, options)
+    assert on_spark.values == in_process.values == [encode_record(r) for r in reference.records]
+    partitions = [r for r in reference.records if r.type == "PARTITION_RECORD"]
+    assert {r.version for r in partitions} == {1 if target == "3.9" else 2}
+    assert all(len(r.data["directories"]) == len(r.data["replicas"]) for r in partitions)
+
+
 def test_spark_uses_several_tasks_and_keeps_topic_order(
     spark: SparkRuntime, sample_cluster: Callable[..., Any]
 ) -> None:
