@@ -115,6 +115,10 @@ class _ConsoleSink(StatusSink):
             self._last_line = time.monotonic()
             self.console.print(text, markup=False, highlight=False)
 
+    def mirror_ended(self) -> None:
+        # the last figures stay on screen as a plain line; the cutover's messages follow it
+        self.close()
+
     def close(self) -> None:
         if self.live is not None:
             self.live.stop()

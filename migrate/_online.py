@@ -293,6 +293,9 @@ class StatusSink:
     def mirror(self, figures: dict[str, Any]) -> None:
         """The live mirror figures (records mirrored, changes/s, lag, voters)."""
 
+    def mirror_ended(self) -> None:
+        """The mirror stopped (the cutover begins): a live view of its figures goes."""
+
 
 # ----------------------------------------------------------------------------- the run
 
@@ -632,6 +635,7 @@ class _Run:
                 self.out.phase_ms["mirror"] = (gate_start - start) * 1000.0
             if self._gate_open(caught_up=not events):
                 self.out.phase_ms["gate"] = (self.clock() - gate_start) * 1000.0
+                self.sink.mirror_ended()
                 return
 
     def _warn_once(self, key: str, line: str) -> None:

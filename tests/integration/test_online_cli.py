@@ -9,11 +9,15 @@ controller does (`KafkaZkClient.tryRegisterKRaftControllerAsActiveController`).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
+import struct
 import subprocess
 import sys
+import termios
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -195,3 +199,80 @@ def test_rollback_refuses_while_locked_then_lets_a_zookeeper_controller_lead(
                                    "leader_epoch": current["leader_epoch"] + 1}).encode())
     assert not any(isinstance(r, Exception) for r in tx.commit())
     assert not (tmp_path / ".zk2kraft-journal" / "journal.json").exists()
+
+
+def test_manual_cutover_on_enter_at_a_terminal(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    """The operator runs `--cutover manual` on a terminal, watches the mirror, presses Enter."""
+    cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2))
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
+    cmd = [*ZK2KRAFT, "migrate", "--zookeeper", cluster.connect,
+           *[f"--voter={v}={tmp_path / f'c{v}'}" for v in VOTERS], "--cutover", "manual",
+           "--on-cutover", claim_on_cutover(cluster.connect), "--handoff-timeout", "30",
+           "--json", str(tmp_path / "migrate.json")]
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
+    proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, close_fds=True,
+                            start_new_session=True, env={**env, "TERM": "xterm-256color"})
+    os.close(slave)
+    screen = bytearray()
+    lock = threading.Lock()
+
+    def drain() -> None:  # keep reading, or the tool blocks writing its live status
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: every writer of the terminal has gone
+                return
+            if not chunk:
+                return
+            with lock:
+                screen.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+
+    def seen(text: bytes) -> bool:
+        with lock:
+            return text in screen
+
+    try:
+        deadline = time.monotonic() + 120
+        while not seen(b"press Enter"):
+            assert proc.poll() is None and time.monotonic() < deadline, bytes(screen)[-3000:]
+            time.sleep(0.1)
+        journal = tmp_path / ".zk2kraft-journal" / "journal.json"
+        time.sleep(1.0)
+        assert proc.poll() is None  # mirroring, waiting for the operator
+        assert json.loads(journal.read_text())["phase"] == "mirror"
+        assert cluster.client.get("/controller_epoch")[0] == b"3"  # not fenced yet
+        os.write(master, b"\r")  # Enter
+        code = proc.wait(timeout=300)
+        reader.join(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    out = bytes(screen).decode(errors="replace")
+    assert code == 0, out[-3000:]
+    assert "cutover (manual) complete" in out, out[-3000:]
+    # the mirror's live status line went away when the cutover began, and was not redrawn under
+    # the fence's, drain's and handoff's messages
+    assert "mirror: " in out.split("fenced: ", 1)[0]
+    assert "mirror: " not in out.split("fenced: ", 1)[1], out[-3000:]
+    zk = cluster.client
+    assert zk.get("/controller_epoch")[0] == b"4"  # the sample's 3, fenced once
+    mig = json.loads(zk.get("/migration")[0])
+    assert (mig["kraft_controller_id"], mig["kraft_controller_epoch"]) == (3000, 1)
+    # our claim carried kraftControllerEpoch 1; the --on-cutover controller took it over with 2
+    assert json.loads(zk.get("/controller")[0])["kraftControllerEpoch"] == 2
+    doc = json.loads((tmp_path / "migrate.json").read_text())
+    assert doc["cutover"] == "manual"
+    assert doc["window_ms"]["tool"] is not None and doc["window_ms"]["tool"] > 0
+    assert doc["window_ms"]["total"] is not None
+    assert doc["window_ms"]["total"] >= doc["window_ms"]["tool"]
+    assert mig["kraft_metadata_offset"] == doc["last_offset"]
+    assert_one_closed_transaction(tmp_path)
+    assert verify(cluster.connect, tmp_path).returncode == 0
