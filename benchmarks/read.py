@@ -8,7 +8,8 @@ Java client reading the same znodes pipelined. Prints figures; it is not a test.
 Figures (all on the same generated tree, same server, same machine):
   (a)  sequential kazoo `get`, one read at a time (on the first --sequential-sample paths);
   (b)  `read_cluster`: the whole tree (lists, data, decoding into a ClusterSnapshot) with a watch
-       armed on every znode — what `zk2kraft` actually does; znodes/s counts every read;
+       armed on every znode, on a session from `open_session` — what `zk2kraft` actually does;
+       znodes/s counts every read;
   (b') the raw pipeline on exactly the path list (c) reads, without decoding: like for like;
   (b'') kazoo `get_async` with the same bounded window (the naive pipelined baseline);
   (c)  the Java client (benchmarks/java/ReadBench.java, compiled here with javac against Debian's
@@ -42,14 +43,15 @@ sys.path.insert(0, str(ROOT))
 from kazoo.client import KazooClient  # noqa: E402
 
 from zkreader import (  # noqa: E402
+    ConnectOptions,
     ReadPipeline,
     ReadRequest,
     ReadStats,
     SampleSpec,
     _paths,
     generate_sample_cluster,
+    open_session,
     read_cluster,
-    session_for_client,
 )
 
 JAVA_SRC = ROOT / "benchmarks" / "java" / "ReadBench.java"
@@ -182,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tree: {manifest.topics} topics, {manifest.state_znodes} partition states, "
               f"{manifest.znodes} znodes, generated in {manifest.elapsed_s:.1f}s")
 
-        session = session_for_client(gen)
+        # the session zk2kraft itself opens (its kazoo client and handler), not the generator's
+        session = open_session(ConnectOptions(f"{connect}{chroot}", timeout_s=30))
         snap = read_cluster(session, window=args.window, batch=args.batch, watch=False)
         paths = ([_paths.topic(t) for t in snap.topics]
                  + [_paths.partition_state(t, p) for (t, p) in snap.partition_states]
@@ -283,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"b/c  = {b_median / c_median:.2f}   (median / median, warm-up round excluded)")
         print(f"b1/c = {max(raw_rates) / java_best:.2f}   (raw pipeline / best Java round)")
         print(f"b/a  = {b_best / seq_rate:.1f}x over sequential kazoo")
+        session.close()
     finally:
         try:
             gen.stop()
