@@ -92,10 +92,12 @@ def _report(args: argparse.Namespace, outcome: BulkOutcome, *, source: str,
             to_stdout: bool) -> None:
     write_json_report(args.json, outcome.to_json())
     if not args.quiet:
-        _print(outcome, source=source, to_stderr=to_stdout, offline=args.offline)
+        _print(outcome, source=source, to_stderr=to_stdout, offline=args.offline,
+               names_directories=args.metadata_version.supports_directories)
 
 
-def _print(outcome: BulkOutcome, *, source: str, to_stderr: bool, offline: bool) -> None:
+def _print(outcome: BulkOutcome, *, source: str, to_stderr: bool, offline: bool,
+           names_directories: bool) -> None:
     from verify import plan_console, render_plan
 
     console = plan_console(stderr=to_stderr)
@@ -138,6 +140,12 @@ def _print(outcome: BulkOutcome, *, source: str, to_stderr: bool, offline: bool)
             "names no brokers: each registers itself when it starts in KRaft mode. Until the "
             "KRaft controllers first start, going back is starting the old brokers again.",
             markup=False, highlight=False)
+        if names_directories:
+            console.print(
+                "On each broker host, before the broker's first start in KRaft mode: "
+                "zk2kraft prepare-broker --log-dirs <its log.dirs> (the log names, for each "
+                "replica, the directory.id it gives the broker's first log dir).",
+                markup=False, highlight=False)
     else:
         console.print("ZooKeeper was not modified (--cutover none).", markup=False,
                       highlight=False)

@@ -129,6 +129,7 @@ def test_a_stopped_cluster_plans_migrates_and_verifies_without_touching_zookeepe
                   "--spark-master", "in-process")
     assert migrate.returncode == 0, migrate.stderr
     assert "ZooKeeper was not modified (--offline)" in migrate.stdout
+    assert "zk2kraft prepare-broker --log-dirs" in " ".join(migrate.stdout.split())
     recs = records(tmp_path / "c3000")
     types = [r["type"] for r in recs]
     assert "REGISTER_BROKER_RECORD" not in types
