@@ -5,9 +5,12 @@ Order, and why (docs/design.md "Online migration", I1-I8; Kafka's `KRaftMigratio
 
 1. The voters' `.lock`s are taken first and held to the end (`LocalVoterQuorum`), so no
    controller starts on a log that is still being written. One long-lived ZooKeeper session.
-2. Pre-copy: the whole tree is read with a watch on every znode, translated, and written to the
-   *live* logs after `FeatureLevelRecord` + `BeginTransactionRecord`, durable on a majority. The
-   transaction stays open: a controller started on this log now would discard it all.
+2. Pre-flight, then pre-copy: the whole tree is read with a watch on every znode and judged as
+   `plan` judges it (`plan --standin` for the stand-in) before the transport opens, since
+   opening writes (the stand-in's election and bootstrap commit on the controllers' disks, the
+   journal): a refused run writes nothing anywhere. That tree is then translated and written to
+   the *live* logs after `FeatureLevelRecord` + `BeginTransactionRecord`, durable on a majority.
+   The transaction stays open: a controller started on this log now would discard it all.
 3. Mirror: every notification leads to a re-read (which re-arms its watch) and the delta
    records, appended in notification order and durable before the next step. A connection loss
    re-arms the watches at the last zxid (`ChangeFeed`); a session expiry loses them, so the
@@ -50,16 +53,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from migrate._bulk import VoterTarget, blockers_message, judge
+from migrate._bulk import VoterTarget, judge
 from migrate._journal import Journal
 from migrate._mirror_delta import LogState
 from migrate._pipeline import rest_counts, snapshot_timestamp_ms, translate_rest
-from migrate._preflight import PlanSummary, standin_migration_finding, standin_summary
+from migrate._preflight import PlanSummary, standin_summary
 from migrate._standin_transport import open_standin
 from migrate._standinargs import StandInSpec
 from migrate._translate_framing import ZK_MIGRATION_STATE_MIGRATION
 from migrate.entities import EntityDelta, delta_records, resync_keys
-from migrate.errors import BadFlagError, BlockersFoundError
+from migrate.errors import BadFlagError
 from migrate.translate import TranslationOptions, header_records, trailer_records
 from verify import MetadataImage, apply_records
 from writers import (
@@ -80,7 +83,6 @@ from zkreader import (
     ConnectOptions,
     FenceToken,
     MigrationState,
-    MigrationZnode,
     ZkSession,
     ZkSessionExpiredError,
     ZkUnreachableError,
@@ -304,8 +306,9 @@ class _Run:
     def __init__(self, options: OnlineOptions, session: ZkSession, quorum: QuorumLog,
                  journal: Journal, sink: StatusSink, clock: Callable[[], float],
                  trigger: threading.Event, release_locks: Callable[[], None],
-                 opened_at: int = -1) -> None:
+                 opened_at: int = -1, preflight: _Preflight | None = None) -> None:
         self.o = options
+        self.preflight = preflight  # the tree read and judged before anything was written
         self.opened_at = opened_at  # last offset the transport wrote on opening (stand-in)
         self.release_locks = release_locks
         self.session = session
@@ -315,8 +318,7 @@ class _Run:
         self.clock = clock
         self.trigger = trigger
         self.mv = options.metadata_version
-        self.topts = TranslationOptions(metadata_version=options.metadata_version,
-                                        password_encoder_secret=options.password_encoder_secret)
+        self.topts = _translation_options(options)
         self.log = _LogView()
         self.out = OnlineOutcome(cutover=options.cutover)
         self.controller_id = options.voters[0].node_id
@@ -351,19 +353,12 @@ class _Run:
 
     def _read(self, *, watch: bool) -> ClusterSnapshot:
         """Read the tree, surviving connection losses and (loudly) session expiries."""
-        deadline = self.clock() + max(self.session.retry_s, 30.0)
-        while True:
-            if self.session.expired.is_set():
-                self.session.expired.clear()
-                self.out.session_expiries += 1
-                self.sink.say("ZooKeeper session expired: its watches are gone; re-reading the "
-                              "whole tree and writing the difference")
-            try:
-                return read_cluster(self.session, watch=watch)
-            except ZkUnreachableError:
-                if self.clock() > deadline:
-                    raise
-                time.sleep(0.2)
+        if self.session.expired.is_set():
+            self.session.expired.clear()
+            self.out.session_expiries += 1
+            self.sink.say("ZooKeeper session expired: its watches are gone; re-reading the "
+                          "whole tree and writing the difference")
+        return _read_tree(self.session, watch=watch, clock=self.clock)
 
     def _voters(self) -> list[dict[str, object]]:
         return [s.to_json() for s in self.quorum.voter_status()]
@@ -456,15 +451,7 @@ class _Run:
                           "nothing to do")
 
     def _judge(self, snapshot: ClusterSnapshot, *, after_fence: bool = False) -> PlanSummary:
-        # the bulk copy's judgement, without translating the topic table (the pre-copy and the
-        # drain translate it right after)
-        rest = translate_rest(snapshot, self.topts)
-        summary = judge(snapshot, rest, rest_counts(snapshot, rest),
-                        voter_ids=[t.node_id for t in self.o.voters] if self.o.standin is None
-                        else sorted(self.o.standin.voters), overrides=self.o.overrides)
-        if self.o.standin is not None:
-            # controllers in migration mode create an empty /migration when they start
-            summary = standin_summary(summary, snapshot.migration)
+        summary = _judge_tree(self.o, self.topts, snapshot)
         if after_fence:
             # Past the fence the go/no-go was decided (by the pre-copy, maybe in an earlier
             # run); the claim and /migration it finds now are our own.
@@ -473,8 +460,14 @@ class _Run:
 
     def _precopy(self) -> None:
         start = self.clock()
-        snapshot = self._read(watch=True)
-        self.out.summary = self._judge(snapshot)
+        if self.preflight is not None:
+            # a fresh run: the tree the pre-flight read (watches armed) and judged before the
+            # transport opened; what changed since is in the change feed, for the mirror
+            snapshot, self.out.summary = self.preflight.snapshot, self.preflight.summary
+            self.preflight = None
+        else:  # a resume inside the pre-copy: read and judge afresh
+            snapshot = self._read(watch=True)
+            self.out.summary = self._judge(snapshot)
         if self.out.summary.report.blockers:
             raise _Refused()
         header: list[MetadataRecord] = []
@@ -871,28 +864,59 @@ def _cluster_id(session: ZkSession) -> str:
     return znode.cluster_id
 
 
-def _refuse_migration_znode_before_the_election(session: ZkSession) -> None:
-    """Refuse a `/migration` the stand-in cannot take over before it asks any controller for a
-    vote, while nothing is written anywhere (`standin_migration_finding`: only the empty one
-    that controllers in migration mode create at start). The pre-copy judges it again, with
-    everything else, on the tree it copies.
+@dataclass(frozen=True, slots=True)
+class _Preflight:
+    """A fresh run's first read of the tree (watches armed) and its judgement."""
 
-    Raises:
-        BlockersFoundError: `/migration` was written by a controller that led a migration, or
-            left by an earlier attempt (exit 1).
-        ZnodeFormatError: `/migration` is malformed (exit 2, as the pre-copy's read would say).
+    snapshot: ClusterSnapshot
+    summary: PlanSummary
+
+
+def _translation_options(options: OnlineOptions) -> TranslationOptions:
+    return TranslationOptions(metadata_version=options.metadata_version,
+                              password_encoder_secret=options.password_encoder_secret)
+
+
+def _read_tree(session: ZkSession, *, watch: bool, clock: Callable[[], float]
+               ) -> ClusterSnapshot:
+    """Read the tree, retrying connection losses for a while (the caller notes expiries)."""
+    deadline = clock() + max(session.retry_s, 30.0)
+    while True:
+        try:
+            return read_cluster(session, watch=watch)
+        except ZkUnreachableError:
+            if clock() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def _judge_tree(options: OnlineOptions, topts: TranslationOptions, snapshot: ClusterSnapshot
+                ) -> PlanSummary:
+    """`plan`'s judgement of the tree (with `--standin`, `plan --standin`'s), without
+    translating the topic table (the pre-copy translates it right after)."""
+    rest = translate_rest(snapshot, topts)
+    summary = judge(snapshot, rest, rest_counts(snapshot, rest),
+                    voter_ids=[t.node_id for t in options.voters] if options.standin is None
+                    else sorted(options.standin.voters), overrides=options.overrides)
+    if options.standin is not None:
+        # controllers in migration mode create an empty /migration when they start
+        summary = standin_summary(summary, snapshot.migration)
+    return summary
+
+
+def _preflight(options: OnlineOptions, session: ZkSession, clock: Callable[[], float]
+               ) -> _Preflight:
+    """Read the tree with every watch armed and judge it, before the transport opens.
+
+    A fresh run judges first because opening writes: the stand-in wins an election (the
+    controllers commit its LeaderChange) and commits the PRE_MIGRATION bootstrap, local voters
+    get their files, and the journal is saved. A run that is then refused must leave none of
+    that behind, so blockers stop it here, where nothing has been written anywhere.
+    The pre-copy copies this very snapshot; what changes meanwhile reaches the mirror through
+    the watches this read armed.
     """
-    path = "/migration"
-    got = session.get(path)
-    if got is None:
-        return
-    kind = kind_for_path(path)
-    assert kind is not None
-    znode = kind.decode(*got)
-    assert isinstance(znode, MigrationZnode)
-    finding = standin_migration_finding(znode)
-    if finding is not None:
-        raise BlockersFoundError(blockers_message([finding]))
+    snapshot = _read_tree(session, watch=True, clock=clock)
+    return _Preflight(snapshot, _judge_tree(options, _translation_options(options), snapshot))
 
 
 def run_online(options: OnlineOptions, *, sink: StatusSink,
@@ -905,8 +929,6 @@ def run_online(options: OnlineOptions, *, sink: StatusSink,
 
     Raises:
         BadFlagError / ZnodeFormatError / TranslationError: bad input (exit 2).
-        BlockersFoundError: `--standin` found a `/migration` it cannot take over, before its
-            election (exit 1; other blockers come back in `outcome.summary`).
         ZkUnreachableError / VoterUnavailableError: exit 3.
         ControllerMovedError: another controller holds ZooKeeper (exit 3).
         VoterStateError: the voters hold a log that is not this run's (exit 1).
@@ -936,8 +958,11 @@ def _run_locked(options: OnlineOptions, sink: StatusSink, trigger: threading.Eve
                 f"--journal {options.journal_dir}: the journal is for cluster "
                 f"{journal.cluster_id!r} with voters {journal.voters}, not {cluster_id!r} with "
                 f"{ids}; point --journal elsewhere or remove it")
-        if options.standin is not None and journal is None:
-            _refuse_migration_znode_before_the_election(session)
+        preflight: _Preflight | None = None
+        if journal is None:
+            preflight = _preflight(options, session, clock)
+            if preflight.summary.report.blockers:
+                return _refused(options, preflight.summary)
         quorum: QuorumLog
         opened_at = -1
         if options.standin is not None:
@@ -961,7 +986,7 @@ def _run_locked(options: OnlineOptions, sink: StatusSink, trigger: threading.Eve
                         f"{journal.path}: refusing to write into a log this run did not start")
                 journal.save(phase="precopy")
             run = _Run(options, session, quorum, journal, sink, clock, trigger, release_locks,
-                       opened_at)
+                       opened_at, preflight)
             if options.standin is not None:
                 run.out.transport = options.standin.to_json()
             try:
@@ -973,3 +998,10 @@ def _run_locked(options: OnlineOptions, sink: StatusSink, trigger: threading.Eve
         finally:
             quorum.close()
 
+
+def _refused(options: OnlineOptions, summary: PlanSummary) -> OnlineOutcome:
+    """The outcome of a run the pre-flight refused: nothing written (the command exits 1)."""
+    out = OnlineOutcome(summary=summary, cutover=options.cutover)
+    if options.standin is not None:
+        out.transport = options.standin.to_json()
+    return out

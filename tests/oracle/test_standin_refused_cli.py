@@ -1,0 +1,147 @@
+"""A `migrate --standin` refused by blockers leaves nothing on real Kafka 3.9.1 controllers.
+
+Controllers 3001 and 3002 run in migration mode with a long election timeout, waiting for the
+stand-in 3000 (as in test_standin_migrate_cli.py). The ZooKeeper tree holds two blockers: a
+topic created before Kafka 2.8 (no topic id) and an unprocessed log-dir failure event. The run
+must exit 1 naming both, having asked no controller for a vote: Kafka's own files say so (no
+quorum-state that voted for or follows 3000, no LeaderChange naming 3000 and nothing appended
+under it in either controller's log), and there is no journal and nothing in the stand-in's
+directory. Once the blockers are fixed as an operator would (the topic gets its id, the event is
+handled), the same command migrates and a real controller takes over from the migrated log.
+Needs `tests/kafka/fetch.sh` (fails otherwise).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.kafka import KafkaController, free_port, storage_format
+from tests.support.migration_cluster import wait_for_kraft_claim
+from writers import ControlRecord, open_log_source
+from zkreader import SampleSpec
+
+pytestmark = [pytest.mark.oracle, pytest.mark.slow]
+
+STANDIN, REAL = 3000, (3001, 3002)
+EVENT = "/log_dir_event_notification/log_dir_event_0000000009"
+
+
+@contextlib.contextmanager
+def _controllers(tmp_path: Path, connect: str, cluster_id: str
+                 ) -> Iterator[tuple[dict[int, int], list[KafkaController]]]:
+    """Controllers 3001 and 3002 waiting for stand-in 3000. Their election timeout (60 s) is
+    longer than both runs of this test take to reach the stand-in's election, so the only
+    election they can hold is one the stand-in starts."""
+    ports = {n: free_port() for n in (STANDIN, *REAL)}
+    props = {"controller.quorum.election.timeout.ms": "60000",
+             "controller.quorum.fetch.timeout.ms": "60000",
+             "zookeeper.metadata.migration.enable": "true",
+             "zookeeper.connect": connect,
+             "delegation.token.secret.key": "zk2kraft-oracle-token-secret"}
+    nodes = [KafkaController(tmp_path / f"node{n}", tmp_path / f"meta{n}", node_id=n,
+                             quorum=ports, extra=props) for n in REAL]
+    try:
+        for node in nodes:
+            storage_format(node.config_path, cluster_id)
+            node.launch()
+        for node in nodes:
+            node.wait_started()
+        yield ports, nodes
+    finally:
+        for node in nodes:
+            node.stop()
+
+
+def _migrate(connect: str, ports: dict[int, int], tmp_path: Path
+             ) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "migrate.cli", "migrate", "--zookeeper", connect,
+           "--cutover", "now",
+           "--standin", f"{STANDIN}@127.0.0.1:{ports[STANDIN]}={tmp_path / 'standin'}",
+           *[f"--controller={n}@127.0.0.1:{ports[n]}" for n in REAL],
+           "--journal", str(tmp_path / "journal"), "--json", str(tmp_path / "m.json")]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=400)
+
+
+def _leaders_in_log(meta_dir: Path) -> list[tuple[int, int | None]]:
+    """(batch base offset, leader named by the last LeaderChange before it) for every batch
+    in a controller's `__cluster_metadata-0`, as Kafka wrote it from what it fetched."""
+    leader: int | None = None
+    out = []
+    for entry in open_log_source(meta_dir).entries():
+        for r in entry.batch.records:
+            if isinstance(r, ControlRecord) and r.type == "LEADER_CHANGE":
+                leader = int(r.data["leaderId"])  # type: ignore[arg-type]
+        out.append((entry.batch.base_offset, leader))
+    return out
+
+
+def test_a_refused_standin_run_leaves_the_controllers_untouched_and_a_fixed_rerun_migrates(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2))
+    zk = cluster.client
+    cluster_id = json.loads(zk.get("/cluster/id")[0])["id"]
+    brokers = sorted(int(b) for b in zk.get_children("/brokers/ids"))[:2]
+    # a topic from before Kafka 2.8: version 1, no topic_id
+    zk.create("/brokers/topics/legacy", json.dumps(
+        {"version": 1, "partitions": {"0": brokers}}).encode())
+    zk.create("/brokers/topics/legacy/partitions/0/state", json.dumps(
+        {"version": 1, "leader": brokers[0], "leader_epoch": 0, "controller_epoch": 1,
+         "isr": brokers}).encode(), makepath=True)
+    zk.create(EVENT, json.dumps({"version": 1, "broker": brokers[1], "event": 1}).encode(),
+              makepath=True)
+    watched = ("/controller", "/controller_epoch", "/migration")
+    with _controllers(tmp_path, cluster.connect, cluster_id) as (ports, nodes):
+        before = {p: zk.get(p) if zk.exists(p) else None for p in watched}
+        refused = _migrate(cluster.connect, ports, tmp_path)
+        said = " ".join(refused.stderr.split())
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        assert "TOPIC_WITHOUT_ID /brokers/topics/legacy:" in said, refused.stderr
+        assert f"LOG_DIR_EVENT_PENDING {EVENT}:" in said, refused.stderr
+        assert "nothing was written" in said
+        # nothing of ours anywhere: no journal, an empty stand-in dir, ZooKeeper's controller
+        # znodes as they were, and on each controller's disk no vote for 3000 and no record
+        # of an epoch it led
+        assert not (tmp_path / "journal").exists()
+        assert not (tmp_path / "standin").exists() or not any((tmp_path / "standin").iterdir())
+        assert {p: zk.get(p) if zk.exists(p) else None for p in watched} == before
+        for node in nodes:
+            state = json.loads((node.metadata_log_dir / "__cluster_metadata-0"
+                                / "quorum-state").read_text())
+            assert state.get("votedId", -1) != STANDIN, state
+            assert state.get("leaderId", -1) != STANDIN, state
+            assert all(leader in REAL for _, leader in _leaders_in_log(node.metadata_log_dir))
+            assert "leader=3000" not in node.log_text()
+        # the operator fixes both: the topic gets the id Kafka would assign, the event is
+        # handled by ZooKeeper's controller (here: removed, as it does once done)
+        zk.set("/brokers/topics/legacy", json.dumps(
+            {"version": 3, "partitions": {"0": brokers}, "adding_replicas": {},
+             "removing_replicas": {}, "topic_id": "mFq1Ns8gS0uV6ZyHk3cTbg"}).encode())
+        zk.delete(EVENT)
+        done = _migrate(cluster.connect, ports, tmp_path)
+        logs = "\n".join(n.log_text() for n in nodes)
+        assert done.returncode == 0, done.stdout + done.stderr + logs[-5000:]
+        doc = json.loads((tmp_path / "m.json").read_text())
+        assert doc["blockers"] == [] and doc["resumed_from"] is None
+        assert doc["handover"]["new_leader"] in REAL
+        claim = wait_for_kraft_claim(zk, 120)
+        logs = "\n".join(n.log_text() for n in nodes)
+        assert claim.get("kraftControllerEpoch", -1) > 1, logs[-5000:]
+        leader = next(n for n in nodes if n.node_id == claim["brokerid"])
+        assert "Loaded ZK migration state of MIGRATION" in leader.log_text()
+        assert "Encountered fatal fault" not in logs
+    # the leader's own log holds the migration, legacy topic included
+    quorum = ",".join(f"{n}@127.0.0.1:{p}" for n, p in sorted(ports.items()))
+    verify = subprocess.run(
+        [sys.executable, "-m", "migrate.cli", "verify", "--zookeeper", cluster.connect,
+         "--voter", f"{leader.node_id}={leader.metadata_log_dir}", "--quorum-voters", quorum,
+         "--json", str(tmp_path / "v.json")], capture_output=True, text=True, timeout=300)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
