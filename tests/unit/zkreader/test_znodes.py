@@ -157,6 +157,30 @@ def test_topic_with_no_replicas_for_a_partition_is_refused() -> None:
         TopicZnode("a").decode(js({"version": 3, "partitions": {"0": []}}), STAT)
 
 
+@pytest.mark.parametrize(("partitions", "problem"), [
+    ({"0": [1], "05": [2], "5": [3]},
+     "has partition keys '05' and '5', which both name partition 5"),
+    ({"+1": [1]}, "has partition key '+1', expected a partition id >= 0"),
+    ({"\u0663": [1]}, "has partition key '\u0663', expected a partition id >= 0"),  # Arabic 3
+    ({"2147483648": [1]}, "has partition key '2147483648', past the largest partition id"),
+    ({"0": [1, 1]}, "field 'partitions.0' lists a broker id twice: [1, 1]"),
+    ({"0": [1, True]}, "holds a boolean, expected integers"),
+])
+def test_partition_keys_and_replicas_off_the_common_shape_get_the_full_checks(
+        partitions: dict[str, Any], problem: str) -> None:
+    """The decoder's one-pass path for canonical maps must hand everything else to the checks
+    that name the problem (these would otherwise decode silently or wrongly)."""
+    with pytest.raises(ZnodeFormatError) as err:
+        TopicZnode("a").decode(js({"version": 3, "partitions": partitions}), STAT)
+    assert problem in str(err.value)
+
+
+def test_canonical_partition_keys_decode_in_order() -> None:
+    got = TopicZnode("a").decode(js({"version": 3, "partitions": {
+        "10": [3, 1], "0": [1, 2], "999999999": [2]}}), STAT)
+    assert list(got.assignment.items()) == [(10, (3, 1)), (0, (1, 2)), (999999999, (2,))]
+
+
 def test_partition_state_epoch_is_znode_version() -> None:
     s = PartitionStateZnode("t", 4).decode(js({"version": 1, "leader": -1, "leader_epoch": 5,
                                                "controller_epoch": 2, "isr": [],
