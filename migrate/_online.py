@@ -74,6 +74,7 @@ from writers import (
     StandInLeader,
     VoterStateError,
     VoterUnavailableError,
+    encode_record,
     hold_voter_locks,
 )
 from zkreader import (
@@ -403,6 +404,8 @@ class _Run:
             # The window must not pay for the collector walking the pre-copy's millions of
             # objects (a full pass costs tenths of a second at 100k partitions): freeze what
             # exists and keep the collector off from the fence to t1.
+            for record in trailer_records(self.mv):
+                encode_record(record)  # their encoders compile on first use: now, not in t0..t1
             gc.collect()
             gc.freeze()
             with paused_gc():
@@ -723,10 +726,11 @@ class _Run:
         else:
             snapshot = ClusterSnapshot()
             self._applied_early = False
-            # watch=True although nothing is mirrored after this: `changed_entities` tells a new
-            # child of a notified list from an existing one by its armed watch; without the
-            # feed every topic would look new and the drain would re-read the whole cluster.
-            delta = self._delta(self._pending(), watch=True, append=False)
+            # watch=False: nothing is mirrored after this, and arming would cost every read
+            # round a second round trip (its SetWatches) inside the window. `changed_entities`
+            # still tells a new child of a notified list from an existing one by the watches the
+            # mirror armed, so the drain re-reads only what changed.
+            delta = self._delta(self._pending(), watch=False, append=False)
             applied = trailer if self._applied_early else delta + trailer
         self.out.delta_records = len(delta)
         _crash("mid_drain")

@@ -238,16 +238,19 @@ def changed_entities(
     """The entities a batch of notified paths stands for, in first-notified order.
 
     An entity znode maps to its key. A notified list (`/brokers/topics`, `/config/users`,
-    `/kafka-acl/Topic`, ...) is listed again, re-arming its child watch, and its children map to
-    keys; with `only_unwatched` only children whose own znode has no armed watch are kept (the
-    new ones: an existing child reports its own changes and deletion through its data watch), so
-    a topic creation costs one list read, not a re-read of every topic. Children of
-    `/admin/delete_topics` are always kept (nothing watches them individually).
+    `/kafka-acl/Topic`, ...) is listed again (re-arming its child watch with `watch`), and its
+    children map to keys; with `only_unwatched` only children whose own znode has no armed watch
+    in the session's change feed are kept (the new ones: an existing child reports its own
+    changes and deletion through its data watch), so a topic creation costs one list read, not a
+    re-read of every topic. Children of `/admin/delete_topics` are always kept (nothing watches
+    them individually).
 
     Args:
         session: the live session whose change feed armed the watches.
         paths: notified chroot-relative paths (`ChangeEvent.path`), oldest first.
-        watch: re-arm child watches on the lists read.
+        watch: re-arm child watches on the lists read. The last read of a run (the cutover's
+            drain) passes False: nothing is mirrored after it, and each read round would wait
+            for one more round trip (the SetWatches); the feed still tells new children apart.
         only_unwatched: see above.
 
     Returns:
@@ -256,7 +259,7 @@ def changed_entities(
     Raises:
         ZkUnreachableError: the session was lost while listing.
     """
-    feed = session.changes if watch else None
+    feed = session.changes
     ordered: dict[EntityKey, None] = {}
     pending_lists: list[str] = []
     for path in paths:
@@ -265,7 +268,8 @@ def changed_entities(
             ordered.setdefault(key, None)
         elif _is_list(path):
             pending_lists.append(path)
-    pipeline = ReadPipeline(session, feed=feed, window=DEFAULT_WINDOW, batch=DEFAULT_BATCH)
+    pipeline = ReadPipeline(session, feed=feed if watch else None, window=DEFAULT_WINDOW,
+                            batch=DEFAULT_BATCH)
     seen_lists: set[str] = set()
     while pending_lists:
         batch = [p for p in dict.fromkeys(pending_lists) if p not in seen_lists]
@@ -277,7 +281,7 @@ def changed_entities(
             keys, lists = _list_children_keys(result.path, result.children)
             keep_all = result.path == _paths.DELETE_TOPICS
             for key in keys:
-                if keep_all or not only_unwatched or feed is None or not feed.is_armed(key.path):
+                if keep_all or not only_unwatched or not feed.is_armed(key.path):
                     ordered.setdefault(key, None)
             pending_lists += lists
     return list(ordered)

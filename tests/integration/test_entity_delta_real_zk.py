@@ -21,6 +21,7 @@ from migrate import TranslationOptions, delta_records, translate
 from verify import MetadataImage, apply_records, compare, expected_image
 from zkreader import (
     ChangeEvent,
+    EntityKey,
     SampleSpec,
     ZkSession,
     changed_entities,
@@ -200,3 +201,19 @@ def test_delta_of_notified_entities_brings_the_image_to_zookeeper_now(
         "PARTITION_CHANGE_RECORD"]
     final = apply_records(after, second.records)
     assert compare(expected_image(read_cluster(session, watch=False)), final) == []
+
+    # -- the cutover's drain reads without arming (watch=False): still only what changed ---
+    _arm_sentinel(session, 3)
+    zk.create("/brokers/topics/drained", _j({
+        "version": 3, "topic_id": "AAAAAAAAAAAAAAAAAAAAdw", "partitions": {"0": [1]},
+        "adding_replicas": {}, "removing_replicas": {}}))
+    events = _notified(session, zk, 3)
+    assert "/brokers/topics" in {e.path for e in events}
+    armed_before = session.changes.armed
+    keys = changed_entities(session, [e.path for e in events], watch=False)
+    # the existing topics' armed watches still tell them apart: only the new topic is re-read
+    assert [k for k in keys if k.kind == "topic"] == [EntityKey.topic("drained")]
+    read_entities(session, keys, watch=False)
+    assert session.changes.armed == armed_before  # nothing armed: no SetWatches round trips
+    assert not session.changes.is_armed("/brokers/topics")
+    assert not session.changes.is_armed("/brokers/topics/drained")
