@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from migrate.errors import BadFlagError
-from writers import prepare_broker_log_dir
+from writers import broker_directory_id, prepare_broker_log_dir
 
 __all__ = ["run"]
 
@@ -37,8 +37,6 @@ _SAID = {
 
 def run(args: argparse.Namespace) -> int:
     """Run `prepare-broker`; see the module docstring."""
-    from writers import broker_directory_id
-
     dirs = [Path(d) for d in args.log_dirs.split(",") if d.strip()]
     if not dirs:
         raise BadFlagError("--log-dirs: give the broker's log.dirs, comma-separated")
