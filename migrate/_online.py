@@ -15,7 +15,9 @@ Order, and why (docs/design.md "Online migration", I1-I8; Kafka's `KRaftMigratio
    records, appended in notification order and durable before the next step. A connection loss
    re-arms the watches at the last zxid (`ChangeFeed`); a session expiry loses them, so the
    whole tree is re-read and the difference written, and the output says so.
-4. Gate, then t0 and the fence (`zkreader.fence_zk_controller`, one multi-op).
+4. Gate, then t0 and the fence (`zkreader.fence_zk_controller`, one multi-op). It writes
+   `/migration` only at the version the pre-copy (or a resume's re-read) judged: one rewritten
+   since fails the fence, nothing applied, no retry (`MigrationMovedError`).
 5. Drain: `sync()`, re-read what changed before the fence, append the final delta,
    `ZkMigrationStateRecord(MIGRATION)` and `EndTransactionRecord`, durable: t1. Then `/migration`
    with the last offset, checking the fence's `/controller_epoch` version (I4).
@@ -78,12 +80,14 @@ from writers import (
     hold_voter_locks,
 )
 from zkreader import (
+    MIGRATION_ABSENT,
     ChangeEvent,
     ClusterIdZnode,
     ClusterSnapshot,
     ConnectOptions,
     FenceToken,
     MigrationState,
+    MigrationZnode,
     ZkSession,
     ZkSessionExpiredError,
     ZkUnreachableError,
@@ -330,6 +334,9 @@ class _Run:
         self._last_ts = 0
         self._applied_early = False
         self._watching = False  # this process armed a watch on every entity (pre-copy/resync)
+        # /migration's znode version in the tree this process judged (pre-copy or resync): the
+        # fence writes it only at that version
+        self._migration_judged: int | None = None
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -473,6 +480,7 @@ class _Run:
             self.out.summary = self._judge(snapshot)
         if self.out.summary.report.blockers:
             raise _Refused()
+        self._migration_judged = _znode_version(snapshot.migration)
         header: list[MetadataRecord] = []
         if self.quorum.last_offset <= self.opened_at:
             header = header_records(self.mv)
@@ -503,6 +511,7 @@ class _Run:
         self.out.summary = self._judge(snapshot)
         if self.out.summary.report.blockers:
             raise _Refused()
+        self._migration_judged = _znode_version(snapshot.migration)
         self._check_log_is_ours()
         delta = self._resync_delta(snapshot)
         for i in range(0, len(delta.records), _PRECOPY_CHUNK):
@@ -665,8 +674,11 @@ class _Run:
         self.journal.save(phase="fencing", claim=claim.decode())
         _crash("before_fence")
         sent: list[float] = []
+        # every way here passes the pre-copy or the resync, which judged /migration
+        assert self._migration_judged is not None
         token = fence_zk_controller(self.session, kraft_controller_id=self.controller_id,
                                     kraft_epoch=self.epoch, timestamp_ms=ts,
+                                    migration_version=self._migration_judged,
                                     on_sent=lambda: sent.append(self.clock()))
         t0 = sent[0]
         # No journal write here: it would sit inside the window, and the `fencing` entry (our
@@ -846,6 +858,11 @@ def _fenced_without_log(exc: BaseException, controller_id: int, token: FenceToke
             "journal), or run `zk2kraft rollback` to hand ZooKeeper back")
 
 
+def _znode_version(znode: MigrationZnode | None) -> int:
+    """`/migration`'s znode version as read, or `MIGRATION_ABSENT`."""
+    return MIGRATION_ABSENT if znode is None else znode.stat.version
+
+
 class _Refused(Exception):
     pass
 
@@ -935,6 +952,8 @@ def run_online(options: OnlineOptions, *, sink: StatusSink,
         BadFlagError / ZnodeFormatError / TranslationError: bad input (exit 2).
         ZkUnreachableError / VoterUnavailableError: exit 3.
         ControllerMovedError: another controller holds ZooKeeper (exit 3).
+        MigrationMovedError: `/migration` changed between the judged read and the fence; the
+            fence applied nothing (exit 3).
         VoterStateError: the voters hold a log that is not this run's (exit 1).
     """
     check_cutover_version(options.metadata_version)

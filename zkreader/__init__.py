@@ -11,9 +11,11 @@ from zkreader._entities import (
     read_entities,
 )
 from zkreader._fence import (
+    MIGRATION_ABSENT,
     ControllerMovedError,
     FenceState,
     FenceToken,
+    MigrationMovedError,
     MigrationState,
     claim_json,
     fence_zk_controller,
@@ -60,7 +62,9 @@ from zkreader.errors import (
 )
 
 __all__ = [
+    "MIGRATION_ABSENT",
     "ControllerMovedError",
+    "MigrationMovedError",
     "FenceState",
     "FenceToken",
     "MigrationState",

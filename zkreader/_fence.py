@@ -5,8 +5,11 @@ tryRegisterKRaftControllerAsActiveController`): set
 `/controller_epoch` to epoch + 1 *expecting its version*, delete the ZooKeeper controller's
 ephemeral `/controller`, create a persistent `/controller` carrying `kraftControllerEpoch`. The
 old controller's writes all check `/controller_epoch`'s version, so from that commit on they fail,
-and ZooKeeper brokers see a `/controller` and never run for election. We add the get-or-create of
+and ZooKeeper brokers see a `/controller` and never run for election. We add the write of
 `/migration` to the same multi-op, so one commit leaves everything a 3.9 controller expects.
+That write checks `/migration` at the version the run read and judged before copying anything
+(or creates it if it was absent then): a `/migration` rewritten since (by a controller in
+migration mode, another tool) fails the whole multi-op, and is never overwritten unchecked.
 
 Why no blind retry: a multi-op whose reply was lost to a connection loss may or may not have
 applied. Re-sending it after it applied would fail (the version moved) and look like another
@@ -40,7 +43,9 @@ from zkreader._session import ZkSession, map_kazoo_error
 from zkreader.errors import ZkReaderError, ZkUnreachableError
 
 __all__ = [
+    "MIGRATION_ABSENT",
     "ControllerMovedError",
+    "MigrationMovedError",
     "FenceToken",
     "MigrationState",
     "claim_json",
@@ -62,6 +67,17 @@ class ControllerMovedError(ZkReaderError):
     """Another controller changed `/controller_epoch` (or claimed `/controller`) first.
 
     Exit 3, as its base `ZkReaderError` (migrate/_exit_codes.py)."""
+
+
+class MigrationMovedError(ControllerMovedError):
+    """`/migration` is not at the version the run read and judged: someone else wrote it.
+
+    Raised by the fence before or instead of applying anything; exit 3, as its base."""
+
+
+MIGRATION_ABSENT = -1
+"""`fence_zk_controller`'s `migration_version` when `/migration` did not exist (ZooKeeper's own
+versions start at 0)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +223,7 @@ def fence_zk_controller(
     kraft_controller_id: int,
     kraft_epoch: int,
     timestamp_ms: int,
+    migration_version: int,
     on_sent: Callable[[], None] | None = None,
 ) -> FenceToken:
     """Claim ZooKeeper's controller role with one multi-op (module docstring).
@@ -216,6 +233,9 @@ def fence_zk_controller(
         kraft_controller_id: the voter id written as `/controller`'s `brokerid`.
         kraft_epoch: the log's leader epoch, written as `kraftControllerEpoch`.
         timestamp_ms: `/controller`'s timestamp.
+        migration_version: `/migration`'s znode version when the run read and judged the
+            tree, or `MIGRATION_ABSENT`; the multi-op writes `/migration` only at that version
+            (creates it only if it is still absent).
         on_sent: called just before the multi-op is sent (t0 and crash-injection hook).
 
     Returns:
@@ -224,6 +244,8 @@ def fence_zk_controller(
     Raises:
         ControllerMovedError: a KRaft controller already holds `/controller` with an epoch at
             or above ours, or `/controller_epoch` moved under us.
+        MigrationMovedError: `/migration` is not at `migration_version` (nothing applied; the
+            caller must not retry blindly: what wrote it must be found out).
         ZkUnreachableError: ZooKeeper stayed unreachable (the read-back then could not tell;
             the message says to re-run, which resumes from the journal).
     """
@@ -235,6 +257,9 @@ def fence_zk_controller(
             f"kraftControllerEpoch {before.kraft_controller_epoch} >= ours ({kraft_epoch}); "
             "another KRaft controller owns this cluster"
         )
+    now = MIGRATION_ABSENT if before.migration_zk_version is None else before.migration_zk_version
+    if now != migration_version:
+        raise MigrationMovedError(_migration_moved(migration_version, now))
     new_epoch = (before.controller_epoch or 0) + 1
     claim = claim_json(kraft_controller_id, kraft_epoch, timestamp_ms)
     migration = migration_json(MigrationState(kraft_controller_id, kraft_epoch))
@@ -247,10 +272,10 @@ def fence_zk_controller(
     if before.controller_zk_version is not None:
         tx.delete(_paths.CONTROLLER, version=before.controller_zk_version)
     tx.create(_paths.CONTROLLER, claim)
-    if before.migration_zk_version is None:
-        tx.create(_paths.MIGRATION, migration)
+    if migration_version == MIGRATION_ABSENT:
+        tx.create(_paths.MIGRATION, migration)  # fails if someone created it meanwhile
     else:
-        tx.set_data(_paths.MIGRATION, migration, version=before.migration_zk_version)
+        tx.set_data(_paths.MIGRATION, migration, version=migration_version)
     if on_sent is not None:
         on_sent()
     try:
@@ -262,6 +287,10 @@ def fence_zk_controller(
     except KazooException as exc:  # a session expiry too: map_kazoo_error names it
         raise map_kazoo_error(exc, _paths.CONTROLLER_EPOCH) from exc
     failed = _failed_op(results)
+    if failed is not None and failed is results[-1]:  # the /migration op, written last
+        after = _retry_read(session, lambda: _get(client, _paths.MIGRATION), _paths.MIGRATION)
+        raise MigrationMovedError(_migration_moved(
+            migration_version, MIGRATION_ABSENT if after is None else after.version))
     if failed is not None:
         raise ControllerMovedError(
             f"the fence multi-op failed ({type(failed).__name__}): /controller_epoch, "
@@ -274,6 +303,18 @@ def fence_zk_controller(
     epoch_version = epoch_stat.version if hasattr(epoch_stat, "version") else 0
     migration_version = migration_stat.version if hasattr(migration_stat, "version") else 0
     return FenceToken(new_epoch, epoch_version, migration_version, claim)
+
+
+def _migration_moved(judged: int, now: int) -> str:
+    def say(version: int) -> str:
+        return "absent" if version == MIGRATION_ABSENT else f"at version {version}"
+
+    return (f"{_paths.MIGRATION} changed since this run read and judged it (it was "
+            f"{say(judged)}, it is now {say(now)}): a KRaft controller in migration mode or "
+            "another tool wrote it. The fence was not applied and is not retried: nothing in "
+            "ZooKeeper was changed and ZooKeeper's controller keeps running. Find out what "
+            f"wrote {_paths.MIGRATION} before migrating; a re-run of the same command judges it "
+            "again before fencing")
 
 
 def _fence_readback(session: ZkSession, before: FenceState, new_epoch: int, claim: bytes

@@ -16,7 +16,9 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError
 
 from zkreader import (
+    MIGRATION_ABSENT,
     ControllerMovedError,
+    MigrationMovedError,
     MigrationState,
     fence_zk_controller,
     read_fence_state,
@@ -48,7 +50,8 @@ def test_fence_claims_controller_and_old_controllers_writes_fail(
     session = session_for_client(client)
     sent = []
     token = fence_zk_controller(session, kraft_controller_id=3000, kraft_epoch=1,
-                                timestamp_ms=1700000000123, on_sent=lambda: sent.append(1))
+                                timestamp_ms=1700000000123, migration_version=MIGRATION_ABSENT,
+                                on_sent=lambda: sent.append(1))
     assert sent == [1]
     data, stat = client.get("/controller_epoch")
     assert data == b"8"
@@ -89,7 +92,8 @@ def test_a_higher_kraft_claim_is_not_fenced_and_nothing_changes(
         {"version": 2, "brokerid": 3001, "timestamp": "1", "kraftControllerEpoch": 4}).encode())
     session = session_for_client(client)
     with pytest.raises(ControllerMovedError, match="kraftControllerEpoch 4"):
-        fence_zk_controller(session, kraft_controller_id=3000, kraft_epoch=1, timestamp_ms=1)
+        fence_zk_controller(session, kraft_controller_id=3000, kraft_epoch=1, timestamp_ms=1,
+                            migration_version=MIGRATION_ABSENT)
     assert client.get("/controller_epoch")[0] == b"3"
     assert client.exists("/migration") is None
 
@@ -98,7 +102,8 @@ def test_writes_after_someone_else_moved_the_epoch_fail(zk_chroot_client: KazooC
     client = zk_chroot_client
     zk_controller(client)
     session = session_for_client(client)
-    token = fence_zk_controller(session, kraft_controller_id=3000, kraft_epoch=1, timestamp_ms=1)
+    token = fence_zk_controller(session, kraft_controller_id=3000, kraft_epoch=1, timestamp_ms=1,
+                                migration_version=MIGRATION_ABSENT)
     client.set("/controller_epoch", b"9")  # another controller bumped it
     with pytest.raises(ControllerMovedError, match="fenced us"):
         write_migration_state(session, token, MigrationState(3000, 1, 41, 1))
@@ -109,7 +114,8 @@ def test_release_lets_a_zookeeper_controller_lead_again(zk_chroot_client: KazooC
     client = zk_chroot_client
     zk_controller(client, epoch=2)
     session = session_for_client(client)
-    fence_zk_controller(session, kraft_controller_id=3000, kraft_epoch=1, timestamp_ms=1)
+    fence_zk_controller(session, kraft_controller_id=3000, kraft_epoch=1, timestamp_ms=1,
+                        migration_version=MIGRATION_ABSENT)
     # dual-write wrote the KRaft epoch (here 5) into a state znode (KAFKA-20488)
     client.set("/brokers/topics/t/partitions/0/state", json.dumps(
         {"controller_epoch": 5, "leader": 1, "version": 1, "leader_epoch": 1,
@@ -134,3 +140,74 @@ def test_release_lets_a_zookeeper_controller_lead_again(zk_chroot_client: KazooC
         {**state, "controller_epoch": new_epoch, "leader_epoch": 2}).encode())
     assert not any(isinstance(r, Exception) for r in tx.commit())
     assert read_fence_state(session).kraft_controller_epoch == -1
+
+
+EMPTY_MIGRATION = {"version": 0, "kraft_controller_id": -1, "kraft_controller_epoch": -1,
+                   "kraft_metadata_offset": -1, "kraft_metadata_epoch": -1}
+OTHER_WRITER = {"version": 0, "kraft_controller_id": 3002, "kraft_controller_epoch": 5,
+                "kraft_metadata_offset": -1, "kraft_metadata_epoch": -1}
+
+
+def _fence_znodes(client: KazooClient) -> dict[str, tuple[bytes, int, int] | None]:
+    """/controller_epoch, /controller and /migration: data, version, ephemeral owner."""
+    out: dict[str, tuple[bytes, int, int] | None] = {}
+    for path in ("/controller_epoch", "/controller", "/migration"):
+        got = client.exists(path)
+        out[path] = None if got is None else (client.get(path)[0], got.version,
+                                              got.ephemeralOwner)
+    return out
+
+
+def test_a_migration_znode_rewritten_since_it_was_judged_fails_the_fence_before_it_is_sent(
+    zk_chroot_client: KazooClient,
+) -> None:
+    # judged: the empty /migration controllers in migration mode create (version 0); then a
+    # controller that became active records itself in it (version 1)
+    client = zk_chroot_client
+    zk_controller(client)
+    client.create("/migration", json.dumps(EMPTY_MIGRATION).encode())
+    client.set("/migration", json.dumps(OTHER_WRITER).encode())
+    left = _fence_znodes(client)
+    sent: list[int] = []
+    with pytest.raises(MigrationMovedError) as refused:
+        fence_zk_controller(session_for_client(client), kraft_controller_id=3000, kraft_epoch=1,
+                            timestamp_ms=1, migration_version=0,
+                            on_sent=lambda: sent.append(1))
+    assert "/migration changed since this run read and judged it (it was at version 0, it is " \
+           "now at version 1)" in str(refused.value)
+    assert sent == []
+    assert _fence_znodes(client) == left
+
+
+@pytest.mark.parametrize("judged", ["absent", "at version 0"])
+def test_the_multi_op_itself_checks_migration_at_the_judged_version(
+    zk_chroot_client: KazooClient, judged: str
+) -> None:
+    # the other writer acts between the fence's own read and its commit (the on_sent hook
+    # runs just before the multi-op goes out), so only the multi-op's own check can see it
+    client = zk_chroot_client
+    zk_controller(client)
+    if judged == "absent":
+        def other_writer() -> None:
+            client.create("/migration", json.dumps(OTHER_WRITER).encode())
+        version = MIGRATION_ABSENT
+    else:
+        client.create("/migration", json.dumps(EMPTY_MIGRATION).encode())
+
+        def other_writer() -> None:
+            client.set("/migration", json.dumps(OTHER_WRITER).encode())
+        version = 0
+    before = _fence_znodes(client)
+    with pytest.raises(MigrationMovedError) as refused:
+        fence_zk_controller(session_for_client(client), kraft_controller_id=3000, kraft_epoch=1,
+                            timestamp_ms=1, migration_version=version, on_sent=other_writer)
+    now_version = 0 if judged == "absent" else 1
+    assert f"(it was {judged}, it is now at version {now_version})" in str(refused.value)
+    # nothing of the multi-op applied: the ZooKeeper controller's epoch and ephemeral claim
+    # are as they were, /migration as the other writer left it
+    after = _fence_znodes(client)
+    assert after["/controller_epoch"] == before["/controller_epoch"]
+    assert after["/controller"] == before["/controller"]
+    assert after["/controller"] is not None and after["/controller"][2] != 0
+    mig = after["/migration"]
+    assert mig is not None and json.loads(mig[0]) == OTHER_WRITER and mig[1] == now_version
