@@ -19,7 +19,9 @@ Figures (all on the same generated tree, same server, same machine):
        (b), so the like-for-like peer. b/d >= 1.0 is the target.
 For every round the ZooKeeper server's CPU while serving it is printed (utime + stime of its
 JVM from /proc/<pid>/stat, as a share of one core over the round's wall time): how close to the
-server's own limit each reader gets. With --connect, pass --zk-pid to get it.
+server's own limit each reader gets. With --connect, pass --zk-pid to get it. Beside it, the
+reading client's own CPU (this Python process for (b), the Java process for (c)/(d)): a client
+near 100% of a core while the server idles is bound by the client.
 The ZooKeeper server started here gets -Xmx512m.
 """
 
@@ -86,17 +88,21 @@ def _cpu_s(pid: int | None) -> float:
 
 
 class _ServerCpu:
-    """The server's CPU over one measured stretch, as a share of one core."""
+    """The server's and the reading client's CPU over one measured stretch, each as a share of
+    one core: which side bounds a reader (a client near 100% with the server far below is bound
+    by the client)."""
 
     def __init__(self, pid: int | None) -> None:
         self.pid = pid
 
-    def during(self, fn: Callable[[], object]) -> tuple[object, float]:
-        cpu0, t0 = _cpu_s(self.pid), time.perf_counter()
+    def during(self, fn: Callable[[], object], client_pid: int | None = None
+               ) -> tuple[object, float, float]:
+        cpu0, own0, t0 = _cpu_s(self.pid), _cpu_s(client_pid), time.perf_counter()
         result = fn()
         wall = time.perf_counter() - t0
         share = (_cpu_s(self.pid) - cpu0) / wall if wall > 0 and self.pid else float("nan")
-        return result, share
+        own = (_cpu_s(client_pid) - own0) / wall if wall > 0 and client_pid else float("nan")
+        return result, share, own
 
 
 def _timed(fn: Callable[[], int]) -> tuple[float, int]:
@@ -200,8 +206,8 @@ def main(argv: list[str] | None = None) -> int:
             java_rounds = [java.round()]  # a warm-up round for each JVM
             multi_rounds = [jmulti.round()]
             b_rates = []
-            java_cpu: list[float] = [float("nan")]
-            multi_cpu: list[float] = [float("nan")]
+            java_cpu: list[tuple[float, float]] = [(float("nan"), float("nan"))]
+            multi_cpu: list[tuple[float, float]] = [(float("nan"), float("nan"))]
             # (b), (c) and (d) alternate, so all see the same load on this shared machine
             for _ in range(args.rounds):
                 stats = ReadStats()
@@ -210,16 +216,16 @@ def main(argv: list[str] | None = None) -> int:
                     read_cluster(session, window=args.window, batch=args.batch, watch=True,
                                  stats=st)
 
-                _, b_cpu = cpu.during(read_b)
+                _, b_cpu, b_own = cpu.during(read_b, os.getpid())
                 session.changes.drain()
                 b_rates.append((_rate(stats.elapsed_s, stats.reads), stats.reads,
-                                stats.elapsed_s, b_cpu))
-                got, share = cpu.during(java.round)
+                                stats.elapsed_s, (b_cpu, b_own)))
+                got, share, own = cpu.during(java.round, java.proc.pid)
                 java_rounds.append(got)  # type: ignore[arg-type]
-                java_cpu.append(share)
-                got, share = cpu.during(jmulti.round)
+                java_cpu.append((share, own))
+                got, share, own = cpu.during(jmulti.round, jmulti.proc.pid)
                 multi_rounds.append(got)  # type: ignore[arg-type]
-                multi_cpu.append(share)
+                multi_cpu.append((share, own))
         finally:
             java.close()
             jmulti.close()
@@ -235,9 +241,11 @@ def main(argv: list[str] | None = None) -> int:
                                 multi_read=multi)
             return sum(1 for _ in pipe.read(ReadRequest(p) for p in paths))
 
-        raw_runs = [cpu.during(lambda: _timed(lambda: raw(True))) for _ in range(args.rounds)]
-        raw_rates = [_rate(*t) for t, _ in raw_runs]  # type: ignore[misc]
-        raw_cpu = max(c for _, c in raw_runs) if raw_runs else float("nan")
+        raw_runs = [cpu.during(lambda: _timed(lambda: raw(True)), os.getpid())
+                    for _ in range(args.rounds)]
+        raw_rates = [_rate(*t) for t, _, _ in raw_runs]  # type: ignore[misc]
+        raw_cpu = ((max(c for _, c, _ in raw_runs), max(o for _, _, o in raw_runs))
+                   if raw_runs else (float("nan"), float("nan")))
         naive_rates = [_rate(*_timed(lambda: raw(False))) for _ in range(max(1, args.rounds - 1))]
 
         # (a) sequential kazoo get
@@ -252,11 +260,12 @@ def main(argv: list[str] | None = None) -> int:
 
         b_best = max(r for r, _, _, _ in b_rates)
 
-        def pct(share: float) -> str:
-            return "    -" if share != share else f"{100 * share:>4.0f}%"  # nan: unknown
+        def pct(shares: tuple[float, float]) -> str:
+            return " ".join("      -" if x != x else f"{100 * x:>6.0f}%"  # nan: unknown
+                            for x in shares)
 
         print()
-        print(f"{'reader':<62} {'znodes/s':>10} {'ZK CPU':>7}")
+        print(f"{'reader':<62} {'znodes/s':>10} {'ZK CPU':>7} {'client':>7}")
         print(f"{'(a)  sequential kazoo get (' + str(len(sample)) + ' znodes)':<62} "
               f"{seq_rate:>10,.0f}")
         for i, (r, n, s, c) in enumerate(b_rates, 1):
@@ -273,7 +282,8 @@ def main(argv: list[str] | None = None) -> int:
             label = (f"(d)  Java multi(Op.getData x{args.batch}), window {args.window}, "
                      f"round {r['round']}")
             print(f"{label:<62} {r['per_s']:>10,.0f} {pct(c):>7}")
-        print("     (round 1 of (c) and (d) is the JVM warm-up; its CPU is not measured)")
+        print("     (round 1 of (c) and (d) is the JVM warm-up; its CPU is not measured. CPU: share"
+              " of one core, the ZooKeeper server's and the reading client's own process's)")
         print()
         b_median = sorted(r for r, _, _, _ in b_rates)[len(b_rates) // 2]
         c_median = sorted(r["per_s"] for r in java_rounds[1:])[(len(java_rounds) - 1) // 2]
