@@ -14,7 +14,7 @@ rest of the mapping belong to translation (`migrate.entities`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -193,8 +193,15 @@ def entity_key_for_path(path: str) -> EntityKey | None:
     return _key(path) if path.startswith("/") else None
 
 
-def _list_children_keys(path: str, children: Iterable[str]) -> tuple[list[EntityKey], list[str]]:
-    """Keys of a list's children, and deeper lists to read (a new user's clients, ACL types)."""
+def _list_children_keys(path: str, children: Sequence[str],
+                        new_only: Callable[[list[str]], list[str]] | None = None,
+                        ) -> tuple[list[EntityKey], list[str]]:
+    """Keys of a list's children, and deeper lists to read (a new user's clients, ACL types).
+
+    `new_only` filters the children's paths before any key is built (a child's path is its
+    key's path): a re-listed `/brokers/topics` of thousands of topics then costs one set lookup
+    per topic, not a key each, inside the cutover's window. Deeper lists come from every child.
+    """
     keys: list[EntityKey] = []
     lists: list[str] = []
     if path in (_paths.ACL_LITERAL_ROOT,) or (
@@ -203,8 +210,9 @@ def _list_children_keys(path: str, children: Iterable[str]) -> tuple[list[Entity
     elif path == _paths.ACL_EXTENDED_ROOT:
         lists += [_paths.child(path, c) for c in children if c in ACL_PATTERNS]
     else:
-        for c in children:
-            key = _key(_paths.child(path, c))
+        paths = [_paths.child(path, c) for c in children]
+        for child in paths if new_only is None else new_only(paths):
+            key = _key(child)
             if key is not None:
                 keys.append(key)
         if path == _paths.config_entities("users"):
@@ -278,11 +286,12 @@ def changed_entities(
         for result in pipeline.read([ReadRequest(p, children=True) for p in batch]):
             if result.children is None:
                 continue
-            keys, lists = _list_children_keys(result.path, result.children)
             keep_all = result.path == _paths.DELETE_TOPICS
+            keys, lists = _list_children_keys(
+                result.path, result.children,
+                None if keep_all or not only_unwatched else feed.unarmed)
             for key in keys:
-                if keep_all or not only_unwatched or not feed.is_armed(key.path):
-                    ordered.setdefault(key, None)
+                ordered.setdefault(key, None)
             pending_lists += lists
     return list(ordered)
 

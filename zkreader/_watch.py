@@ -13,7 +13,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -193,6 +193,13 @@ class ChangeFeed:
         """True when a data/exist or child watch on `path` is armed."""
         with self._lock:
             return path in self._armed or path in self._armed_children
+
+    def unarmed(self, paths: Iterable[str]) -> list[str]:
+        """The paths with neither a data/exist nor a child watch armed, in order (one lock
+        for the lot: `changed_entities` asks this of every child of a re-listed list)."""
+        with self._lock:
+            armed, children = self._armed, self._armed_children
+            return [p for p in paths if p not in armed and p not in children]
 
     def get(self, timeout: float | None = None) -> ChangeEvent | None:
         """The next notification, waiting up to `timeout` seconds (None: forever)."""

@@ -46,3 +46,17 @@ def test_children_of_lists_are_entities_or_deeper_lists() -> None:
         [], ["/kafka-acl-extended/prefixed/User"])
     assert _list_children_keys("/kafka-acl-extended/prefixed/User", ["User:al"]) == (
         [EntityKey("acl", "PREFIXED/User/User:al")], [])
+
+
+def test_a_filter_drops_children_before_their_keys_but_not_their_deeper_lists() -> None:
+    watched = {"/brokers/topics/a", "/config/users/old"}
+
+    def new_only(paths: list[str]) -> list[str]:
+        return [p for p in paths if p not in watched]
+
+    assert _list_children_keys("/brokers/topics", ["a", "b"], new_only) == (
+        [EntityKey("topic", "b")], [])
+    # a watched user is not re-read, but its clients list is listed as before
+    assert _list_children_keys("/config/users", ["old", "new"], new_only) == (
+        [EntityKey("client_quota", "users/new")],
+        ["/config/users/old/clients", "/config/users/new/clients"])

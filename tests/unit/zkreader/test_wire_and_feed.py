@@ -77,6 +77,8 @@ def test_feed_counts_armed_watches_and_forgets_fired_ones() -> None:
     assert feed.armed == 1 and not feed.is_armed("/a")
     assert feed.drain() == [ChangeEvent("/a", "CHANGED"), ChangeEvent("/p", "CHILD")]
     assert feed.get(timeout=0) is None
+    # the fired ones count as unarmed again, in the order asked
+    assert feed.unarmed(["/p", "/m", "/a", "/new"]) == ["/p", "/a", "/new"]
 
 
 def test_feed_is_fifo_across_threads() -> None:
