@@ -60,6 +60,7 @@ from migrate._journal import Journal
 from migrate._mirror_delta import LogState
 from migrate._pipeline import rest_counts, snapshot_timestamp_ms, translate_rest
 from migrate._preflight import PlanSummary, standin_summary
+from migrate._standin_takeover import explain_takeover
 from migrate._standin_transport import open_standin
 from migrate._standinargs import StandInSpec
 from migrate._translate_framing import ZK_MIGRATION_STATE_MIGRATION
@@ -72,6 +73,7 @@ from writers import (
     LocalVoterQuorum,
     MetadataRecord,
     MetadataVersion,
+    QuorumLedElsewhereError,
     QuorumLog,
     StandInLeader,
     VoterStateError,
@@ -85,6 +87,7 @@ from zkreader import (
     ClusterIdZnode,
     ClusterSnapshot,
     ConnectOptions,
+    ControllerMovedError,
     FenceToken,
     MigrationState,
     MigrationZnode,
@@ -871,6 +874,28 @@ class _SessionExpired(Exception):
     """The session expired under an entity read: the caller re-reads the whole tree."""
 
 
+def _finish_migration_znode(session: ZkSession, journal: Journal, controller_id: int
+                            ) -> int | None:
+    """A stand-in re-run that cannot lead, after a drain that committed: write `/migration` as
+    the stopped run was about to (its last offset, our epoch, checking the fence's
+    `/controller_epoch` version). Without it Kafka's controller, finding MIGRATION in the log but
+    no offset in `/migration`, logs "KRaft controller indicates an active migration, but the ZK
+    state does not" and its migration driver stays inactive (real 3.9.1). Returns the offset
+    written, or None when there was nothing to write or ZooKeeper moved on (someone claimed it).
+    """
+    if not journal.at_least("drained") or journal.at_least("migration") or journal.fence is None:
+        return None
+    token = FenceToken.from_json(journal.fence)
+    offset = journal.last_durable_offset
+    state = MigrationState(controller_id, journal.leader_epoch, offset, journal.leader_epoch)
+    try:
+        version = write_migration_state(session, token, state)
+    except ControllerMovedError:
+        return None
+    journal.save(phase="migration", migration_zk_version=version)
+    return offset
+
+
 def _cluster_id(session: ZkSession) -> str:
     """`/cluster/id`'s id, decoded by the reader's own decoder (a malformed znode is the same
     `ZnodeFormatError`, exit 2, that the pre-copy's read would raise)."""
@@ -989,9 +1014,21 @@ def _run_locked(options: OnlineOptions, sink: StatusSink, trigger: threading.Eve
         quorum: QuorumLog
         opened_at = -1
         if options.standin is not None:
-            quorum, opened_at = open_standin(
-                options.standin, cluster_id=cluster_id, mv=options.metadata_version,
-                resuming=journal is not None, say=sink.say)
+            try:
+                quorum, opened_at = open_standin(
+                    options.standin, cluster_id=cluster_id, mv=options.metadata_version,
+                    resuming=journal is not None, say=sink.say)
+            except QuorumLedElsewhereError as exc:
+                if journal is None:
+                    raise
+                stopped_in = journal.phase
+                written = _finish_migration_znode(session, journal, options.standin.node_id)
+                raise QuorumLedElsewhereError(
+                    explain_takeover(exc, journal, read_fence_state(session), options.standin,
+                                     connect=options.connect.connect, stopped_in=stopped_in,
+                                     migration_written=written),
+                    voter_id=exc.voter_id, leader_id=exc.leader_id,
+                    leader_epoch=exc.leader_epoch) from None
         else:
             quorum = LocalVoterQuorum([(t.node_id, t.path) for t in options.voters],
                                       cluster_id=cluster_id, leader_epoch=_LEADER_EPOCH)

@@ -77,9 +77,12 @@ def open_standin(
                            if n != spec.node_id)
         say(f"stand-in {spec.node_id} listening on {spec.listen[0]}:{spec.listen[1]}; asking "
             f"{others} for their votes")
-        epoch = standin.elect(elect_timeout_s)
+        epoch = standin.elect(elect_timeout_s, rejoin=not fresh)
         say(f"stand-in {spec.node_id} leads the quorum at epoch {epoch}")
         if not fresh:
+            # A re-run leads a new epoch: its LeaderChange committed means a majority fetches
+            # from it again, so the resumed run's gate sees live followers, not stale ones.
+            standin.wait_committed(standin.last_offset)
             return standin, -1
         standin.append_records(bootstrap_records(mv), timestamp_ms=0)
         say(f"bootstrap (metadata.version {mv.name}, ZkMigrationState PRE_MIGRATION) committed "

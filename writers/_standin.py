@@ -65,7 +65,12 @@ from writers._protocol import (
 from writers._quorum_log import AppendResult, VoterStatus
 from writers._records import ControlRecord, MetadataRecord, RecordBatch
 from writers._standin_log import LogIndex, restamp_batch
-from writers.errors import VoterStateError, VoterUnavailableError, WriterError
+from writers.errors import (
+    QuorumLedElsewhereError,
+    VoterStateError,
+    VoterUnavailableError,
+    WriterError,
+)
 
 __all__ = ["HandoverResult", "StandInLeader"]
 
@@ -237,28 +242,36 @@ class StandInLeader:
 
     # -- election ------------------------------------------------------------------------------
 
-    def elect(self, timeout_s: float = 120.0) -> int:
+    def elect(self, timeout_s: float = 120.0, *, rejoin: bool = False) -> int:
         """Become leader: Vote at the next epoch until a majority granted, then start the epoch.
+
+        Args:
+            timeout_s: how long to keep asking.
+            rejoin: the stand-in led this quorum before and was restarted (a re-run after a
+                crash). Voters that still follow its previous incarnation refuse until their
+                `controller.quorum.fetch.timeout.ms` runs out, and voters that became
+                candidates meanwhile sit at a higher epoch: both are waited out (the next vote
+                goes one epoch above the highest seen), as a Raft candidate does. A voter that
+                names another leader still ends the election.
 
         Returns:
             The epoch it leads.
 
         Raises:
-            VoterStateError: a voter already knows a leader or a higher epoch (a real controller
-                won first; the stand-in must not overwrite its log).
+            QuorumLedElsewhereError: a voter follows another leader (a real controller won; the
+                stand-in must not lead over a log that moved on without it).
+            VoterStateError: not `rejoin`, and a voter already knows a higher epoch or the
+                stand-in as leader (a controller started an election before the stand-in).
             VoterUnavailableError: no majority granted within `timeout_s`.
         """
-        epoch = self._call(self._elect(timeout_s), timeout_s + 10)
+        epoch = self._call(self._elect(timeout_s, rejoin), timeout_s + 10)
         with self._lock:
             self._lock.notify_all()
         return int(epoch)
 
-    async def _elect(self, timeout_s: float) -> int:
-        self._epoch = self._index.last_epoch() + 1
-        self._voted_for = self.node_id
+    async def _elect(self, timeout_s: float, rejoin: bool = False) -> int:
         ids = sorted(self.voters)
-        self._dir.write_quorum_state(leader_epoch=self._epoch, voters=ids,
-                                     voted_id=self.node_id)
+        self._stand_for(max(self._epoch, self._index.last_epoch()) + 1)
         granted = {self.node_id}
         majority = len(self.voters) // 2 + 1
         deadline = time.monotonic() + timeout_s
@@ -280,9 +293,19 @@ class StandInLeader:
                 if isinstance(ans, BaseException):
                     continue
                 part = ans["topics"][0]["partitions"][0] if ans["topics"] else {}
+                leader, their_epoch = part.get("leaderId", -1), part.get("leaderEpoch", 0)
                 if part.get("voteGranted"):
                     granted.add(n)
-                elif part.get("leaderEpoch", 0) > self._epoch or part.get("leaderId", -1) >= 0:
+                elif rejoin and leader >= 0 and leader != self.node_id:
+                    raise QuorumLedElsewhereError(
+                        f"voter {n} refused the vote: it follows controller {leader} at epoch "
+                        f"{their_epoch}", voter_id=n, leader_id=leader, leader_epoch=their_epoch)
+                elif rejoin:
+                    if their_epoch >= self._epoch:  # a candidate (or our old epoch) moved on
+                        granted = {self.node_id}
+                        self._stand_for(their_epoch + 1)
+                        break
+                elif their_epoch > self._epoch or leader >= 0:
                     raise VoterStateError(
                         f"voter {n} refused the vote: it is at epoch {part.get('leaderEpoch')} "
                         f"with leader {part.get('leaderId')}; a controller led before the "
@@ -304,6 +327,13 @@ class StandInLeader:
         log.info("stand-in %d leads epoch %d (votes from %s)", self.node_id, self._epoch,
                  sorted(granted))
         return self._epoch
+
+    def _stand_for(self, epoch: int) -> None:
+        """Candidate at `epoch`: vote for itself, durably (quorum-state) before asking."""
+        self._epoch = epoch
+        self._voted_for = self.node_id
+        self._dir.write_quorum_state(leader_epoch=epoch, voters=sorted(self.voters),
+                                     voted_id=self.node_id)
 
     async def _begin_epoch_loop(self) -> None:
         """BeginQuorumEpoch to every voter that has not fetched in this epoch, until all have."""
@@ -495,7 +525,7 @@ class StandInLeader:
                 return self._fetch_answer(UNKNOWN_LEADER_EPOCH, -1, b"")
             epoch_found, epoch_end = self._index.end_for_epoch(last_epoch)
             if offset > 0 and (epoch_found != last_epoch or epoch_end < offset):
-                answer = self._fetch_answer(NONE, self._hw, b"")
+                answer = self._fetch_answer(NONE, self._known_hw(), b"")
                 answer["responses"][0]["partitions"][0]["divergingEpoch"] = {
                     "epoch": epoch_found, "endOffset": epoch_end}
                 return answer
@@ -515,7 +545,7 @@ class StandInLeader:
                 break
         if replica is not None:
             replica.hw_sent = self._hw
-        return self._fetch_answer(NONE, self._hw, records)
+        return self._fetch_answer(NONE, self._known_hw(), records)
 
     def _fetch_answer(self, error: int, hw: int, records: bytes) -> dict[str, Any]:
         return {"errorCode": NONE, "responses": [{"topicId": METADATA_TOPIC_ID, "partitions": [{
@@ -523,6 +553,13 @@ class StandInLeader:
             "logStartOffset": 0, "currentLeader": {"leaderId": self._leader_id(),
                                                    "leaderEpoch": self._epoch},
             "records": records}]}]}
+
+    def _known_hw(self) -> int:
+        """The high watermark a Fetch answer carries: -1 (unknown) until this epoch committed
+        its start, as Kafka's leader answers. A restarted stand-in begins at 0 while its
+        followers already know the previous epoch's; a lower value kills their raft thread
+        ("Non-monotonic update of high watermark", real 3.9.1)."""
+        return self._hw if self._hw > self._epoch_start else -1
 
     def _advance_hw(self) -> None:
         """High watermark: the end offset a majority reached, once past the epoch start."""

@@ -4,7 +4,8 @@
     ├── SchemaError               a record does not fit its schema (unknown type/version/field)
     ├── LogCorruptionError        damaged log/snapshot; names file, byte, offset (exit 2)
     ├── VoterStateError           a voter directory holds something else / is inconsistent (exit 1)
-    │   └── VoterFileFormatError  a voter's meta.properties / quorum-state is malformed (exit 2)
+    │   ├── VoterFileFormatError  a voter's meta.properties / quorum-state is malformed (exit 2)
+    │   └── QuorumLedElsewhereError  a real controller leads the quorum the stand-in wanted (exit 1)
     ├── VoterUnavailableError     voter dir unusable, or majority lost (exit 3)
     │   ├── VoterLockedError      a voter dir's `.lock` is held (Kafka, another run) (exit 3)
     │   └── BrokerLogDirUnavailableError  a broker log dir's meta.properties unreadable (exit 3)
@@ -19,6 +20,7 @@ __all__ = [
     "BrokerLogDirError",
     "BrokerLogDirUnavailableError",
     "LogCorruptionError",
+    "QuorumLedElsewhereError",
     "SchemaError",
     "VoterFileFormatError",
     "VoterLockedError",
@@ -64,6 +66,24 @@ class VoterFileFormatError(VoterStateError):
 
     A `VoterStateError` so callers that refuse a foreign directory refuse this one too.
     """
+
+
+class QuorumLedElsewhereError(VoterStateError):
+    """A voter answered the stand-in's Vote naming another leader: a real controller leads the
+    quorum (it won an election, e.g. after the stand-in died), and the stand-in must not lead
+    over a log that moved on without it.
+
+    Attributes:
+        voter_id: the voter that answered.
+        leader_id: the leader it named.
+        leader_epoch: that leader's epoch.
+    """
+
+    def __init__(self, message: str, *, voter_id: int, leader_id: int, leader_epoch: int) -> None:
+        super().__init__(message)
+        self.voter_id = voter_id
+        self.leader_id = leader_id
+        self.leader_epoch = leader_epoch
 
 
 class VoterUnavailableError(WriterError):

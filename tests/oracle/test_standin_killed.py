@@ -18,21 +18,43 @@ Kafka 3.9's `ActivationRecordsGenerator`, checked here against the real thing:
 * in migration mode, at four points: nothing but the LeaderChange (Kafka bootstraps the log and
   runs its own migration: graceful), after the feature level and inside the transaction (fatal),
   and after EndTransaction (it stays in migration mode on the MIGRATION log).
+
+Through the CLI (`zk2kraft migrate --standin`, SIGKILLed by the crash hook at the pre-copy, the
+mirror, after the fence and after EndTransaction, with real controllers 3001/3002 following): a
+controller takes over, and the re-run of the same command exits 1 with the situation in hand-
+checked phrases; its advice is then followed against real Kafka (a real controller in slot 3000
+lets Kafka's own migration go on to WAIT_FOR_BROKERS; the printed rollback hands ZooKeeper back;
+after EndTransaction the re-run writes /migration and a restarted controller claims ZooKeeper and
+reaches DUAL_WRITE, with parity in its own log). Re-run at once after a kill at the fence, before
+any controller won, the stand-in leads again and completes the handoff.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import re
+import subprocess
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.kafka import dump_log, dump_log_payloads
-from tests.support.standin import follower_segments, standin_quorum
+from tests.support.kafka import KafkaController, dump_log, dump_log_payloads, storage_format
+from tests.support.migration_cluster import wait_for_kraft_claim
+from tests.support.standin import (
+    LONG_ELECTION,
+    STANDIN,
+    follower_segments,
+    migrate_through_standin,
+    migration_mode_controllers,
+    standin_quorum,
+)
 from writers import MetadataRecord
+from zkreader import SampleSpec
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]
 
@@ -145,3 +167,213 @@ def test_standin_killed_with_controllers_in_migration_mode(
     else:
         assert re.search(expected, text), text[-3000:]
         assert "Encountered fatal fault" not in text
+
+
+# ------------------------------------------------------------------------------------------------
+# Through the CLI: `zk2kraft migrate --standin` SIGKILLed at four points (the crash hook
+# `ZK2KRAFT_CRASH_AT`, migrate/_online.py), a real controller taking over, then the re-run.
+
+# point -> (crash hook, --cutover mode)
+CLI_KILL_POINTS = {
+    "pre-copy": ("precopy_batch:2", "now"),
+    "mirror": ("mirror_append", "manual"),
+    "after the fence": ("after_fence", "now"),
+    "after EndTransaction": ("after_end_transaction", "now"),
+}
+_CLAIM_KEYS = ("/controller", "/controller_epoch")
+
+
+def _kill_standin(point: str, connect: str, zk: Any, ports: dict[int, int], root: Path) -> str:
+    """Run `migrate --standin` until the crash hook kills it at `point`; its output."""
+    hook, cutover = CLI_KILL_POINTS[point]
+    env = {"ZK2KRAFT_PRECOPY_CHUNK": "10", "ZK2KRAFT_CRASH_AT": hook}
+    proc = migrate_through_standin(connect, ports, root, env=env, cutover=cutover, popen=True)
+    if cutover == "manual":
+        # a change while mirroring: the hook kills the tool right after appending its delta
+        journal = root / "journal" / "journal.json"
+        deadline = time.monotonic() + 180
+        while not (journal.exists() and json.loads(journal.read_text())["phase"] == "mirror"):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        topic = sorted(zk.get_children("/brokers/topics"))[0]
+        zk.set(f"/config/topics/{topic}", b'{"version":1,"config":{"retention.ms":"123"}}')
+    out, err = proc.communicate(timeout=400)
+    assert proc.returncode == -9, out + err
+    assert f"killing zk2kraft at {hook.split(':')[0]}" in err
+    return out + err
+
+
+def _wait_for_activation(nodes: list[KafkaController]) -> KafkaController:
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        for c in nodes:
+            if "Performing controller activation" in c.log_text():
+                return c
+        time.sleep(0.5)
+    raise AssertionError("no controller activated within 180 s after the stand-in died\n"
+                         + "\n".join(c.log_text()[-3000:] for c in nodes))
+
+
+def _one_line(text: str) -> str:
+    """The CLI's message with rich's line wrapping undone."""
+    return " ".join(text.split())
+
+
+def _start_real_slot(root: Path, connect: str, cluster_id: str,
+                     ports: dict[int, int]) -> KafkaController:
+    """What the re-run tells the operator: a real controller 3000 in the stand-in's slot."""
+    real = KafkaController(root / "node3000", root / "meta3000", node_id=STANDIN, quorum=ports,
+                           heap="256m",
+                           extra={**LONG_ELECTION, **FAST_FAILOVER,
+                                  "zookeeper.metadata.migration.enable": "true",
+                                  "zookeeper.connect": connect,
+                                  "delegation.token.secret.key": "zk2kraft-oracle-token-secret"})
+    storage_format(real.config_path, cluster_id)
+    real.launch()
+    real.wait_started()
+    return real
+
+
+@pytest.mark.parametrize("point", list(CLI_KILL_POINTS))
+def test_standin_killed_through_the_cli_then_rerun(
+    point: str, sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    """kill -9 of `migrate --standin` at `point` with real controllers following; a controller
+    takes over; the re-run says where things stand, and its advice works on real Kafka."""
+    cluster = sample_cluster(SampleSpec.clean(topics=5, partitions_per_topic=3))
+    zk = cluster.client
+    cluster_id = json.loads(zk.get("/cluster/id")[0])["id"]
+    before = {p: zk.get(p)[0] for p in _CLAIM_KEYS}
+    with migration_mode_controllers(tmp_path, cluster.connect, cluster_id,
+                                    FAST_FAILOVER) as (ports, nodes):
+        _kill_standin(point, cluster.connect, zk, ports, tmp_path)
+        leader = _wait_for_activation(nodes)
+        text = leader.log_text()
+        logs = "\n".join(c.log_text() for c in nodes)
+        assert "Encountered fatal fault" not in logs, logs[-5000:]
+        rerun = migrate_through_standin(cluster.connect, ports, tmp_path)
+        said = _one_line(rerun.stdout + rerun.stderr)
+        assert rerun.returncode == 1, said
+        journal = tmp_path / "journal" / "journal.json"
+        assert f"controller {leader.node_id} leads the KRaft quorum" in said, said
+        assert "cannot lead again" in said
+        if point in ("pre-copy", "mirror", "after the fence"):
+            # Kafka aborted the open migration transaction; the bootstrap stays: PRE_MIGRATION
+            assert "Aborting in-progress metadata transaction at offset 6." in text, text[-4000:]
+            assert "Loaded ZK migration state of PRE_MIGRATION" in text
+            leader.wait_for_log("No registration found for controller 3000", 60)
+            phase = {"pre-copy": "precopy", "mirror": "mirror",
+                     "after the fence": "fencing"}[point]
+            assert f"stopped in phase {phase} (journal {journal})" in said, said
+            assert "back at the PRE_MIGRATION bootstrap" in said
+            assert "Kafka's own migration" in said
+            assert (f"node.id=3000, its controller listener at 127.0.0.1:{ports[STANDIN]}"
+                    in said), said
+        if point in ("pre-copy", "mirror"):
+            # ZooKeeper untouched: its controller still leads, its epoch never moved
+            assert {p: zk.get(p)[0] for p in _CLAIM_KEYS} == before
+            assert "ZooKeeper was not fenced: its controller (broker 1) still runs" in said, said
+            assert "start over with zk2kraft" in said
+        if point == "mirror":
+            # the advice: a real controller in the stand-in's slot, and Kafka's own migration
+            # goes on to wait for the brokers (the sample's brokers are not real: it stops there)
+            real = _start_real_slot(tmp_path, cluster.connect, cluster_id, ports)
+            try:
+                leader.wait_for_log("transitioning from WAIT_FOR_CONTROLLER_QUORUM to "
+                                    "WAIT_FOR_BROKERS state", 240)
+            finally:
+                real.stop()
+        if point == "after the fence":
+            claim = json.loads(zk.get("/controller")[0])
+            assert (claim["brokerid"], claim["kraftControllerEpoch"]) == (3000, 1)
+            epoch = int(before["/controller_epoch"]) + 1
+            assert int(zk.get("/controller_epoch")[0]) == epoch
+            assert (f"ZooKeeper IS fenced (/controller claimed by 3000 with kraftControllerEpoch "
+                    f"1, /controller_epoch {epoch})") in said, said
+            assert "nothing is lost" in said
+            real = _start_real_slot(tmp_path, cluster.connect, cluster_id, ports)
+            try:
+                leader.wait_for_log("transitioning from WAIT_FOR_CONTROLLER_QUORUM to "
+                                    "WAIT_FOR_BROKERS state", 240)
+            finally:
+                real.stop()
+        if point == "after EndTransaction":
+            # Kafka's controller took the migrated log over but ZooKeeper's /migration did not
+            # name it yet: its driver refuses to go on (real 3.9.1)
+            assert "Loaded ZK migration state of MIGRATION" in text, text[-4000:]
+            leader.wait_for_log("KRaft controller indicates an active migration, but the ZK "
+                                "state does not", 60)
+            done = json.loads(journal.read_text())
+            assert "stopped in phase drained" in said, said
+            assert (f"This re-run wrote /migration (kraft_metadata_offset "
+                    f"{done['last_durable_offset']})") in said, said
+            assert f"Restart controller {leader.node_id}" in said
+            mig = json.loads(zk.get("/migration")[0])
+            assert (mig["kraft_controller_id"], mig["kraft_metadata_offset"]) == (
+                3000, done["last_durable_offset"])
+            # the advice: restart the active controller; the next active one claims ZooKeeper
+            leader.stop()
+            leader.launch()
+            leader.wait_started()
+            claim = wait_for_kraft_claim(zk, 120)
+            logs = "\n".join(c.log_text() for c in nodes)
+            assert claim.get("kraftControllerEpoch", -1) > 1, logs[-6000:]
+            claimer = next(c for c in nodes if c.node_id == claim["brokerid"])
+            claimer.wait_for_log(r"transitioning from \w+ to DUAL_WRITE state", 120)
+            assert "ZK_MIGRATION state" not in claimer.log_text()
+        assert "Encountered fatal fault" not in "\n".join(c.log_text() for c in nodes)
+    if point == "after the fence":
+        # the other advice, controllers stopped: the printed rollback hands ZooKeeper back
+        m = re.search(r"run `zk2kraft rollback ([^`]+)`", said)
+        assert m is not None, said
+        back = subprocess.run([sys.executable, "-m", "migrate.cli", "rollback",
+                               *m.group(1).split()], capture_output=True, text=True, timeout=120)
+        assert back.returncode == 0, back.stdout + back.stderr
+        assert "rolled back: removed /controller, /migration" in back.stdout, back.stdout
+        assert zk.exists("/controller") is None and zk.exists("/migration") is None
+        # never lowered below the fence's epoch (ZooKeeper's next controller goes above it)
+        assert int(zk.get("/controller_epoch")[0]) >= int(before["/controller_epoch"]) + 1
+    if point == "after EndTransaction":
+        # nothing lost: a real controller's own log holds ZooKeeper's metadata (parity)
+        quorum = ",".join(f"{n}@127.0.0.1:{p}" for n, p in sorted(ports.items()))
+        verify = subprocess.run(
+            [sys.executable, "-m", "migrate.cli", "verify", "--zookeeper", cluster.connect,
+             "--voter", f"3001={tmp_path / 'meta3001'}", "--quorum-voters", quorum],
+            capture_output=True, text=True, timeout=300)
+        assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def test_standin_killed_after_the_fence_rerun_at_once_leads_again_and_hands_over(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    """kill -9 right after the fence, re-run at once: no real controller has won an election
+    yet (their fetch timeout is 30 s here), so the re-run wins a new epoch, finishes the drain
+    and /migration, and hands over; a real controller claims ZooKeeper and its own log holds
+    ZooKeeper's metadata (parity), with ZooKeeper fenced exactly once."""
+    cluster = sample_cluster(SampleSpec.clean(topics=5, partitions_per_topic=3))
+    zk = cluster.client
+    cluster_id = json.loads(zk.get("/cluster/id")[0])["id"]
+    epoch_before = int(zk.get("/controller_epoch")[0])
+    with migration_mode_controllers(tmp_path, cluster.connect, cluster_id) as (ports, nodes):
+        _kill_standin("after the fence", cluster.connect, zk, ports, tmp_path)
+        rerun = migrate_through_standin(cluster.connect, ports, tmp_path)
+        said = _one_line(rerun.stdout + rerun.stderr)
+        logs = "\n".join(c.log_text() for c in nodes)
+        assert rerun.returncode == 0, said + logs[-5000:]
+        assert "stand-in 3000 leads the quorum at epoch 2" in said, said
+        assert "the previous run's fence had applied (read back); finishing the drain" in said
+        doc = json.loads((tmp_path / "m.json").read_text())
+        assert doc["handover"]["new_leader"] in (3001, 3002)
+        claim = wait_for_kraft_claim(zk, 120)
+        logs = "\n".join(c.log_text() for c in nodes)
+        assert claim.get("kraftControllerEpoch", -1) > 1, logs[-5000:]
+        claimer = next(c for c in nodes if c.node_id == claim["brokerid"])
+        assert "Loaded ZK migration state of MIGRATION" in claimer.log_text()
+        assert "Encountered fatal fault" not in logs
+    assert doc["fence"]["controller_epoch"] == epoch_before + 1  # fenced once: read back
+    quorum = ",".join(f"{n}@127.0.0.1:{p}" for n, p in sorted(ports.items()))
+    verify = subprocess.run(
+        [sys.executable, "-m", "migrate.cli", "verify", "--zookeeper", cluster.connect,
+         "--voter", f"3001={tmp_path / 'meta3001'}", "--quorum-voters", quorum],
+        capture_output=True, text=True, timeout=300)
+    assert verify.returncode == 0, verify.stdout + verify.stderr

@@ -15,65 +15,22 @@ Needs `tests/kafka/fetch.sh` (fails otherwise).
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.kafka import KafkaController, free_port, storage_format
 from tests.support.migration_cluster import wait_for_kraft_claim
-from tests.support.standin import LONG_ELECTION
+from tests.support.standin import migrate_through_standin, migration_mode_controllers
 from zkreader import SampleSpec
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]
 
 STANDIN, REAL = 3000, (3001, 3002)
-
-
-@contextlib.contextmanager
-def _controllers(tmp_path: Path, connect: str, cluster_id: str,
-                 extra: dict[str, str] | None = None) -> Iterator[tuple[dict[int, int],
-                                                                        list[KafkaController]]]:
-    """Controllers 3001 and 3002 in migration mode, waiting for stand-in 3000 (long election
-    timeout so that it wins the first election)."""
-    ports = {n: free_port() for n in (STANDIN, *REAL)}
-    props = {**LONG_ELECTION,
-             "zookeeper.metadata.migration.enable": "true",
-             "zookeeper.connect": connect,
-             # the sample holds a delegation token: the brokers' shared secret
-             "delegation.token.secret.key": "zk2kraft-oracle-token-secret", **(extra or {})}
-    nodes = [KafkaController(tmp_path / f"node{n}", tmp_path / f"meta{n}", node_id=n,
-                             quorum=ports, extra=props) for n in REAL]
-    try:
-        for node in nodes:
-            storage_format(node.config_path, cluster_id)
-            node.launch()
-        for node in nodes:
-            node.wait_started()
-        yield ports, nodes
-    finally:
-        for node in nodes:
-            node.stop()
-
-
-def _migrate(connect: str, ports: dict[int, int], tmp_path: Path,
-             env: dict[str, str] | None = None, extra_args: tuple[str, ...] = ()
-             ) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "migrate.cli", "migrate", "--zookeeper", connect,
-           "--cutover", "now",
-           "--standin", f"{STANDIN}@127.0.0.1:{ports[STANDIN]}={tmp_path / 'standin'}",
-           *[f"--controller={n}@127.0.0.1:{ports[n]}" for n in REAL],
-           "--journal", str(tmp_path / "journal"), "--json", str(tmp_path / "m.json"),
-           *extra_args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=400,
-                          env={**os.environ, **(env or {})})
 
 
 def test_migrate_through_the_standin_hands_over_to_a_real_controller(
@@ -82,8 +39,8 @@ def test_migrate_through_the_standin_hands_over_to_a_real_controller(
     cluster = sample_cluster(SampleSpec.clean(topics=5, partitions_per_topic=3))
     zk = cluster.client
     cluster_id = json.loads(zk.get("/cluster/id")[0])["id"]
-    with _controllers(tmp_path, cluster.connect, cluster_id) as (ports, nodes):
-        done = _migrate(cluster.connect, ports, tmp_path)
+    with migration_mode_controllers(tmp_path, cluster.connect, cluster_id) as (ports, nodes):
+        done = migrate_through_standin(cluster.connect, ports, tmp_path)
         logs = "\n".join(n.log_text() for n in nodes)
         assert done.returncode == 0, done.stdout + done.stderr + logs[-5000:]
         doc = json.loads((tmp_path / "m.json").read_text())
@@ -110,41 +67,6 @@ def test_migrate_through_the_standin_hands_over_to_a_real_controller(
         assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
-def test_standin_killed_in_the_precopy_leaves_a_pre_migration_log_kafka_takes_over(
-    sample_cluster: Callable[..., Any], tmp_path: Path
-) -> None:
-    """zk2kraft SIGKILLed after two committed pre-copy appends: the controllers notice (fetch
-    timeout), elect one of themselves, and it activates on the committed prefix. Because the log
-    opens with the committed PRE_MIGRATION bootstrap, Kafka aborts the open migration
-    transaction and stays in pre-migration (its own migration then runs) instead of the fatal
-    "Should not have ZK migrations enabled on a cluster that was created in KRaft mode"."""
-    cluster = sample_cluster(SampleSpec.clean(topics=5, partitions_per_topic=3))
-    cluster_id = json.loads(cluster.client.get("/cluster/id")[0])["id"]
-    fast = {"controller.quorum.fetch.timeout.ms": "3000"}
-    with _controllers(tmp_path, cluster.connect, cluster_id, fast) as (ports, nodes):
-        done = _migrate(cluster.connect, ports, tmp_path,
-                        {"ZK2KRAFT_PRECOPY_CHUNK": "10", "ZK2KRAFT_CRASH_AT": "precopy_batch:2"})
-        assert done.returncode == -9, done.stdout + done.stderr
-        deadline = time.monotonic() + 120
-        activated = None
-        while activated is None and time.monotonic() < deadline:
-            for c in nodes:
-                text = c.log_text()
-                if "Performing controller activation" in text or "Encountered fatal fault" in text:
-                    activated = c
-            time.sleep(0.5)
-        logs = "\n".join(n.log_text() for n in nodes)
-        assert activated is not None, logs[-5000:]
-        text = activated.log_text()
-        assert "Encountered fatal fault" not in logs, logs[-5000:]
-        assert "Should not have ZK migrations enabled" not in logs
-        assert "Aborting in-progress metadata transaction" in text, text[-5000:]
-        assert "Loaded ZK migration state of PRE_MIGRATION" in text, text[-5000:]
-    # ZooKeeper was never fenced: its controller claim is not a KRaft one
-    claim = json.loads(cluster.client.get("/controller")[0])
-    assert "kraftControllerEpoch" not in claim or claim["kraftControllerEpoch"] < 1
-
-
 def test_standin_on_a_sasl_plain_controller_listener_from_controller_config(
     sample_cluster: Callable[..., Any], tmp_path: Path
 ) -> None:
@@ -162,9 +84,9 @@ def test_standin_on_a_sasl_plain_controller_listener_from_controller_config(
     conf = tmp_path / "controller.properties"
     conf.write_text(f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
                     f"sasl.jaas.config={jaas}\n")
-    with _controllers(tmp_path, cluster.connect, cluster_id, sasl) as (ports, nodes):
-        done = _migrate(cluster.connect, ports, tmp_path,
-                        extra_args=("--controller-config", str(conf)))
+    with migration_mode_controllers(tmp_path, cluster.connect, cluster_id, sasl) as (ports, nodes):
+        done = migrate_through_standin(cluster.connect, ports, tmp_path,
+                                      "--controller-config", str(conf))
         logs = "\n".join(n.log_text() for n in nodes)
         assert done.returncode == 0, done.stdout + done.stderr + logs[-5000:]
         assert "ctl-secret-1" not in done.stdout + done.stderr

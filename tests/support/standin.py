@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import os
 import re
 import socket
 import ssl
 import struct
+import subprocess
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,13 +26,15 @@ from typing import Any
 from tests.support.kafka import KafkaController, free_port, random_cluster_id, storage_format
 from writers import StandInLeader, decode_response, encode_request
 
-__all__ = ["LONG_ELECTION", "StandInQuorum", "follower_segments", "remove_raft_voter",
+__all__ = ["LONG_ELECTION", "STANDIN", "STANDIN_FOLLOWERS", "StandInQuorum", "follower_segments",
+           "migrate_through_standin", "migration_mode_controllers", "remove_raft_voter",
            "standin_quorum", "transitions"]
 
 LONG_ELECTION = {
     "controller.quorum.election.timeout.ms": "30000",
     "controller.quorum.fetch.timeout.ms": "30000",
 }
+STANDIN, STANDIN_FOLLOWERS = 3000, (3001, 3002)
 FOLLOWING = r"Completed transition to FollowerState\([^\n]*leader=3000[^\n]*"
 
 
@@ -185,3 +190,51 @@ def _read(sock: socket.socket, n: int) -> bytes:
 def transitions(node: KafkaController) -> list[str]:
     """Every `Completed transition to X(...)` state name the node logged, in order."""
     return re.findall(r"Completed transition to ([A-Za-z]+)\(", node.log_text())
+
+
+@contextlib.contextmanager
+def migration_mode_controllers(
+    root: Path, connect: str, cluster_id: str, extra: Mapping[str, str] | None = None, *,
+    ports: Mapping[int, int] | None = None, heap: str = "512m",
+) -> Iterator[tuple[dict[int, int], list[KafkaController]]]:
+    """Real controllers 3001 and 3002 in migration mode on ZooKeeper `connect`, formatted with
+    `cluster_id` and waiting for stand-in 3000 (long election timeout, so that it wins the first
+    election). `ports` gives every voter's port (brokers configured beforehand need them).
+    Yields every voter's port and the controllers; all stopped on exit."""
+    ports = dict(ports) if ports else {n: free_port() for n in (STANDIN, *STANDIN_FOLLOWERS)}
+    props = {**LONG_ELECTION,
+             "zookeeper.metadata.migration.enable": "true",
+             "zookeeper.connect": connect,
+             # the sample clusters hold a delegation token: the brokers' shared secret
+             "delegation.token.secret.key": "zk2kraft-oracle-token-secret", **(extra or {})}
+    nodes = [KafkaController(root / f"node{n}", root / f"meta{n}", node_id=n, heap=heap,
+                             quorum=ports, extra=props) for n in STANDIN_FOLLOWERS]
+    try:
+        for node in nodes:
+            storage_format(node.config_path, cluster_id)
+            node.launch()
+        for node in nodes:
+            node.wait_started()
+        yield ports, nodes
+    finally:
+        for node in nodes:
+            node.stop()
+
+
+def migrate_through_standin(
+    connect: str, ports: Mapping[int, int], root: Path, *args: str,
+    env: Mapping[str, str] | None = None, cutover: str = "now", popen: bool = False,
+) -> Any:
+    """`zk2kraft migrate --cutover CUTOVER --standin 3000@...=ROOT/standin --controller ...`
+    with its journal in ROOT/journal and its report in ROOT/m.json, as an operator runs it.
+    Returns the finished `CompletedProcess` (text), or the running `Popen` with `popen`."""
+    cmd = [sys.executable, "-m", "migrate.cli", "migrate", "--zookeeper", connect,
+           "--cutover", cutover,
+           "--standin", f"{STANDIN}@127.0.0.1:{ports[STANDIN]}={root / 'standin'}",
+           *[f"--controller={n}@127.0.0.1:{ports[n]}" for n in STANDIN_FOLLOWERS],
+           "--journal", str(root / "journal"), "--json", str(root / "m.json"), *args]
+    full_env = {**os.environ, "COLUMNS": "400", **(env or {})}
+    if popen:
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=full_env)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=400, env=full_env)

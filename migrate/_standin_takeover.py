@@ -1,0 +1,121 @@
+"""What a re-run of `migrate --standin` says when a real controller took the quorum over.
+
+When zk2kraft dies mid-migration, the controllers stop hearing from the stand-in (after their
+`controller.quorum.fetch.timeout.ms`), elect one of themselves and it activates on the committed
+prefix of the log. A re-run that finds a voter following that controller cannot lead again (its
+log moved on without the stand-in), so it stops and tells the operator where things stand, from
+the journal's phase and ZooKeeper's `/controller`, `/controller_epoch` and `/migration`. Facts
+behind each sentence, checked against real Kafka 3.9.1 (`tests/oracle/test_standin_killed.py`):
+
+* Kafka aborts a migration transaction left open ("Aborting in-progress metadata transaction"),
+  so before the drain committed the log is back at the PRE_MIGRATION bootstrap the stand-in
+  committed first, and Kafka's own migration (ZooKeeper copied again by Kafka) is what follows;
+* after `ZkMigrationStateRecord(MIGRATION)` and `EndTransactionRecord` committed, the controller
+  loads the migrated log ("Loaded ZK migration state of MIGRATION");
+* either way the migration driver waits until every voter registered: "No registration found
+  for controller 3000", the stand-in's slot. A real controller started in that slot (same id
+  and address, formatted with the cluster id) lets it go on.
+"""
+
+from __future__ import annotations
+
+import json
+
+from migrate._journal import PHASES, Journal
+from migrate._standinargs import StandInSpec
+from writers import QuorumLedElsewhereError
+from zkreader import FenceState
+
+__all__ = ["explain_takeover"]
+
+
+def _claim(state: FenceState) -> dict[str, object]:
+    try:
+        got = json.loads(state.controller or b"null")
+    except ValueError:
+        return {}
+    return got if isinstance(got, dict) else {}
+
+
+def _int(value: object, default: int = -1) -> int:
+    return int(value) if isinstance(value, int | str) and str(value).lstrip("-").isdigit() \
+        else default
+
+
+def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: FenceState,
+                     spec: StandInSpec, *, connect: str, stopped_in: str,
+                     migration_written: int | None) -> str:
+    """The re-run's message: what happened, what ZooKeeper and the quorum hold, what to do.
+
+    `stopped_in` is the journal's phase as the stopped run left it; `migration_written` the
+    offset this re-run wrote into `/migration` (the stopped run's
+    last step before the handoff), or None."""
+    leader, epoch = exc.leader_id, exc.leader_epoch
+    claim = _claim(state)
+    claimed_by = _int(claim.get("brokerid"))
+    claimed_epoch = _int(claim.get("kraftControllerEpoch"))
+    ours = journal.leader_epoch
+    slot = f"{spec.node_id}@{spec.listen[0]}:{spec.listen[1]}"
+    head = (f"zk2kraft's stand-in {spec.node_id} stopped in phase {stopped_in} (journal "
+            f"{journal.path}) and cannot lead again: controller {leader} leads the KRaft quorum "
+            f"at epoch {epoch}.")
+    start_slot = (f"start a real KRaft controller in the stand-in's slot: node.id="
+                  f"{spec.node_id}, its controller listener at {spec.listen[0]}:"
+                  f"{spec.listen[1]} (the entry {slot} of controller.quorum.voters), formatted "
+                  "with this cluster's id and configured for the migration like the others")
+    rollback = (f"stop the KRaft controllers, run `zk2kraft rollback --zookeeper {connect} "
+                f"--voter {spec.node_id}={spec.log_dir} --journal {journal.directory}`, then "
+                "remove the migration configs from the brokers and roll them")
+    if claimed_epoch > ours and claimed_by != spec.node_id:
+        mig = _migration(state)
+        return (f"{head} Kafka has taken the migration over: controller {claimed_by} claimed "
+                f"/controller with kraftControllerEpoch {claimed_epoch}"
+                + (f" and /migration names its log up to offset {mig}" if mig >= 0 else "")
+                + ". Nothing is left for zk2kraft to do: follow Kafka's guide from there "
+                "(brokers to KRaft, then finalise), or roll back as Kafka's guide says.")
+    fenced = claimed_by == spec.node_id and claimed_epoch == ours
+    if PHASES.index(stopped_in) < PHASES.index("drained"):
+        log_state = ("On activation Kafka aborted the migration transaction the stand-in had "
+                     "left open: the quorum's log is back at the PRE_MIGRATION bootstrap, and "
+                     "what comes next is Kafka's own migration, which copies ZooKeeper itself "
+                     f"once every controller, {spec.node_id} included, has registered and every "
+                     "broker runs in migration mode.")
+        if not fenced:
+            zk_controller = (f"its controller (broker {claimed_by}) still runs the cluster"
+                             if claimed_by >= 0 else "its brokers elect their controller as "
+                             "before")
+            return (f"{head} ZooKeeper was not fenced: {zk_controller} and ZooKeeper holds "
+                    "all metadata, so nothing is "
+                    f"lost. {log_state} Either {start_slot}, and Kafka migrates; or start over "
+                    "with zk2kraft: stop the controllers, re-format their metadata.log.dirs, "
+                    f"empty {spec.log_dir}, remove {journal.path}, start the controllers and run "
+                    "this command again.")
+        return (f"{head} ZooKeeper IS fenced (/controller claimed by {spec.node_id} with "
+                f"kraftControllerEpoch {ours}, /controller_epoch {state.controller_epoch}): its "
+                "controller can no longer write, so ZooKeeper holds every change up to the "
+                "fence and nothing is lost, but no controller serves the cluster until one "
+                f"takes over. {log_state} Either {start_slot}, and Kafka's controller claims "
+                f"/controller and migrates; or hand ZooKeeper back: {rollback}.")
+    done = (f"{head} The migration had committed before it stopped (ZkMigrationStateRecord"
+            f"(MIGRATION) and EndTransactionRecord, offsets up to {journal.last_durable_offset}):"
+            f" controller {leader} took over the migrated log and nothing is lost.")
+    if migration_written is not None:
+        return (f"{done} This re-run wrote /migration (kraft_metadata_offset "
+                f"{migration_written}), the step the stopped run had left; Kafka's controller "
+                "reads it only when it becomes active, and until then its migration driver "
+                "stays inactive (\"KRaft controller indicates an active migration, but the ZK "
+                f"state does not\"). Restart controller {leader}: the controller that becomes "
+                "active next claims /controller and enters dual-write, and the brokers follow "
+                f"it. To go back instead: {rollback}.")
+    return (f"{done} /migration names the log's end, so Kafka's controller claims /controller "
+            "and enters dual-write on its own: nothing is left for zk2kraft to do. Afterwards "
+            f"{start_slot} to fill the stand-in's slot.")
+
+
+def _migration(state: FenceState) -> int:
+    """`/migration`'s kraft_metadata_offset (-1 when absent or unreadable)."""
+    try:
+        doc = json.loads(state.migration or b"{}")
+    except ValueError:
+        return -1
+    return _int(doc.get("kraft_metadata_offset")) if isinstance(doc, dict) else -1
