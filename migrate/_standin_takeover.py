@@ -12,9 +12,12 @@ behind each sentence, checked against real Kafka 3.9.1 (`tests/oracle/test_stand
   committed first, and Kafka's own migration (ZooKeeper copied again by Kafka) is what follows;
 * after `ZkMigrationStateRecord(MIGRATION)` and `EndTransactionRecord` committed, the controller
   loads the migrated log ("Loaded ZK migration state of MIGRATION");
-* either way the migration driver waits until every voter registered: "No registration found
-  for controller 3000", the stand-in's slot. A real controller started in that slot (same id
-  and address, formatted with the cluster id) lets it go on.
+* before the drain committed, the migration driver waits until every voter registered: "No
+  registration found for controller 3000", the stand-in's slot, which a real controller started
+  there (same id and address, formatted with the cluster id) fills. The controllers that had
+  registered with the stand-in (it answers REQUEST_TIMED_OUT) did not always register with the
+  next leader after the stand-in died ("No registration found for controller 3002" for minutes,
+  seen in the oracle test); a restart makes a controller register at start.
 """
 
 from __future__ import annotations
@@ -63,6 +66,10 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
                   f"{spec.node_id}, its controller listener at {spec.listen[0]}:"
                   f"{spec.listen[1]} (the entry {slot} of controller.quorum.voters), formatted "
                   "with this cluster's id and configured for the migration like the others")
+    restart = ("restart the other controllers one at a time, the active one "
+               f"({leader}) last (each registers again when it starts: after their leader died, "
+               "Kafka 3.9.1's controllers do not always register with the next one, and its "
+               "migration driver waits for every registration)")
     rollback = (f"stop the KRaft controllers, run `zk2kraft rollback --zookeeper {connect} "
                 f"--voter {spec.node_id}={spec.log_dir} --journal {journal.directory}`, then "
                 "remove the migration configs from the brokers and roll them")
@@ -85,17 +92,18 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
                              if claimed_by >= 0 else "its brokers elect their controller as "
                              "before")
             return (f"{head} ZooKeeper was not fenced: {zk_controller} and ZooKeeper holds "
-                    "all metadata, so nothing is "
-                    f"lost. {log_state} Either {start_slot}, and Kafka migrates; or start over "
-                    "with zk2kraft: stop the controllers, re-format their metadata.log.dirs, "
+                    f"all metadata, so nothing is lost. {log_state} Either {start_slot}, then "
+                    f"{restart}, and Kafka migrates; or start over with zk2kraft: stop the "
+                    "controllers, re-format their metadata.log.dirs, "
                     f"empty {spec.log_dir}, remove {journal.path}, start the controllers and run "
                     "this command again.")
         return (f"{head} ZooKeeper IS fenced (/controller claimed by {spec.node_id} with "
                 f"kraftControllerEpoch {ours}, /controller_epoch {state.controller_epoch}): its "
                 "controller can no longer write, so ZooKeeper holds every change up to the "
                 "fence and nothing is lost, but no controller serves the cluster until one "
-                f"takes over. {log_state} Either {start_slot}, and Kafka's controller claims "
-                f"/controller and migrates; or hand ZooKeeper back: {rollback}.")
+                f"takes over. {log_state} Either {start_slot}, then {restart}, and Kafka's "
+                f"controller claims /controller and migrates; or hand ZooKeeper back: "
+                f"{rollback}.")
     done = (f"{head} The migration had committed before it stopped (ZkMigrationStateRecord"
             f"(MIGRATION) and EndTransactionRecord, offsets up to {journal.last_durable_offset}):"
             f" controller {leader} took over the migrated log and nothing is lost.")

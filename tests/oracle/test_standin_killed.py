@@ -234,6 +234,30 @@ def _start_real_slot(root: Path, connect: str, cluster_id: str,
     return real
 
 
+def _follow_the_slot_advice(root: Path, connect: str, cluster_id: str, ports: dict[int, int],
+                            leader: KafkaController, nodes: list[KafkaController]) -> None:
+    """What the re-run says before the drain committed: a real controller 3000 in the stand-in's
+    slot, then the other controllers restarted one at a time, the active one last; Kafka's own
+    migration then goes on to wait for the brokers (the sample's brokers are not real processes:
+    it stops there)."""
+    real = _start_real_slot(root, connect, cluster_id, ports)
+    try:
+        real.wait_for_log("Our registration has been persisted to the metadata log", 120)
+        for node in sorted(nodes, key=lambda c: c is leader):  # the active one last
+            node.stop()
+            node.launch()
+            node.wait_started()
+            node.wait_for_log("Our registration has been persisted to the metadata log", 120)
+        reached = "transitioning from WAIT_FOR_CONTROLLER_QUORUM to WAIT_FOR_BROKERS state"
+        deadline = time.monotonic() + 240
+        while not any(reached in c.log_text() for c in (*nodes, real)):
+            assert time.monotonic() < deadline, "\n".join(
+                c.log_text()[-3000:] for c in (*nodes, real))
+            time.sleep(0.5)
+    finally:
+        real.stop()
+
+
 @pytest.mark.parametrize("point", list(CLI_KILL_POINTS))
 def test_standin_killed_through_the_cli_then_rerun(
     point: str, sample_cluster: Callable[..., Any], tmp_path: Path
@@ -274,15 +298,10 @@ def test_standin_killed_through_the_cli_then_rerun(
             assert {p: zk.get(p)[0] for p in _CLAIM_KEYS} == before
             assert "ZooKeeper was not fenced: its controller (broker 1) still runs" in said, said
             assert "start over with zk2kraft" in said
+            assert (f"then restart the other controllers one at a time, the active one "
+                    f"({leader.node_id}) last") in said, said
         if point == "mirror":
-            # the advice: a real controller in the stand-in's slot, and Kafka's own migration
-            # goes on to wait for the brokers (the sample's brokers are not real: it stops there)
-            real = _start_real_slot(tmp_path, cluster.connect, cluster_id, ports)
-            try:
-                leader.wait_for_log("transitioning from WAIT_FOR_CONTROLLER_QUORUM to "
-                                    "WAIT_FOR_BROKERS state", 240)
-            finally:
-                real.stop()
+            _follow_the_slot_advice(tmp_path, cluster.connect, cluster_id, ports, leader, nodes)
         if point == "after the fence":
             claim = json.loads(zk.get("/controller")[0])
             assert (claim["brokerid"], claim["kraftControllerEpoch"]) == (3000, 1)
@@ -291,12 +310,7 @@ def test_standin_killed_through_the_cli_then_rerun(
             assert (f"ZooKeeper IS fenced (/controller claimed by 3000 with kraftControllerEpoch "
                     f"1, /controller_epoch {epoch})") in said, said
             assert "nothing is lost" in said
-            real = _start_real_slot(tmp_path, cluster.connect, cluster_id, ports)
-            try:
-                leader.wait_for_log("transitioning from WAIT_FOR_CONTROLLER_QUORUM to "
-                                    "WAIT_FOR_BROKERS state", 240)
-            finally:
-                real.stop()
+            _follow_the_slot_advice(tmp_path, cluster.connect, cluster_id, ports, leader, nodes)
         if point == "after EndTransaction":
             # Kafka's controller took the migrated log over but ZooKeeper's /migration did not
             # name it yet: its driver refuses to go on (real 3.9.1)
