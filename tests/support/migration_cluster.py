@@ -73,14 +73,19 @@ def _migration_props(voters: str, zk_connect: str) -> dict[str, str]:
 
 @contextlib.contextmanager
 def migration_cluster(root: Path, zk_connect: str, *, brokers: int = 2,
-                      heap: str = "384m") -> Iterator[MigrationCluster]:
-    """ZooKeeper-mode brokers 0..n-1 in migration mode; all stopped on exit."""
+                      heap: str = "384m", voters: str | None = None,
+                      extra: dict[str, str] | None = None) -> Iterator[MigrationCluster]:
+    """ZooKeeper-mode brokers 0..n-1 in migration mode; all stopped on exit.
+
+    `voters` is their `controller.quorum.voters` (default: controller 3000 alone, on a port
+    chosen here); `extra` adds broker properties."""
     port = free_port()
     nodes = []
     for i in range(brokers):
-        props = _migration_props(f"{CONTROLLER_ID}@127.0.0.1:{port}", zk_connect)
+        props = _migration_props(voters or f"{CONTROLLER_ID}@127.0.0.1:{port}", zk_connect)
         props["listener.security.protocol.map"] = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
         props["default.replication.factor"] = str(min(2, brokers))
+        props.update(extra or {})
         nodes.append(KafkaZkBroker(root / f"broker{i}", zk_connect, broker_id=i, heap=heap,
                                    start_timeout=240, extra=props))
     try:

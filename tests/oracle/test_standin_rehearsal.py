@@ -1,0 +1,147 @@
+"""Rehearsal through the stand-in (issue 9): real Kafka 3.9.1 ZooKeeper-mode brokers in migration
+mode, real controllers 3001 and 3002 following zk2kraft as stand-in voter 3000, and clients
+running throughout.
+
+Three brokers (`controller.quorum.voters` = 3000, 3001, 3002) hold `REHEARSAL_PARTITIONS`
+partitions (default 100 to keep CI short; `ZK2KRAFT_REHEARSAL_PARTITIONS=1000` for the issue's
+size) created through Kafka's admin API. `zk2kraft migrate --cutover now --standin ...
+--bootstrap-server ...` runs the canary: an idempotent acks=all producer and a consumer on the
+canary topic for the whole run, and controller-bound requests every 50 ms. Facts checked
+against Kafka, not against zk2kraft's code:
+
+* the controller that takes over from the stand-in reaches DUAL_WRITE without WAIT_FOR_BROKERS
+  or ZK_MIGRATION (Kafka did not copy ZooKeeper again), claims `/controller` above our epoch and
+  never hits a fatal fault;
+* every record the producer had acknowledged is consumed, exactly once;
+* the brokers follow it: a topic created through a broker after the cutover is written to
+  ZooKeeper by the KRaft controller (dual-write), gets leaders, and a record produced to it
+  with acks=all is consumed back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+from kazoo.client import KazooClient
+
+from tests.support.kafka import free_port
+from tests.support.migration_cluster import migration_cluster, state_times, wait_for_kraft_claim
+from tests.support.standin import (
+    STANDIN,
+    STANDIN_FOLLOWERS,
+    migrate_through_standin,
+    migration_mode_controllers,
+)
+
+pytestmark = [pytest.mark.oracle, pytest.mark.slow]
+
+REHEARSAL_PARTITIONS = int(os.environ.get("ZK2KRAFT_REHEARSAL_PARTITIONS", "100"))
+_PER_TOPIC = 50
+_CONTROLLER_PROPS = {
+    "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+    # the canary needs the cluster healthy before zk2kraft reads ZooKeeper and stands for
+    # election, which takes a while on a loaded machine: the stand-in must still win first
+    "controller.quorum.election.timeout.ms": "60000",
+}
+
+
+def _create_topics(bootstrap: str, partitions: int) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    topics = []
+    left, i = partitions, 0
+    while left > 0:
+        n = min(_PER_TOPIC, left)
+        topics.append(NewTopic(f"load-{i:03d}", num_partitions=n, replication_factor=2))
+        left -= n
+        i += 1
+    for f in admin.create_topics(topics, request_timeout=180).values():
+        f.result(240)
+
+
+def _produce_and_consume(bootstrap: str, topic: str) -> list[bytes]:
+    """One acks=all record into `topic`, read back from the beginning."""
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
+                         "enable.idempotence": True, "message.timeout.ms": 120000})
+    marker = uuid.uuid4().bytes
+    errors: list[Any] = []
+    producer.produce(topic, marker, on_delivery=lambda e, m: errors.append(e) if e else None)
+    assert producer.flush(150) == 0 and not errors, errors
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"g-{uuid.uuid4()}",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe([topic])
+    got: list[bytes] = []
+    deadline = time.monotonic() + 120
+    try:
+        while marker not in got and time.monotonic() < deadline:
+            msg = consumer.poll(1.0)
+            if msg is not None and msg.error() is None:
+                got.append(msg.value())
+    finally:
+        consumer.close()
+    assert marker in got, f"the record produced after the cutover was not consumed: {got}"
+    return got
+
+
+def _wait_for_znode(zk: KazooClient, path: str, timeout_s: float) -> bytes:
+    deadline = time.monotonic() + timeout_s
+    while zk.exists(path) is None:
+        assert time.monotonic() < deadline, f"{path} never appeared in ZooKeeper"
+        time.sleep(0.2)
+    data: bytes = zk.get(path)[0]
+    return data
+
+
+def test_rehearsal_with_brokers_through_the_standin(
+    tmp_path: Path, zk_server: Any, zk_chroot_client: KazooClient, zk_chroot: str
+) -> None:
+    root, connect, zk = tmp_path, f"{zk_server.connect}{zk_chroot}", zk_chroot_client
+    ports = {n: free_port() for n in (STANDIN, *STANDIN_FOLLOWERS)}
+    voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in sorted(ports.items()))
+    with migration_cluster(root, connect, brokers=3, heap="320m", voters=voters) as cluster:
+        _create_topics(cluster.bootstrap, REHEARSAL_PARTITIONS)
+        cluster_id = json.loads(zk.get("/cluster/id")[0])["id"]
+        with migration_mode_controllers(root, connect, cluster_id, _CONTROLLER_PROPS, ports=ports,
+                                        heap="320m") as (_, nodes):
+            done = migrate_through_standin(
+                connect, ports, root, "--bootstrap-server", cluster.bootstrap,
+                "--handoff-timeout", "240")
+            logs = "\n".join(n.log_text() for n in nodes)
+            assert done.returncode == 0, done.stdout + done.stderr + logs[-6000:]
+            report = json.loads((root / "m.json").read_text())
+            assert report["handover"]["new_leader"] in STANDIN_FOLLOWERS, report["handover"]
+            claim = wait_for_kraft_claim(zk, 240)
+            logs = "\n".join(n.log_text() for n in nodes)
+            assert claim.get("kraftControllerEpoch", -1) > 1, logs[-6000:]
+            leader = next(n for n in nodes if n.node_id == claim["brokerid"])
+            leader.wait_for_log(r"transitioning from \w+ to DUAL_WRITE state", 240)
+            states = state_times(leader)
+            assert "WAIT_FOR_BROKERS" not in states and "ZK_MIGRATION" not in states, states
+            assert "Loaded ZK migration state of MIGRATION" in leader.log_text()
+            # every acknowledged record consumed exactly once, through the whole run
+            records = report["canary"]["records"]
+            assert records["acked"] > 0 and records["acked"] == records["produced"], records
+            assert (records["missing"], records["duplicates"]) == (0, 0), records
+            assert report["canary"]["requests"]["ok"] > 0
+            # dual-write, and brokers that follow the KRaft controller
+            topic = "created-after-cutover"
+            admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+            admin.create_topics([NewTopic(topic, num_partitions=3, replication_factor=2)],
+                                request_timeout=120)[topic].result(180)
+            znode = json.loads(_wait_for_znode(zk, f"/brokers/topics/{topic}", 120))
+            assert sorted(znode["partitions"]) == ["0", "1", "2"], znode
+            _produce_and_consume(cluster.bootstrap, topic)
+            assert "Encountered fatal fault" not in "\n".join(n.log_text() for n in nodes)
+    window = report["window_ms"]
+    print(f"\nrehearsal through the stand-in, {REHEARSAL_PARTITIONS} partitions, 3 brokers: "
+          f"tool {window['tool']} ms, total {window['total']} ms, observed "
+          f"{window.get('observed')} ms, producer stall {window.get('producer_stall')} ms, "
+          f"handover {report['handover']['elapsed_ms']} ms; records {records}")
+
