@@ -8,6 +8,9 @@ quorum-state that voted for or follows 3000, no LeaderChange naming 3000 and not
 under it in either controller's log), and there is no journal and nothing in the stand-in's
 directory. Once the blockers are fixed as an operator would (the topic gets its id, the event is
 handled), the same command migrates and a real controller takes over from the migrated log.
+Second: the empty `/migration` the controllers created is what the stand-in judged; rewritten
+between its pre-copy and its fence (as a controller recording itself would), the fence refuses
+with nothing applied in ZooKeeper.
 Needs `tests/kafka/fetch.sh` (fails otherwise).
 """
 
@@ -15,8 +18,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -60,14 +65,18 @@ def _controllers(tmp_path: Path, connect: str, cluster_id: str
             node.stop()
 
 
+def _command(connect: str, ports: dict[int, int], tmp_path: Path, mode: str) -> list[str]:
+    return [sys.executable, "-m", "migrate.cli", "migrate", "--zookeeper", connect,
+            "--cutover", mode,
+            "--standin", f"{STANDIN}@127.0.0.1:{ports[STANDIN]}={tmp_path / 'standin'}",
+            *[f"--controller={n}@127.0.0.1:{ports[n]}" for n in REAL],
+            "--journal", str(tmp_path / "journal"), "--json", str(tmp_path / "m.json")]
+
+
 def _migrate(connect: str, ports: dict[int, int], tmp_path: Path
              ) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "migrate.cli", "migrate", "--zookeeper", connect,
-           "--cutover", "now",
-           "--standin", f"{STANDIN}@127.0.0.1:{ports[STANDIN]}={tmp_path / 'standin'}",
-           *[f"--controller={n}@127.0.0.1:{ports[n]}" for n in REAL],
-           "--journal", str(tmp_path / "journal"), "--json", str(tmp_path / "m.json")]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=400)
+    return subprocess.run(_command(connect, ports, tmp_path, "now"), capture_output=True,
+                          text=True, timeout=400)
 
 
 def _leaders_in_log(meta_dir: Path) -> list[tuple[int, int | None]]:
@@ -145,3 +154,44 @@ def test_a_refused_standin_run_leaves_the_controllers_untouched_and_a_fixed_reru
          "--voter", f"{leader.node_id}={leader.metadata_log_dir}", "--quorum-voters", quorum,
          "--json", str(tmp_path / "v.json")], capture_output=True, text=True, timeout=300)
     assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def test_the_standin_fence_refuses_a_migration_znode_rewritten_after_its_precopy(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2))
+    zk = cluster.client
+    cluster_id = json.loads(zk.get("/cluster/id")[0])["id"]
+    with _controllers(tmp_path, cluster.connect, cluster_id) as (ports, nodes):
+        # controllers in migration mode create the empty /migration when they start
+        deadline = time.monotonic() + 60
+        while zk.exists("/migration") is None:
+            assert time.monotonic() < deadline, "the controllers did not create /migration"
+            time.sleep(0.2)
+        judged = zk.exists("/migration").version
+        proc = subprocess.Popen(_command(cluster.connect, ports, tmp_path, "manual"),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        journal = tmp_path / "journal" / "journal.json"
+        deadline = time.monotonic() + 180
+        while not (journal.exists() and json.loads(journal.read_text())["phase"] == "mirror"):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the pre-copy did not finish"
+            time.sleep(0.1)
+        # the other writer: a controller that became active records itself
+        zk.set("/migration", json.dumps({"version": 0, "kraft_controller_id": 3002,
+                                         "kraft_controller_epoch": 5,
+                                         "kraft_metadata_offset": -1,
+                                         "kraft_metadata_epoch": -1}).encode())
+        left = {p: zk.get(p) for p in ("/controller", "/controller_epoch", "/migration")}
+        proc.send_signal(signal.SIGUSR1)
+        out, err = proc.communicate(timeout=120)
+        logs = "\n".join(n.log_text() for n in nodes)
+        assert proc.returncode == 3, out + err + logs[-3000:]
+        said = " ".join(err.split())
+        assert (f"/migration changed since this run read and judged it (it was at version "
+                f"{judged}, it is now at version {judged + 1})") in said, err
+        # nothing applied: checked at once (the controllers, leaderless now, wait out their
+        # fetch timeout before one of them may act)
+        assert {p: zk.get(p) for p in left} == left
+        assert "kraftControllerEpoch" not in json.loads(left["/controller"][0]) or \
+            json.loads(left["/controller"][0])["kraftControllerEpoch"] < 1
