@@ -47,7 +47,6 @@ from kazoo.client import KazooClient  # noqa: E402
 from zkreader import (  # noqa: E402
     ConnectOptions,
     ReadPipeline,
-    ReadRequest,
     ReadStats,
     SampleSpec,
     _paths,
@@ -55,6 +54,7 @@ from zkreader import (  # noqa: E402
     open_session,
     read_cluster,
 )
+from zkreader._pipeline import GET_DATA  # noqa: E402
 
 JAVA_SRC = ROOT / "benchmarks" / "java" / "ReadBench.java"
 JARS = ["zookeeper.jar", "zookeeper-jute.jar", "slf4j-api.jar", "slf4j-nop.jar"]
@@ -239,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
         def raw(multi: bool) -> int:
             pipe = ReadPipeline(session, window=args.window, batch=args.batch,
                                 multi_read=multi)
-            return sum(1 for _ in pipe.read(ReadRequest(p) for p in paths))
+            # replies(): the bare stream read_cluster consumes, no request/result objects
+            return sum(1 for _ in pipe.replies([(GET_DATA, p) for p in paths]))
 
         raw_runs = [cpu.during(lambda: _timed(lambda: raw(True)), os.getpid())
                     for _ in range(args.rounds)]
