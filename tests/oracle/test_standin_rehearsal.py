@@ -16,23 +16,33 @@ against Kafka, not against zk2kraft's code:
 * the brokers follow it: a topic created through a broker after the cutover is written to
   ZooKeeper by the KRaft controller (dual-write), gets leaders, and a record produced to it
   with acks=all is consumed back.
+
+Then the rollback rehearsal, Kafka's documented way back while the brokers are still in
+ZooKeeper mode: the controllers stopped, `zk2kraft rollback` (the `/controller` claim and
+`/migration` removed, `/controller_epoch` above every partition state's), each broker restarted
+without the migration configs. ZooKeeper's controller leads again: an ephemeral `/controller`
+held by a broker, ISR changes (a partition's ISR grows back after the restarts) and a clean
+leader election when that partition's leader stops, written with its epoch; an acks=all record
+is served.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kazoo.client import KazooClient
 
-from tests.support.kafka import free_port
+from tests.support.kafka import KafkaZkBroker, free_port
 from tests.support.migration_cluster import migration_cluster, state_times, wait_for_kraft_claim
 from tests.support.standin import (
     STANDIN,
@@ -76,7 +86,10 @@ def _produce_and_consume(bootstrap: str, topic: str) -> list[bytes]:
     assert producer.flush(150) == 0 and not errors, errors
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"g-{uuid.uuid4()}",
                          "auto.offset.reset": "earliest", "enable.auto.commit": False})
-    consumer.subscribe([topic])
+    # assigned, not subscribed: no group coordinator needed (its partition of the RF 1
+    # __consumer_offsets may sit on a broker the rollback rehearsal stopped)
+    count = len(consumer.list_topics(topic, timeout=60).topics[topic].partitions)
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(count)])
     got: list[bytes] = []
     deadline = time.monotonic() + 120
     try:
@@ -99,7 +112,57 @@ def _wait_for_znode(zk: KazooClient, path: str, timeout_s: float) -> bytes:
     return data
 
 
-def test_rehearsal_with_brokers_through_the_standin(
+def _rollback(root: Path, connect: str, zk: KazooClient, brokers: list[KafkaZkBroker],
+              bootstrap: str) -> None:
+    """`zk2kraft rollback`, then each broker without the migration configs, restarted one at a
+    time (Kafka's guide, "Reverting to ZooKeeper mode During the Migration"); then ZooKeeper's
+    controller must lead: a broker stopped, its partitions get a new leader and a smaller ISR
+    from that controller, and an acks=all record is served."""
+    back = subprocess.run(
+        [sys.executable, "-m", "migrate.cli", "rollback", "--zookeeper", connect,
+         "--voter", f"{STANDIN}={root / 'standin'}", "--journal", str(root / "journal")],
+        capture_output=True, text=True, timeout=120)
+    assert back.returncode == 0, back.stdout + back.stderr
+    assert "rolled back: removed /controller, /migration" in back.stdout, back.stdout
+    for broker in brokers:
+        broker.restart(remove=("zookeeper.metadata.migration.enable",
+                               "controller.listener.names", "controller.quorum.voters"))
+    deadline = time.monotonic() + 120
+    while True:
+        got = zk.exists("/controller")
+        claim = json.loads(zk.get("/controller")[0]) if got else {}
+        if got and got.ephemeralOwner and claim.get("kraftControllerEpoch", -1) == -1:
+            break
+        assert time.monotonic() < deadline, f"no ZooKeeper controller after the rollback: {claim}"
+        time.sleep(0.5)
+    assert claim["brokerid"] in {b.broker_id for b in brokers}, claim
+    # ISR changes and a leader election, made by ZooKeeper's controller: after the rolling
+    # restart both replicas are back in the ISR; then the leader stops, the other replica leads
+    path = "/brokers/topics/load-000/partitions/0/state"
+    deadline = time.monotonic() + 120
+    while len((before := json.loads(zk.get(path)[0]))["isr"]) < 2:
+        assert time.monotonic() < deadline, f"load-000-0's ISR never grew back: {before}"
+        time.sleep(0.5)
+    victim = next(b for b in brokers if b.broker_id == before["leader"])
+    victim.stop()
+    deadline = time.monotonic() + 120
+    while True:
+        state = json.loads(zk.get(path)[0])
+        if state["leader"] not in (-1, victim.broker_id) and state["isr"] == [state["leader"]]:
+            break
+        assert time.monotonic() < deadline, f"no new leader for load-000-0: {state}"
+        time.sleep(0.5)
+    # written by ZooKeeper's controller of the current epoch (zk2kraft rollback lifted the epoch
+    # above every partition state's, KAFKA-20488: otherwise this election is refused)
+    assert state["leader"] in before["isr"], state  # a clean election
+    assert state["controller_epoch"] == int(zk.get("/controller_epoch")[0]), state
+    live = ",".join(b.bootstrap_servers for b in brokers if b is not victim)
+    _produce_and_consume(live, "load-000")
+    print(f"\nrollback: {back.stdout.strip().splitlines()[0]}; load-000-0 leader "
+          f"{before['leader']} -> {state['leader']}, isr {before['isr']} -> {state['isr']}")
+
+
+def test_rehearsal_with_brokers_through_the_standin_then_rollback(
     tmp_path: Path, zk_server: Any, zk_chroot_client: KazooClient, zk_chroot: str
 ) -> None:
     root, connect, zk = tmp_path, f"{zk_server.connect}{zk_chroot}", zk_chroot_client
@@ -139,6 +202,11 @@ def test_rehearsal_with_brokers_through_the_standin(
             assert sorted(znode["partitions"]) == ["0", "1", "2"], znode
             _produce_and_consume(cluster.bootstrap, topic)
             assert "Encountered fatal fault" not in "\n".join(n.log_text() for n in nodes)
+            # the rollback rehearsal: Kafka's documented way back while brokers are still in
+            # ZooKeeper mode, with `zk2kraft rollback` for the ZooKeeper part
+            for node in nodes:  # "deprovision the KRaft controller quorum"
+                node.stop()
+            _rollback(root, connect, zk, cluster.brokers, cluster.bootstrap)
     window = report["window_ms"]
     print(f"\nrehearsal through the stand-in, {REHEARSAL_PARTITIONS} partitions, 3 brokers: "
           f"tool {window['tool']} ms, total {window['total']} ms, observed "

@@ -398,6 +398,21 @@ class _KafkaProcess:
                 proc.wait(10)
         return proc.returncode
 
+    def restart(self, *, remove: Sequence[str] = (), update: Mapping[str, str] | None = None
+                ) -> None:
+        """Stop the node, rewrite its config (properties removed, then updated), and start it
+        again, waiting until it serves. The old log is kept beside the new one (server.log.N),
+        so that start-up and `wait_for_log` see only what the new process writes."""
+        self.stop()
+        for key in remove:
+            self.properties.pop(key, None)
+        self.properties.update(update or {})
+        self._write_config()
+        if self.server_log.exists():
+            n = len(list(self.logs_dir.glob("server.log.*"))) + 1
+            self.server_log.rename(self.logs_dir / f"server.log.{n}")
+        self.start()
+
     def __enter__(self) -> Self:
         try:
             self.start()
