@@ -125,8 +125,10 @@ def _rollback(root: Path, connect: str, zk: KazooClient, brokers: list[KafkaZkBr
     assert back.returncode == 0, back.stdout + back.stderr
     assert "rolled back: removed /controller, /migration" in back.stdout, back.stdout
     for broker in brokers:
+        registration = f"/brokers/ids/{broker.broker_id}"
         broker.restart(remove=("zookeeper.metadata.migration.enable",
-                               "controller.listener.names", "controller.quorum.voters"))
+                               "controller.listener.names", "controller.quorum.voters"),
+                       ready_to_start=lambda path=registration: zk.exists(path) is None)
     deadline = time.monotonic() + 120
     while True:
         got = zk.exists("/controller")

@@ -27,7 +27,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -398,12 +398,20 @@ class _KafkaProcess:
                 proc.wait(10)
         return proc.returncode
 
-    def restart(self, *, remove: Sequence[str] = (), update: Mapping[str, str] | None = None
-                ) -> None:
+    def restart(self, *, remove: Sequence[str] = (), update: Mapping[str, str] | None = None,
+                ready_to_start: Callable[[], bool] | None = None) -> None:
         """Stop the node, rewrite its config (properties removed, then updated), and start it
         again, waiting until it serves. The old log is kept beside the new one (server.log.N),
-        so that start-up and `wait_for_log` see only what the new process writes."""
+        so that start-up and `wait_for_log` see only what the new process writes.
+        `ready_to_start` is polled (up to 120 s) before the start: a ZooKeeper-mode broker
+        killed after its stop timeout leaves its ephemeral `/brokers/ids/N` until its session
+        expires, and a broker that finds it refuses to start (NodeExists)."""
         self.stop()
+        deadline = time.monotonic() + 120
+        while ready_to_start is not None and not ready_to_start():
+            if time.monotonic() > deadline:
+                raise self._failure("was not ready to start again within 120 s")
+            time.sleep(0.5)
         for key in remove:
             self.properties.pop(key, None)
         self.properties.update(update or {})
