@@ -99,8 +99,11 @@ def _ensemble_tree(ensemble: ZkEnsemble) -> Tree:
 
 @pytest.fixture
 def own_server() -> Iterator[ZkServer]:
-    """A standalone server only this test uses (it gets killed and frozen)."""
-    server = ZkServer(heap="384m")
+    """A standalone server only this test uses (it gets killed and frozen). It grants the
+    session timeout each test asks for (--zk-timeout up to 60 s): by default ZooKeeper caps it
+    at 20 ticks, 10 s here, and a kill + restart of the server on a loaded machine outlasted
+    that, so the session expired where the test means it to survive."""
+    server = ZkServer(heap="384m", max_session_timeout_ms=120_000)
     try:
         server.start()
     except ZkStartError as exc:

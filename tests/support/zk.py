@@ -338,12 +338,16 @@ class ZkServer:
 
     backend = "process"
 
-    def __init__(self, workdir: Path | None = None, heap: str = "512m") -> None:
+    def __init__(self, workdir: Path | None = None, heap: str = "512m",
+                 max_session_timeout_ms: int | None = None) -> None:
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="zk2kraft-zk-"))
         (port,) = free_ports(1)
         self.port = port
         self.connect = f"127.0.0.1:{port}"
         cfg = _BASE_CFG + f"clientPort={port}\n"
+        if max_session_timeout_ms is not None:
+            # ZooKeeper caps a session at 20 ticks (10 s at tickTime 500) unless told otherwise
+            cfg += f"maxSessionTimeout={max_session_timeout_ms}\n"
         self.node = ZkProcess(sid=0, client_port=port, workdir=self.workdir, config=cfg, heap=heap)
 
     def start(self, timeout_s: float = START_TIMEOUT_S) -> ZkServer:
