@@ -15,6 +15,7 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError
 
+from tests.support.migration_cluster import fence_znodes
 from zkreader import (
     MIGRATION_ABSENT,
     ControllerMovedError,
@@ -148,16 +149,6 @@ OTHER_WRITER = {"version": 0, "kraft_controller_id": 3002, "kraft_controller_epo
                 "kraft_metadata_offset": -1, "kraft_metadata_epoch": -1}
 
 
-def _fence_znodes(client: KazooClient) -> dict[str, tuple[bytes, int, int] | None]:
-    """/controller_epoch, /controller and /migration: data, version, ephemeral owner."""
-    out: dict[str, tuple[bytes, int, int] | None] = {}
-    for path in ("/controller_epoch", "/controller", "/migration"):
-        got = client.exists(path)
-        out[path] = None if got is None else (client.get(path)[0], got.version,
-                                              got.ephemeralOwner)
-    return out
-
-
 def test_a_migration_znode_rewritten_since_it_was_judged_fails_the_fence_before_it_is_sent(
     zk_chroot_client: KazooClient,
 ) -> None:
@@ -167,7 +158,7 @@ def test_a_migration_znode_rewritten_since_it_was_judged_fails_the_fence_before_
     zk_controller(client)
     client.create("/migration", json.dumps(EMPTY_MIGRATION).encode())
     client.set("/migration", json.dumps(OTHER_WRITER).encode())
-    left = _fence_znodes(client)
+    left = fence_znodes(client)
     sent: list[int] = []
     with pytest.raises(MigrationMovedError) as refused:
         fence_zk_controller(session_for_client(client), kraft_controller_id=3000, kraft_epoch=1,
@@ -176,7 +167,7 @@ def test_a_migration_znode_rewritten_since_it_was_judged_fails_the_fence_before_
     assert "/migration changed since this run read and judged it (it was at version 0, it is " \
            "now at version 1)" in str(refused.value)
     assert sent == []
-    assert _fence_znodes(client) == left
+    assert fence_znodes(client) == left
 
 
 @pytest.mark.parametrize("judged", ["absent", "at version 0"])
@@ -197,7 +188,7 @@ def test_the_multi_op_itself_checks_migration_at_the_judged_version(
         def other_writer() -> None:
             client.set("/migration", json.dumps(OTHER_WRITER).encode())
         version = 0
-    before = _fence_znodes(client)
+    before = fence_znodes(client)
     with pytest.raises(MigrationMovedError) as refused:
         fence_zk_controller(session_for_client(client), kraft_controller_id=3000, kraft_epoch=1,
                             timestamp_ms=1, migration_version=version, on_sent=other_writer)
@@ -205,7 +196,7 @@ def test_the_multi_op_itself_checks_migration_at_the_judged_version(
     assert f"(it was {judged}, it is now at version {now_version})" in str(refused.value)
     # nothing of the multi-op applied: the ZooKeeper controller's epoch and ephemeral claim
     # are as they were, /migration as the other writer left it
-    after = _fence_znodes(client)
+    after = fence_znodes(client)
     assert after["/controller_epoch"] == before["/controller_epoch"]
     assert after["/controller"] == before["/controller"]
     assert after["/controller"] is not None and after["/controller"][2] != 0

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kazoo.client import KazooClient
 
+from tests.support.migration_cluster import fence_znodes
 from writers import open_log_source
 from zkreader import SampleSpec
 
@@ -42,16 +42,6 @@ def _migrate(connect: str, root: Path, mode: str) -> subprocess.Popen[str]:
            "--cutover", mode, "--json", str(root / "migrate.json")]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "COLUMNS": "200"})
-
-
-def _fence_znodes(client: KazooClient) -> dict[str, tuple[bytes, int, int] | None]:
-    """/controller_epoch, /controller and /migration: data, version, ephemeral owner."""
-    out: dict[str, tuple[bytes, int, int] | None] = {}
-    for path in ("/controller_epoch", "/controller", "/migration"):
-        got = client.exists(path)
-        out[path] = None if got is None else (client.get(path)[0], got.version,
-                                              got.ephemeralOwner)
-    return out
 
 
 def _record_types(voter: Path) -> list[str]:
@@ -73,7 +63,7 @@ def test_migration_rewritten_between_precopy_and_fence_fails_the_fence_with_noth
         time.sleep(0.1)
     # the other writer, between the pre-copy and the fence
     zk.create("/migration", json.dumps(OTHER_WRITER).encode())
-    left = _fence_znodes(zk)
+    left = fence_znodes(zk)
     proc.send_signal(signal.SIGUSR1)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 3, out + err
@@ -82,7 +72,7 @@ def test_migration_rewritten_between_precopy_and_fence_fails_the_fence_with_noth
            "version 0)" in said, err
     assert "The fence was not applied and is not retried" in said
     # nothing applied: ZooKeeper's controller still holds its ephemeral /controller and epoch
-    now = _fence_znodes(zk)
+    now = fence_znodes(zk)
     assert now == left
     assert now["/controller"] is not None and now["/controller"][2] != 0
     assert json.loads(zk.get("/migration")[0]) == OTHER_WRITER
@@ -96,7 +86,7 @@ def test_migration_rewritten_between_precopy_and_fence_fails_the_fence_with_noth
     out, err = again.communicate(timeout=300)
     assert again.returncode == 1, out + err
     assert "MIGRATION_ZNODE_EXISTS /migration" in " ".join(err.split()), err
-    assert _fence_znodes(zk) == left
+    assert fence_znodes(zk) == left
 
     # the operator found out and removed it: the same run resumes and cuts over
     zk.delete("/migration")

@@ -200,3 +200,14 @@ def wait_for_migration_epoch(zk: KazooClient, epoch: int, timeout_s: float) -> d
         if state.get("kraft_controller_epoch") == epoch or time.monotonic() >= deadline:
             return state
         time.sleep(0.5)
+
+
+def fence_znodes(client: KazooClient) -> dict[str, tuple[bytes, int, int] | None]:
+    """/controller_epoch, /controller and /migration: data, version, ephemeral owner (None
+    when absent), to show that a refused fence left them exactly as they were."""
+    out: dict[str, tuple[bytes, int, int] | None] = {}
+    for path in ("/controller_epoch", "/controller", "/migration"):
+        got = client.exists(path)
+        out[path] = None if got is None else (client.get(path)[0], got.version,
+                                              got.ephemeralOwner)
+    return out
