@@ -52,6 +52,7 @@ from tests.support.standin import (
     migrate_through_standin,
     migration_mode_controllers,
     standin_quorum,
+    verify_voter_dir,
 )
 from writers import MetadataRecord
 from zkreader import SampleSpec
@@ -349,12 +350,7 @@ def test_standin_killed_through_the_cli_then_rerun(
         assert int(zk.get("/controller_epoch")[0]) >= int(before["/controller_epoch"]) + 1
     if point == "after EndTransaction":
         # nothing lost: a real controller's own log holds ZooKeeper's metadata (parity)
-        quorum = ",".join(f"{n}@127.0.0.1:{p}" for n, p in sorted(ports.items()))
-        verify = subprocess.run(
-            [sys.executable, "-m", "migrate.cli", "verify", "--zookeeper", cluster.connect,
-             "--voter", f"3001={tmp_path / 'meta3001'}", "--quorum-voters", quorum],
-            capture_output=True, text=True, timeout=300)
-        assert verify.returncode == 0, verify.stdout + verify.stderr
+        verify_voter_dir(cluster.connect, ports, 3001, tmp_path / "meta3001")
 
 
 def test_standin_killed_after_the_fence_rerun_at_once_leads_again_and_hands_over(
@@ -385,9 +381,4 @@ def test_standin_killed_after_the_fence_rerun_at_once_leads_again_and_hands_over
         assert "Loaded ZK migration state of MIGRATION" in claimer.log_text()
         assert "Encountered fatal fault" not in logs
     assert doc["fence"]["controller_epoch"] == epoch_before + 1  # fenced once: read back
-    quorum = ",".join(f"{n}@127.0.0.1:{p}" for n, p in sorted(ports.items()))
-    verify = subprocess.run(
-        [sys.executable, "-m", "migrate.cli", "verify", "--zookeeper", cluster.connect,
-         "--voter", f"3001={tmp_path / 'meta3001'}", "--quorum-voters", quorum],
-        capture_output=True, text=True, timeout=300)
-    assert verify.returncode == 0, verify.stdout + verify.stderr
+    verify_voter_dir(cluster.connect, ports, 3001, tmp_path / "meta3001")

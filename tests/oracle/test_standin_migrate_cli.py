@@ -16,8 +16,6 @@ Needs `tests/kafka/fetch.sh` (fails otherwise).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,7 +23,11 @@ from typing import Any
 import pytest
 
 from tests.support.migration_cluster import wait_for_kraft_claim
-from tests.support.standin import migrate_through_standin, migration_mode_controllers
+from tests.support.standin import (
+    migrate_through_standin,
+    migration_mode_controllers,
+    verify_voter_dir,
+)
 from zkreader import SampleSpec
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]
@@ -56,15 +58,9 @@ def test_migrate_through_the_standin_hands_over_to_a_real_controller(
         assert "Encountered fatal fault" not in logs
         # the bootstrap Kafka would have written came first (PRE_MIGRATION), then ours
         assert "The metadata log appears to be empty" not in logs
-    quorum = ",".join(f"{n}@127.0.0.1:{p}" for n, p in sorted(ports.items()))
     dirs = {STANDIN: tmp_path / "standin", **{n: tmp_path / f"meta{n}" for n in REAL}}
     for n, directory in dirs.items():
-        verify = subprocess.run(
-            [sys.executable, "-m", "migrate.cli", "verify", "--zookeeper", cluster.connect,
-             "--voter", f"{n}={directory}", "--quorum-voters", quorum,
-             "--json", str(tmp_path / f"v{n}.json")],
-            capture_output=True, text=True, timeout=300)
-        assert verify.returncode == 0, verify.stdout + verify.stderr
+        verify_voter_dir(cluster.connect, ports, n, directory)
 
 
 def test_standin_on_a_sasl_plain_controller_listener_from_controller_config(

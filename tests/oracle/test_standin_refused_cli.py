@@ -22,14 +22,15 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.kafka import KafkaController, free_port, storage_format
+from tests.support.kafka import KafkaController
 from tests.support.migration_cluster import wait_for_kraft_claim
+from tests.support.standin import migration_mode_controllers, verify_voter_dir
 from writers import ControlRecord, open_log_source
 from zkreader import SampleSpec
 
@@ -39,30 +40,16 @@ STANDIN, REAL = 3000, (3001, 3002)
 EVENT = "/log_dir_event_notification/log_dir_event_0000000009"
 
 
-@contextlib.contextmanager
 def _controllers(tmp_path: Path, connect: str, cluster_id: str
-                 ) -> Iterator[tuple[dict[int, int], list[KafkaController]]]:
+                 ) -> contextlib.AbstractContextManager[tuple[dict[int, int],
+                                                             list[KafkaController]]]:
     """Controllers 3001 and 3002 waiting for stand-in 3000. Their election timeout (60 s) is
     longer than both runs of this test take to reach the stand-in's election, so the only
     election they can hold is one the stand-in starts."""
-    ports = {n: free_port() for n in (STANDIN, *REAL)}
-    props = {"controller.quorum.election.timeout.ms": "60000",
-             "controller.quorum.fetch.timeout.ms": "60000",
-             "zookeeper.metadata.migration.enable": "true",
-             "zookeeper.connect": connect,
-             "delegation.token.secret.key": "zk2kraft-oracle-token-secret"}
-    nodes = [KafkaController(tmp_path / f"node{n}", tmp_path / f"meta{n}", node_id=n,
-                             quorum=ports, extra=props) for n in REAL]
-    try:
-        for node in nodes:
-            storage_format(node.config_path, cluster_id)
-            node.launch()
-        for node in nodes:
-            node.wait_started()
-        yield ports, nodes
-    finally:
-        for node in nodes:
-            node.stop()
+    return migration_mode_controllers(
+        tmp_path, connect, cluster_id,
+        {"controller.quorum.election.timeout.ms": "60000",
+         "controller.quorum.fetch.timeout.ms": "60000"})
 
 
 def _command(connect: str, ports: dict[int, int], tmp_path: Path, mode: str) -> list[str]:
@@ -148,12 +135,7 @@ def test_a_refused_standin_run_leaves_the_controllers_untouched_and_a_fixed_reru
         assert "Loaded ZK migration state of MIGRATION" in leader.log_text()
         assert "Encountered fatal fault" not in logs
     # the leader's own log holds the migration, legacy topic included
-    quorum = ",".join(f"{n}@127.0.0.1:{p}" for n, p in sorted(ports.items()))
-    verify = subprocess.run(
-        [sys.executable, "-m", "migrate.cli", "verify", "--zookeeper", cluster.connect,
-         "--voter", f"{leader.node_id}={leader.metadata_log_dir}", "--quorum-voters", quorum,
-         "--json", str(tmp_path / "v.json")], capture_output=True, text=True, timeout=300)
-    assert verify.returncode == 0, verify.stdout + verify.stderr
+    verify_voter_dir(cluster.connect, ports, leader.node_id, leader.metadata_log_dir)
 
 
 def test_the_standin_fence_refuses_a_migration_znode_rewritten_after_its_precopy(

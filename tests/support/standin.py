@@ -221,6 +221,18 @@ def migration_mode_controllers(
             node.stop()
 
 
+def verify_voter_dir(connect: str, ports: Mapping[int, int], node_id: int,
+                     directory: Path) -> None:
+    """`zk2kraft verify` of one voter's metadata dir (the stand-in's or a real controller's own
+    copy) against ZooKeeper `connect`, the quorum named by every voter's port: asserts parity
+    (exit 0), with verify's output as the message otherwise."""
+    quorum = ",".join(f"{n}@127.0.0.1:{p}" for n, p in sorted(ports.items()))
+    argv = [sys.executable, "-m", "migrate.cli", "verify", "--zookeeper", connect,
+            "--voter", f"{node_id}={directory}", "--quorum-voters", quorum]
+    verify = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
 def migrate_through_standin(
     connect: str, ports: Mapping[int, int], root: Path, *args: str,
     env: Mapping[str, str] | None = None, cutover: str = "now", popen: bool = False,
