@@ -322,7 +322,10 @@ class Canary:
                     continue
                 if msg.key() != self._run.encode():
                     continue
-                seq = int(msg.value())
+                value = msg.value()
+                if value is None:
+                    continue
+                seq = int(value)
                 with self._lock:
                     self._consumed[seq] = self._consumed.get(seq, 0) + 1
         finally:

@@ -48,7 +48,7 @@ def _finalised(path: Path) -> bool:
     for entry in open_log_source(partition).entries():
         for r in entry.batch.records:
             if r.type == "ZK_MIGRATION_STATE_RECORD" and \
-                    int(r.data["zkMigrationState"]) == ZK_MIGRATION_STATE_POST_MIGRATION:  # type: ignore[union-attr]
+                    r.data["zkMigrationState"] == ZK_MIGRATION_STATE_POST_MIGRATION:
                 return True
     return False
 

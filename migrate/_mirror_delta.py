@@ -37,4 +37,6 @@ class LogState:
             elif t in ("END_TRANSACTION_RECORD", "ABORT_TRANSACTION_RECORD"):
                 self.transaction_open = False
             elif t == "ZK_MIGRATION_STATE_RECORD":
-                self.migration_state = int(r.data["zkMigrationState"])
+                state = r.data["zkMigrationState"]
+                assert isinstance(state, int)  # an int8 field: the codec decodes it to int
+                self.migration_state = state

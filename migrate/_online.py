@@ -814,6 +814,7 @@ class _Run:
         return None
 
     def _run_on_cutover(self) -> None:
+        assert self.o.on_cutover is not None  # the caller runs this only when it was given
         start = self.clock()
         env = {**os.environ, "ZK2KRAFT_LAST_OFFSET": str(self.quorum.last_offset),
                "ZK2KRAFT_LEADER_EPOCH": str(self.epoch),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's test command: lint (ruff), then the whole pytest suite against real ZooKeeper (and
+# The README's test command: lint (ruff), type check (mypy --strict on the four packages), then the whole pytest suite against real ZooKeeper (and
 # Kafka's jars for the oracle tests): in containers where an engine answers and the images are
 # built (scripts/install.sh), else as local processes; the count per backend is printed last. ZK2KRAFT_FAST=1 skips the tests marked `slow`. Extra
 # arguments go to pytest (e.g. `scripts/test.sh tests/unit -x`).
@@ -16,6 +16,8 @@ PY=python3
 
 echo "== ruff check ."
 "$PY" -m ruff check .
+echo "== mypy (strict, [tool.mypy] in pyproject.toml)"
+"$PY" -m mypy
 
 args=()
 if [ "${ZK2KRAFT_FAST:-0}" = "1" ]; then

@@ -677,10 +677,10 @@ class _Gen:
             add(ind, "if n > 127:")
             add(ind + 1, f"n, p = _ruv(b, p - 1, {end}, {where})")
         else:
-            width, packer = (2, "_I16") if t == "string" else (4, "_I32")
+            width, length_struct = (2, "_I16") if t == "string" else (4, "_I32")
             add(ind, f"if p + {width} > {end}:")
             add(ind + 1, f"raise _err({where}, 'truncated', p)")
-            add(ind, f"n = {packer}.unpack_from(b, p)[0] + 1")
+            add(ind, f"n = {length_struct}.unpack_from(b, p)[0] + 1")
             add(ind, f"p += {width}")
             add(ind, "if n < 0:")
             add(ind + 1, f"raise _err({where}, 'negative length %d' % (n - 1), p - {width})")

@@ -29,7 +29,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from kazoo.exceptions import (
     ConnectionLoss,
@@ -153,9 +153,13 @@ def _get(client: Any, path: str) -> _Node | None:
     return _Node(data or b"", stat.version, stat.ephemeralOwner)
 
 
-def _retry_read(session: ZkSession, fn: Callable[[], Any], what: str) -> Any:
+_T = TypeVar("_T")
+
+
+def _retry_read(session: ZkSession, fn: Callable[[], _T], what: str) -> _T:
     """Reads are idempotent: retry them across connection losses (never writes)."""
-    return session.retrying(fn, what)
+    result: _T = session.retrying(fn, what)
+    return result
 
 
 @dataclass(frozen=True, slots=True)

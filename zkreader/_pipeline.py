@@ -23,7 +23,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from kazoo.exceptions import (
     EXCEPTIONS,
@@ -129,9 +129,10 @@ class ReadPipeline:
             if reply is None:
                 yield ReadResult(path=req.path, exists=False)
             elif req.children:
-                yield ReadResult(path=req.path, exists=True, children=tuple(reply))
+                yield ReadResult(path=req.path, exists=True,
+                                 children=tuple(cast("list[str]", reply)))
             else:
-                data, stat = reply
+                data, stat = cast("tuple[bytes | None, ZnodeStat]", reply)
                 yield ReadResult(path=req.path, exists=True, data=data, stat=stat)
 
     def replies(self, ops: Sequence[tuple[int, str]]) -> Iterator[Reply]:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from zkreader import _paths
 from zkreader._gc import paused_gc
@@ -56,6 +56,9 @@ from zkreader._znodes import (
     topic_name_problem,
 )
 from zkreader.errors import ZnodeFormatError
+
+if TYPE_CHECKING:
+    from kazoo.protocol.states import ZnodeStat
 
 __all__ = ["ProgressCallback", "ReadStats", "read_cluster"]
 
@@ -123,7 +126,7 @@ class _Walk:
                 if reply is None:
                     append(None)
                 else:
-                    data, stat = reply  # type: ignore[misc]
+                    data, stat = cast("tuple[bytes | None, ZnodeStat]", reply)
                     if stat.mzxid > last_zxid:
                         last_zxid = stat.mzxid
                     append(kinds[n].decode(data, stat))
@@ -310,7 +313,7 @@ def _broker_id(name: str) -> int:
     return int(name)
 
 
-def _topic_names(names: list[str]) -> list[str]:
+def _topic_names(names: Sequence[str]) -> Sequence[str]:
     """The topic names, if Kafka allows every one of them; else an error naming all of them.
 
     A name Kafka's `Topic.validate` refuses can only get into ZooKeeper by writing there

@@ -218,7 +218,7 @@ class ZkSession:
 _POLLIN, _POLLOUT = select.POLLIN, select.POLLOUT
 
 
-class PollHandler(SequentialThreadingHandler):
+class PollHandler(SequentialThreadingHandler):  # type: ignore[misc]  # kazoo is untyped
     """Kazoo's threading handler, waiting on its sockets with one `poll` per wait.
 
     Kazoo's I/O thread waits before every send, every receive and every loop turn, and its

@@ -75,7 +75,7 @@ class MultiRead:
     def serialize(self) -> bytes:
         headers = _OP_HEADER
         pack_int = _INT.pack
-        parts = []
+        parts: list[bytes] = []
         for op, path in self.ops:
             raw = path.encode("utf-8")
             parts += (headers[op], pack_int(len(raw)), raw, _NO_WATCH)
