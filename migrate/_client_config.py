@@ -24,6 +24,7 @@ import re
 from pathlib import Path
 
 from migrate.errors import BadFlagError
+from writers import parse_properties
 
 __all__ = ["librdkafka_config", "read_properties"]
 
@@ -61,22 +62,7 @@ def read_properties(path: str, *, flag: str) -> dict[str, str]:
         text = Path(path).expanduser().read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise BadFlagError(f"{flag} {path}: cannot read it ({exc})") from None
-    props: dict[str, str] = {}
-    pending = ""
-    for raw in text.splitlines():
-        line = pending + raw.strip() if pending else raw.strip()
-        if line.endswith("\\") and not line.endswith("\\\\"):
-            pending = line[:-1]
-            continue
-        pending = ""
-        if not line or line[0] in "#!":
-            continue
-        m = re.match(r"([^=:\s]+)\s*[=:\s]\s*(.*)$", line)
-        if m is None:
-            props[line] = ""
-            continue
-        props[m.group(1)] = m.group(2).strip()
-    return props
+    return parse_properties(text)
 
 
 def _jaas(value: str, path: str) -> dict[str, str]:

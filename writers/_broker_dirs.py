@@ -31,7 +31,7 @@ from pathlib import Path
 
 from writers._fsutil import Ownership, atomic_write
 from writers._logdir import directory_id_for
-from writers._logreader import _parse_properties
+from writers._logreader import parse_properties
 from writers._voterlock import acquire_voter_lock
 from writers.errors import BrokerLogDirError, BrokerLogDirUnavailableError
 
@@ -89,7 +89,7 @@ def read_broker_log_dir(path: Path) -> BrokerLogDir:
         raise BrokerLogDirError(f"{meta}: not UTF-8 text") from None
     except OSError as exc:
         raise BrokerLogDirUnavailableError(f"{meta}: cannot read: {exc.strerror or exc}") from exc
-    props = _parse_properties(text)
+    props = parse_properties(text)
     id_key = "node.id" if props.get("version", "0") == "1" else "broker.id"
     raw_id = props.get(id_key)
     cluster_id = props.get("cluster.id")

@@ -41,6 +41,7 @@ __all__ = [
     "METADATA_TOPIC_ID",
     "MetaProperties",
     "open_log_source",
+    "parse_properties",
     "read_meta_properties",
     "read_partition_metadata",
     "read_quorum_state",
@@ -105,16 +106,27 @@ class MetaProperties:
         return "\n".join(lines) + "\n"
 
 
-def _parse_properties(text: str) -> dict[str, str]:
-    """A Java `.properties` subset: comments (#, !), `key=value` or `key: value`."""
+def parse_properties(text: str) -> dict[str, str]:
+    """Java `.properties` text, as Kafka reads it for meta.properties and for client and
+    controller configs: `#`/`!` comments, `key=value`, `key: value` or `key value`, a `\\`
+    line continuation, and a bare `key` meaning an empty value. Escapes (`\\:`, `\\uXXXX`) are
+    not decoded: none of the keys or values the tool reads use them.
+    """
     props: dict[str, str] = {}
+    pending = ""
     for raw in text.splitlines():
-        line = raw.strip()
+        line = pending + raw.strip() if pending else raw.strip()
+        if line.endswith("\\") and not line.endswith("\\\\"):
+            pending = line[:-1]
+            continue
+        pending = ""
         if not line or line[0] in "#!":
             continue
-        m = re.match(r"^([^=:\s]+)\s*[=:\s]\s*(.*)$", line)
-        if m:
-            props[m.group(1)] = m.group(2)
+        m = re.match(r"([^=:\s]+)\s*[=:\s]\s*(.*)$", line)
+        if m is None:
+            props[line] = ""
+            continue
+        props[m.group(1)] = m.group(2).strip()
     return props
 
 
@@ -150,14 +162,14 @@ def read_meta_properties(directory: Path) -> MetaProperties | None:
     text = _read_voter_file(path)
     if text is None:
         return None
-    props = _parse_properties(text)
+    props = parse_properties(text)
     version = props.get("version")
     if version != "1":
         raise VoterFileFormatError(
             f"{path}: version={version} is not a KRaft meta.properties (version=1 expected; "
             "version 0 belongs to a ZooKeeper-mode broker's log dir)"
         )
-    if "cluster.id" not in props or "node.id" not in props:
+    if not props.get("cluster.id") or "node.id" not in props:
         raise VoterFileFormatError(f"{path}: cluster.id and node.id are required")
     try:
         node_id = int(props["node.id"])
