@@ -1,28 +1,41 @@
-"""Rehearsal benchmark: Kafka's own ZooKeeper migration against zk2kraft's, on the same cluster
-shape, with the canary (`migrate._canary`) measuring the window as clients feel it. Prints
-figures; it is not a test.
+"""Rehearsal benchmark: Kafka's own ZooKeeper migration against zk2kraft's stand-in handoff, on
+the same cluster shape, with the canary (`migrate._canary`) measuring the window as clients feel
+it. Prints figures; it is not a test.
 
-    python benchmarks/rehearsal.py                    # 1,000 partitions
-    python benchmarks/rehearsal.py --sizes 1000 10000 --brokers 2
+    python benchmarks/rehearsal.py                          # 1,000 partitions, one run
+    python benchmarks/rehearsal.py --sizes 1000 10000 --runs 3
+    python benchmarks/rehearsal.py --transport voter        # the local-voter variant
 
-Per size, two fresh clusters of real Kafka 3.9.1 ZooKeeper-mode brokers in migration mode
-(`tests/support/migration_cluster.py`), the partitions created through Kafka's admin API
-(topics of 100 partitions), and an untouched ZooKeeper tree:
+Per size and run, two fresh clusters of real Kafka 3.9.1 ZooKeeper-mode brokers in migration mode
+(`tests/support/migration_cluster.py`, `--brokers` of them, 2 by default), the partitions created
+through Kafka's admin API (topics of 100 partitions, replication factor 1), an untouched
+ZooKeeper tree and the canary against the brokers:
 
 * **Kafka's own**: a KRaft controller 3000 is formatted with the cluster's id and started in
   migration mode, and migrates (claim of `/controller` -> ZK_MIGRATION -> SYNC_KRAFT_TO_ZK ->
   KRAFT_CONTROLLER_TO_BROKER_COMM -> DUAL_WRITE). Figures: claim -> DUAL_WRITE from its log
   (millisecond timestamps), and the canary's observed window (the longest gap between served
   controller requests after the controller's launch) and producer stall.
-* **Ours**: `zk2kraft migrate --cutover now --bootstrap-server ...` into the controller's
-  `metadata.log.dir`, `--on-cutover` launching the same controller there. Figures: t2 - t0
-  (`window_ms.total`), `window_ms.tool`, the canary's observed window and producer stall, and
-  the controller's own claim -> DUAL_WRITE.
+* **Ours, through the stand-in** (default): the brokers' `controller.quorum.voters` names 3000,
+  3001 and 3002; real controllers 3001 and 3002 run in migration mode before zk2kraft starts
+  (long election timeout, `tests/support/standin.py`); `zk2kraft migrate --cutover now
+  --standin 3000@...=DIR --controller 3001@... --controller 3002@... --bootstrap-server ...
+  --controller-log ...` leads them as voter 3000, pre-copies and mirrors through Kafka's Raft,
+  fences, drains, resigns, and a warm controller takes over. Figures, from its `--json` report:
+  t2 - t0 (`window_ms.total`), `window_ms.tool` (fence -> drain committed on the quorum), the
+  election (EndQuorumEpoch -> the new leader's BeginQuorumEpoch, `window_ms.parts.election`),
+  the other parts (/migration write, Kafka's claim, reconcile and broker RPCs from the new
+  leader's log), the canary's observed window and producer stall; and the new leader's own
+  claim -> DUAL_WRITE from its log.
+* **Ours, local voter** (`--transport voter`): `migrate --voter 3000=DIR --on-cutover ...`
+  writes the controller's directory and starts that controller after the fence, so its JVM
+  start and election are inside our window (the variant measured before the stand-in existed).
 
-The controller here starts *after* our fence (the local-voter transport), so its JVM
-start and election are inside our window, while Kafka's own migration starts its controller
-before its claim. The stand-in transport (`--standin`) removes that; until `migrate` uses it, this
-benchmark measures what `migrate` does today.
+Targets (issue 9): observed window <= 0.5x Kafka's at 10,000 partitions and a ratio that falls
+as the cluster grows; our own part (tool + election) <= 200 ms at both sizes. Each side's load
+averages (as `uptime` prints them) are recorded beside its figures: the host is shared, and every
+figure moves with its load. Measured figures are in docs/design.md ("Rehearsal against Kafka's
+own migration").
 """
 
 from __future__ import annotations
@@ -30,10 +43,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +60,7 @@ from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 from kazoo.client import KazooClient  # noqa: E402
 
 from migrate._canary import Canary  # noqa: E402
-from tests.support.kafka import storage_format  # noqa: E402
+from tests.support.kafka import free_port, storage_format  # noqa: E402
 from tests.support.migration_cluster import (  # noqa: E402
     CONTROLLER_ID,
     dual_write_at,
@@ -53,17 +69,41 @@ from tests.support.migration_cluster import (  # noqa: E402
     on_cutover_gate,
     state_times,
 )
+from tests.support.standin import (  # noqa: E402
+    STANDIN,
+    STANDIN_FOLLOWERS,
+    migrate_through_standin,
+    migration_mode_controllers,
+)
 from tests.support.zk import ZkServer  # noqa: E402
+
+# the controllers following the stand-in: a long election timeout, so that zk2kraft (which
+# first warms the canary up and reads ZooKeeper) still wins the first election at 10,000
+# partitions on a loaded host; the handover itself does not wait for it (EndQuorumEpoch)
+_STANDIN_CONTROLLER_PROPS = {
+    "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+    "controller.quorum.election.timeout.ms": "120000",
+}
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[1000])
+    p.add_argument("--runs", type=int, default=1, help="repetitions per size (fresh clusters)")
     p.add_argument("--brokers", type=int, default=2)
     p.add_argument("--heap", default="512m", help="each Kafka JVM's -Xmx")
+    p.add_argument("--transport", choices=["standin", "voter"], default="standin",
+                   help="ours through the stand-in (default) or local voter directories")
+    p.add_argument("--handoff-timeout", type=float, default=600.0,
+                   help="zk2kraft's --handoff-timeout (seconds)")
     p.add_argument("--json", help="write the figures here too")
     p.add_argument("--only", choices=["kafka", "ours"], help="run one side only")
     return p
+
+
+def _uptime() -> str:
+    """The load averages as `uptime` prints them."""
+    return "load average: " + ", ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
 def _create_partitions(bootstrap: str, partitions: int) -> None:
@@ -134,19 +174,24 @@ def _durations(states: dict[str, float]) -> dict[str, float | None]:
             "zk_migration_ms": d("ZK_MIGRATION", "SYNC_KRAFT_TO_ZK")}
 
 
+def _created(side: str, bootstrap: str, size: int) -> None:
+    start = time.monotonic()
+    _create_partitions(bootstrap, size)
+    print(f"  {side}: {size} partitions created in {time.monotonic() - start:.1f}s "
+          f"({_uptime()})", flush=True)
+
+
 def kafkas_own(root: Path, connect: str, size: int, brokers: int, heap: str) -> dict[str, Any]:
     """Kafka's own migration of an untouched ZooKeeper-mode cluster, with the canary."""
     with migration_cluster(root, connect, brokers=brokers, heap=heap) as cluster:
-        start = time.monotonic()
-        _create_partitions(cluster.bootstrap, size)
-        print(f"  kafka: {size} partitions created in {time.monotonic() - start:.1f}s",
-              flush=True)
+        _created("kafka", cluster.bootstrap, size)
         canary = Canary(cluster.bootstrap)
         canary.start()
         canary.warm_up()
         voter = root / f"voter{CONTROLLER_ID}"
         controller = migration_controller(root, cluster, voter, heap=heap)
         storage_format(controller.config_path, _cluster_id(connect))
+        load_before = os.getloadavg()
         try:
             launched = time.monotonic()
             controller.launch()
@@ -161,82 +206,274 @@ def kafkas_own(root: Path, connect: str, size: int, brokers: int, heap: str) -> 
     return {**_durations(states), "observed_ms": doc["observed_ms"],
             "observed_gap_after_launch_ms": doc["gap_ms"],
             "producer_stall_ms": doc["producer_stall_ms"], "records": doc["records"],
-            "requests": doc["requests"]}
+            "requests": doc["requests"], "load_before": load_before,
+            "load_after": os.getloadavg()}
 
 
-def ours(root: Path, connect: str, size: int, brokers: int, heap: str) -> dict[str, Any]:
-    """`zk2kraft migrate --cutover now` with the canary, the controller started on cutover."""
+def _ours_figures(doc: dict[str, Any]) -> dict[str, Any]:
+    """The figures the summary prints, from `migrate --json`."""
+    w = doc["window_ms"]
+    parts = {name: part.get("ms") for name, part in (w.get("parts") or {}).items()}
+    tool, election = w.get("tool"), parts.get("election")
+    return {"t2_minus_t0_ms": w["total"], "tool_ms": tool, "election_ms": election,
+            "own_part_ms": None if tool is None or election is None else tool + election,
+            "parts_ms": parts, "observed_ms": w.get("observed"),
+            "clients_t2_ms": w.get("clients_t2"), "producer_stall_ms": w.get("producer_stall"),
+            "records": doc["canary"]["records"], "requests": doc["canary"]["requests"],
+            "phase_ms": doc["phase_ms"], "handover": doc.get("handover")}
+
+
+def ours_standin(root: Path, connect: str, size: int, brokers: int, heap: str,
+                 handoff_timeout: float) -> dict[str, Any]:
+    """`zk2kraft migrate --cutover now --standin ...` leading warm controllers 3001 and 3002,
+    with the canary."""
+    ports = {n: free_port() for n in (STANDIN, *STANDIN_FOLLOWERS)}
+    voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in sorted(ports.items()))
+    with migration_cluster(root, connect, brokers=brokers, heap=heap, voters=voters) as cluster:
+        _created("ours", cluster.bootstrap, size)
+        with migration_mode_controllers(root, connect, _cluster_id(connect),
+                                        _STANDIN_CONTROLLER_PROPS, ports=ports,
+                                        heap=heap) as (_, nodes):
+            logs = [f"--controller-log={n.server_log}" for n in nodes]
+            load_before = os.getloadavg()
+            proc = migrate_through_standin(
+                connect, ports, root, "--bootstrap-server", cluster.bootstrap,
+                "--handoff-timeout", f"{handoff_timeout:g}", "--quiet", *logs, popen=True)
+            try:
+                out, err = proc.communicate(timeout=handoff_timeout * 2 + 1800)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, err = proc.communicate()
+                raise SystemExit(f"zk2kraft migrate did not finish:\n{err[-3000:]}") from None
+            load_after = os.getloadavg()
+            if proc.returncode != 0:
+                tail = "\n".join(n.log_text()[-2000:] for n in nodes)
+                raise SystemExit(f"zk2kraft migrate exited {proc.returncode}:\n{out[-2000:]}\n"
+                                 f"{err[-3000:]}\ncontrollers:\n{tail}")
+            doc = json.loads((root / "m.json").read_text())
+            leader_id = (doc.get("handover") or {}).get("new_leader")
+            leader = next((n for n in nodes if n.node_id == leader_id), None)
+            controller: dict[str, float | None] = {}
+            election: dict[str, float | None] = {}
+            if leader is not None:
+                dual_write_at(leader, timeout=900)
+                controller = _durations(state_times(leader))
+                election = _election_steps(root / "journal" / "journal.json", doc, leader)
+    return {**_ours_figures(doc), "controller": controller, "election_steps_ms": election,
+            "load_before": load_before, "load_after": load_after}
+
+
+def _election_steps(journal: Path, doc: dict[str, Any], leader: Any) -> dict[str, float | None]:
+    """Where the election part went, from the new leader's log and our stamps on one wall clock.
+
+    The fence's wall time is the `timestamp` zk2kraft put in its `/controller` claim (the
+    journal keeps it); the handoff is `tool` + `migration_znode` after it; `resign` (phase_ms)
+    minus the handover's `elapsed_ms` is the wait for every follower to reach the log's end
+    before EndQuorumEpoch. Log lines have millisecond stamps, so each step is +-1 ms plus the
+    logger's own delay."""
+    try:
+        claim = json.loads(json.loads(journal.read_text())["claim"])
+        fence_s = int(claim["timestamp"]) / 1000.0
+    except (OSError, KeyError, ValueError):
+        return {}
+    parts = doc["window_ms"].get("parts") or {}
+    tool = (parts.get("tool") or {}).get("ms")
+    znode = (parts.get("migration_znode") or {}).get("ms")
+    election = (parts.get("election") or {}).get("ms")
+    handover = doc.get("handover") or {}
+    resign, elapsed = doc["phase_ms"].get("resign"), handover.get("elapsed_ms")
+    if None in (tool, znode, election, resign, elapsed):
+        return {}
+    epoch = handover.get("new_epoch")
+    text = leader.log_text()
+
+    def logged(state: str) -> float | None:
+        m = re.search(rf"^\[([0-9-]+ [0-9:,]+)\] INFO [^\n]*Completed transition to "
+                      rf"{state}[^\n]*epoch={epoch}\b", text, re.MULTILINE)
+        if m is None:
+            return None
+        return datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
+
+    handoff_s = fence_s + (tool + znode) / 1000.0
+    sent_s = handoff_s + (resign - elapsed) / 1000.0
+    begin_s = handoff_s + election / 1000.0
+    candidate, leads = logged("CandidateState"), logged("Leader")
+
+    def ms(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else round((b - a) * 1000.0, 1)
+
+    return {"followers_catch_up": round(resign - elapsed, 1),
+            "end_epoch_to_candidate": ms(sent_s, candidate),
+            "candidate_to_leader": ms(candidate, leads),
+            "leader_to_begin_epoch_received": ms(leads, begin_s)}
+
+
+def ours_local_voter(root: Path, connect: str, size: int, brokers: int, heap: str,
+                     handoff_timeout: float) -> dict[str, Any]:
+    """`zk2kraft migrate --cutover now --voter ...` with the canary, the controller started by
+    `--on-cutover` on the directory zk2kraft wrote."""
     with migration_cluster(root, connect, brokers=brokers, heap=heap) as cluster:
-        start = time.monotonic()
-        _create_partitions(cluster.bootstrap, size)
-        print(f"  ours: {size} partitions created in {time.monotonic() - start:.1f}s",
-              flush=True)
+        _created("ours", cluster.bootstrap, size)
         voter = root / f"voter{CONTROLLER_ID}"
         controller = migration_controller(root, cluster, voter, heap=heap)
         report_path = root / "report.json"
+        load_before = os.getloadavg()
         with on_cutover_gate(root, controller) as command:
             proc = subprocess.run(
                 [sys.executable, "-m", "migrate.cli", "migrate", "--zookeeper", connect,
                  "--voter", f"{CONTROLLER_ID}={voter}", "--cutover", "now", "--on-cutover",
-                 command, "--bootstrap-server", cluster.bootstrap, "--handoff-timeout", "600",
+                 command, "--bootstrap-server", cluster.bootstrap, "--handoff-timeout",
+                 f"{handoff_timeout:g}", "--controller-log", str(controller.server_log),
                  "--json", str(report_path), "--quiet"],
                 capture_output=True, text=True, cwd=ROOT,
                 env={**os.environ, "PYTHONPATH": str(ROOT)})
+            load_after = os.getloadavg()
             if proc.returncode != 0:
                 raise SystemExit(f"zk2kraft migrate exited {proc.returncode}:\n"
                                  f"{proc.stderr[-3000:]}")
             dual_write_at(controller, timeout=900)
             states = state_times(controller)
     doc = json.loads(report_path.read_text())
-    w = doc["window_ms"]
-    return {"t2_minus_t0_ms": w["total"], "tool_ms": w["tool"], "observed_ms": w["observed"],
-            "clients_t2_ms": w["clients_t2"], "producer_stall_ms": w["producer_stall"],
-            "controller": _durations(states), "records": doc["canary"]["records"],
-            "requests": doc["canary"]["requests"], "phase_ms": doc["phase_ms"]}
+    return {**_ours_figures(doc), "controller": _durations(states), "load_before": load_before,
+            "load_after": load_after}
 
 
-def _ratio(a: float | None, b: float | None) -> str:
-    return "n/a" if a is None or not b else f"{a / b:.2f}"
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return None if a is None or not b else round(a / b, 3)
+
+
+def _fmt(v: float | None, unit: str = " ms") -> str:
+    return "n/a" if v is None else f"{v:,.1f}{unit}"
+
+
+def _fmt_ratio(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.2f}"
+
+
+def _load(v: Any) -> str:
+    return "n/a" if v is None else "/".join(f"{x:.1f}" for x in v)
+
+
+def _median(values: list[float | None]) -> float | None:
+    got = [v for v in values if v is not None]
+    return round(statistics.median(got), 3) if got else None
+
+
+def _print_run(size: int, run: int, k: dict[str, Any] | None,
+               o: dict[str, Any] | None) -> None:
+    if k is not None:
+        print(f"  [{size} partitions, run {run}] Kafka's own: claim -> DUAL_WRITE "
+              f"{_fmt(k['claim_to_dual_write_ms'])} (copy {_fmt(k['zk_migration_ms'])}, "
+              f"reconcile {_fmt(k['reconcile_ms'])}, broker RPCs {_fmt(k['broker_rpcs_ms'])}); "
+              f"canary observed {_fmt(k['observed_ms'])}, producer stall "
+              f"{_fmt(k['producer_stall_ms'])}; records "
+              f"{k['records']}; load {_load(k.get('load_before'))} -> "
+              f"{_load(k.get('load_after'))}", flush=True)
+    if o is None:
+        return
+    parts = ", ".join(f"{name} {_fmt(ms)}" for name, ms in o["parts_ms"].items())
+    print(f"  [{size} partitions, run {run}] zk2kraft: t2 - t0 {_fmt(o['t2_minus_t0_ms'])}, tool "
+          f"{_fmt(o['tool_ms'])}, election {_fmt(o['election_ms'])}, own part (tool + "
+          f"election) {_fmt(o['own_part_ms'])}; parts: {parts}; new leader's claim -> "
+          f"DUAL_WRITE {_fmt(o['controller'].get('claim_to_dual_write_ms'))}; canary observed "
+          f"{_fmt(o['observed_ms'])} (first request served {_fmt(o['clients_t2_ms'])} after the "
+          f"fence), producer stall {_fmt(o['producer_stall_ms'])}; records {o['records']}; load "
+          f"{_load(o.get('load_before'))} -> {_load(o.get('load_after'))}", flush=True)
+    if o.get("election_steps_ms"):
+        print(f"  [{size} partitions, run {run}] election, step by step (ms): "
+              + ", ".join(f"{name} {_fmt(v, '')}" for name, v in o["election_steps_ms"].items()),
+              flush=True)
+    if k is None:
+        return
+    print(f"  [{size} partitions, run {run}] ratio ours/Kafka's observed "
+          f"{_fmt_ratio(_ratio(o['observed_ms'], k['observed_ms']))}; t2 - t0 against claim -> "
+          f"DUAL_WRITE {_fmt_ratio(_ratio(o['t2_minus_t0_ms'], k['claim_to_dual_write_ms']))}",
+          flush=True)
+
+
+def _summary(sizes: dict[int, list[dict[str, Any]]]) -> dict[int, dict[str, float | None]]:
+    """Medians per size, the table, and the targets against them."""
+    out: dict[int, dict[str, float | None]] = {}
+    print("\nmedians per size (runs: ours/Kafka's ratio is per run, then its median):")
+    print(f"{'size':>7} {'runs':>4} {'K claim->DW':>12} {'K observed':>11} {'our t2-t0':>10} "
+          f"{'tool':>7} {'election':>9} {'own part':>9} {'observed':>9} {'ratio':>6}")
+    for size, runs in sizes.items():
+        both = [r for r in runs if "ours" in r and "kafka" in r]
+        m = {
+            "kafka_claim_to_dual_write_ms":
+                _median([r["kafka"]["claim_to_dual_write_ms"] for r in runs if "kafka" in r]),
+            "kafka_observed_ms": _median([r["kafka"]["observed_ms"] for r in runs
+                                          if "kafka" in r]),
+            "ours_total_ms": _median([r["ours"]["t2_minus_t0_ms"] for r in runs if "ours" in r]),
+            "ours_tool_ms": _median([r["ours"]["tool_ms"] for r in runs if "ours" in r]),
+            "ours_election_ms": _median([r["ours"]["election_ms"] for r in runs if "ours" in r]),
+            "ours_own_part_ms": _median([r["ours"]["own_part_ms"] for r in runs if "ours" in r]),
+            "ours_observed_ms": _median([r["ours"]["observed_ms"] for r in runs if "ours" in r]),
+            "observed_ratio": _median([_ratio(r["ours"]["observed_ms"], r["kafka"]["observed_ms"])
+                                       for r in both]),
+            "own_part_max_ms": max((r["ours"]["own_part_ms"] for r in runs if "ours" in r
+                                    and r["ours"]["own_part_ms"] is not None), default=None),
+        }
+        out[size] = m
+        print(f"{size:>7} {len(runs):>4} {_fmt(m['kafka_claim_to_dual_write_ms'], ''):>12} "
+              f"{_fmt(m['kafka_observed_ms'], ''):>11} {_fmt(m['ours_total_ms'], ''):>10} "
+              f"{_fmt(m['ours_tool_ms'], ''):>7} {_fmt(m['ours_election_ms'], ''):>9} "
+              f"{_fmt(m['ours_own_part_ms'], ''):>9} {_fmt(m['ours_observed_ms'], ''):>9} "
+              f"{_fmt_ratio(m['observed_ratio']):>6}")
+    ratios = [(s, m["observed_ratio"]) for s, m in sorted(out.items())
+              if m["observed_ratio"] is not None]
+    if len(ratios) >= 2:
+        falls = all(b[1] < a[1] for a, b in zip(ratios, ratios[1:], strict=False))
+        print(f"observed ratio as the cluster grows: "
+              f"{' -> '.join(f'{r:.2f} at {s}' for s, r in ratios)}: "
+              f"{'falls' if falls else 'does NOT fall'}")
+    if 10000 in out and out[10000]["observed_ratio"] is not None:
+        r = out[10000]["observed_ratio"]
+        print(f"target observed <= 0.5x Kafka's at 10,000 partitions: {r:.2f}x, "
+              f"{'met' if r <= 0.5 else 'NOT met'}")
+    for size, m in sorted(out.items()):
+        worst = m["own_part_max_ms"]
+        if worst is not None:
+            print(f"target own part (tool + election) <= 200 ms at {size}: worst run "
+                  f"{worst:.1f} ms, {'met' if worst <= 200 else 'NOT met'}")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="zk2kraft-bench-rehearsal-"))
     figures: dict[str, Any] = {"cores": os.cpu_count(), "brokers": args.brokers,
-                               "load_avg_start": os.getloadavg(), "sizes": {}}
+                               "transport": args.transport, "load_avg_start": os.getloadavg(),
+                               "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+                               "sizes": {}}
+    print(f"{figures['started']}, {os.cpu_count()} cores, {_uptime()}; ours through "
+          f"{args.transport}", flush=True)
+    ours = ours_standin if args.transport == "standin" else ours_local_voter
     server = ZkServer(heap="1g").start()
     try:
         for size in args.sizes:
-            print(f"{size} partitions, {args.brokers} ZooKeeper-mode brokers in migration mode",
-                  flush=True)
-            if args.only == "ours":
-                k = {key: None for key in ("claim_to_dual_write_ms", "zk_migration_ms",
-                                           "reconcile_ms", "broker_rpcs_ms", "observed_ms",
-                                           "producer_stall_ms", "records")}
-            else:
-                k = kafkas_own(work / f"kafka{size}", _chroot(server.connect, f"/kafka{size}"),
-                               size, args.brokers, args.heap)
-            print(f"  Kafka's own: claim -> DUAL_WRITE {k['claim_to_dual_write_ms']} ms "
-                  f"(copy {k['zk_migration_ms']}, reconcile {k['reconcile_ms']}, broker RPCs "
-                  f"{k['broker_rpcs_ms']}); canary observed {k['observed_ms']} ms, producer "
-                  f"stall {k['producer_stall_ms']} ms; records {k['records']}", flush=True)
-            if args.only == "kafka":
-                figures["sizes"][size] = {"kafka": k}
-                continue
-            o = ours(work / f"ours{size}", _chroot(server.connect, f"/ours{size}"), size,
-                     args.brokers, args.heap)
-            print(f"  zk2kraft: t2 - t0 {o['t2_minus_t0_ms']} ms (tool {o['tool_ms']} ms; "
-                  f"controller claim -> DUAL_WRITE {o['controller']['claim_to_dual_write_ms']} "
-                  f"ms); canary observed {o['observed_ms']} ms (first request served "
-                  f"{o['clients_t2_ms']} ms after the fence), producer stall "
-                  f"{o['producer_stall_ms']} ms; records {o['records']}", flush=True)
-            print(f"  ratio ours/Kafka: observed {_ratio(o['observed_ms'], k['observed_ms'])}, "
-                  f"t2-t0 vs claim->DUAL_WRITE "
-                  f"{_ratio(o['t2_minus_t0_ms'], k['claim_to_dual_write_ms'])}", flush=True)
-            figures["sizes"][size] = {"kafka": k, "ours": o}
+            runs: list[dict[str, Any]] = figures["sizes"].setdefault(size, [])
+            for run in range(1, args.runs + 1):
+                print(f"{size} partitions, run {run}/{args.runs}: {args.brokers} ZooKeeper-mode "
+                      f"brokers in migration mode ({_uptime()})", flush=True)
+                one: dict[str, Any] = {}
+                if args.only != "ours":
+                    one["kafka"] = kafkas_own(
+                        work / f"kafka{size}-{run}",
+                        _chroot(server.connect, f"/kafka{size}-{run}"), size, args.brokers,
+                        args.heap)
+                if args.only != "kafka":
+                    one["ours"] = ours(work / f"ours{size}-{run}",
+                                       _chroot(server.connect, f"/ours{size}-{run}"), size,
+                                       args.brokers, args.heap, args.handoff_timeout)
+                runs.append(one)
+                _print_run(size, run, one.get("kafka"), one.get("ours"))
+                if args.json:  # after every run: a later failure keeps what was measured
+                    Path(args.json).write_text(json.dumps(figures, indent=2))
+        figures["summary"] = _summary(figures["sizes"])
         figures["load_avg_end"] = os.getloadavg()
-        print(f"load average at start {figures['load_avg_start']}, at end "
-              f"{figures['load_avg_end']} on {figures['cores']} cores", flush=True)
+        print(f"load average at start {_load(figures['load_avg_start'])}, at end "
+              f"{_load(figures['load_avg_end'])} on {figures['cores']} cores", flush=True)
         if args.json:
             Path(args.json).write_text(json.dumps(figures, indent=2))
     finally:
