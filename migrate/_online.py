@@ -137,6 +137,22 @@ def _crash(point: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _crash_in_flight(session: ZkSession, point: str) -> Callable[[], None] | None:
+    """The crash hook for a multi-op in flight (`point` names it): a callback for zkreader's
+    `in_flight` that waits until kazoo has written the request to the socket, so the kill leaves
+    a request sent whose reply nobody reads. None when the hook is not asked for."""
+    if os.environ.get(CRASH_ENV, "").partition(":")[0] != point:
+        return None
+
+    def kill_when_written() -> None:
+        deadline = time.monotonic() + 10.0
+        while not session.requests_written() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        _crash(point)
+
+    return kill_when_written
+
+
 PAUSE_ENV = "ZK2KRAFT_TEST_PAUSE_AT"
 """Test hook: `point:GATE` writes GATE.reached at `point` and waits for GATE.go (fault tests
 stop ZooKeeper members or freeze the process there)."""
@@ -682,7 +698,8 @@ class _Run:
         token = fence_zk_controller(self.session, kraft_controller_id=self.controller_id,
                                     kraft_epoch=self.epoch, timestamp_ms=ts,
                                     migration_version=self._migration_judged,
-                                    on_sent=lambda: sent.append(self.clock()))
+                                    on_sent=lambda: sent.append(self.clock()),
+                                    in_flight=_crash_in_flight(self.session, "fence_sent"))
         t0 = sent[0]
         # No journal write here: it would sit inside the window, and the `fencing` entry (our
         # exact claim) already lets a resume read back that the fence applied.
@@ -773,7 +790,8 @@ class _Run:
         state = MigrationState(self.controller_id, self.epoch, self.quorum.last_offset,
                                self.epoch)
         _crash("before_migration")
-        version = write_migration_state(self.session, token, state)
+        version = write_migration_state(self.session, token, state,
+                                        in_flight=_crash_in_flight(self.session, "migration_sent"))
         _crash("after_migration")
         self.journal.save(phase="migration", migration_zk_version=version)
         self.out.migration_zk_version = version

@@ -70,9 +70,10 @@ class ControllerMovedError(ZkReaderError):
 
 
 class MigrationMovedError(ControllerMovedError):
-    """`/migration` is not at the version the run read and judged: someone else wrote it.
+    """`/migration` is not at the version the run read and judged (the fence) or the fence left
+    (`write_migration_state`): someone else wrote it.
 
-    Raised by the fence before or instead of applying anything; exit 3, as its base."""
+    Raised before or instead of applying anything; exit 3, as its base."""
 
 
 MIGRATION_ABSENT = -1
@@ -229,6 +230,7 @@ def fence_zk_controller(
     timestamp_ms: int,
     migration_version: int,
     on_sent: Callable[[], None] | None = None,
+    in_flight: Callable[[], None] | None = None,
 ) -> FenceToken:
     """Claim ZooKeeper's controller role with one multi-op (module docstring).
 
@@ -241,6 +243,8 @@ def fence_zk_controller(
             tree, or `MIGRATION_ABSENT`; the multi-op writes `/migration` only at that version
             (creates it only if it is still absent).
         on_sent: called just before the multi-op is sent (t0 and crash-injection hook).
+        in_flight: called once the multi-op was handed to the connection, before its reply is
+            read (a crash there leaves a fence that may or may not have applied).
 
     Returns:
         The fence token (versions every later write checks).
@@ -283,7 +287,7 @@ def fence_zk_controller(
     if on_sent is not None:
         on_sent()
     try:
-        results = tx.commit()
+        results = _commit(tx, in_flight)
     except _LOST as exc:
         log.warning("the fence's reply was lost (%s); reading back whether it applied",
                     type(exc).__name__)
@@ -307,6 +311,14 @@ def fence_zk_controller(
     epoch_version = epoch_stat.version if hasattr(epoch_stat, "version") else 0
     migration_version = migration_stat.version if hasattr(migration_stat, "version") else 0
     return FenceToken(new_epoch, epoch_version, migration_version, claim)
+
+
+def _commit(tx: Any, in_flight: Callable[[], None] | None) -> list[Any]:
+    """Send a multi-op and wait for its reply, calling `in_flight` in between."""
+    reply = tx.commit_async()
+    if in_flight is not None:
+        in_flight()
+    return list(reply.get())
 
 
 def _migration_moved(judged: int, now: int) -> str:
@@ -348,43 +360,74 @@ def _fence_readback(session: ZkSession, before: FenceState, new_epoch: int, clai
         "without our claim: another controller acted; not fencing")
 
 
-def write_migration_state(session: ZkSession, token: FenceToken, state: MigrationState) -> int:
+def write_migration_state(session: ZkSession, token: FenceToken, state: MigrationState, *,
+                          in_flight: Callable[[], None] | None = None) -> int:
     """Write `/migration` in a multi-op checking `/controller_epoch` at the fence's version.
+
+    Never blindly: `/migration` is first read back. Holding exactly `state` means this write
+    already applied (a resume after a crash, or a reply lost in flight): nothing is sent again.
+    Otherwise it is written only at the version the fence left (`token.migration_zk_version`);
+    a `/migration` rewritten or removed since then (a KRaft controller, a rollback, another
+    tool) is not ours to overwrite.
+
+    Args:
+        in_flight: called once the multi-op was handed to the connection, before its reply is
+            read (a crash there leaves a write that may or may not have applied).
 
     Returns:
         `/migration`'s new znode version.
 
     Raises:
-        ControllerMovedError: `/controller_epoch` or `/migration` moved (we are fenced out).
+        ControllerMovedError: `/controller_epoch` moved (we are fenced out).
+        MigrationMovedError: `/migration` is not the one the fence left, nor ours.
         ZkUnreachableError: ZooKeeper stayed unreachable and the read-back could not tell.
     """
     client = session.kazoo
     data = migration_json(state)
-    current = _retry_read(session, lambda: _get(client, _paths.MIGRATION), _paths.MIGRATION)
+    current = _read_migration_synced(session)
     if current is not None and current.data == data:
-        return current.version  # a resume after this very write: nothing to do
+        return current.version  # this very write applied before: nothing to do
+    if current is None or current.version != token.migration_zk_version:
+        raise MigrationMovedError(_migration_rewritten(token, current))
     tx = client.transaction()
     tx.check(_paths.CONTROLLER_EPOCH, token.epoch_zk_version)
-    if current is None:
-        tx.create(_paths.MIGRATION, data)
-    else:
-        tx.set_data(_paths.MIGRATION, data, version=current.version)
+    tx.set_data(_paths.MIGRATION, data, version=token.migration_zk_version)
     try:
-        results = tx.commit()
-    except _LOST:
-        after = _retry_read(session, lambda: _get(client, _paths.MIGRATION), _paths.MIGRATION)
-        if after is not None and after.data == data:
-            return after.version
-        return write_migration_state(session, token, state)  # the read-back shows not applied
+        results = _commit(tx, in_flight)
+    except _LOST as exc:
+        log.warning("the /migration write's reply was lost (%s); reading back whether it "
+                    "applied", type(exc).__name__)
+        # the read-back either finds our data (applied) or sends it again, at the same version
+        return write_migration_state(session, token, state, in_flight=in_flight)
     except KazooException as exc:
         raise map_kazoo_error(exc, _paths.MIGRATION) from exc
     failed = _failed_op(results)
+    if failed is not None and failed is results[-1]:
+        after = _read_migration_synced(session)
+        if after is not None and after.data == data:
+            return after.version  # an earlier send applied (its reply was lost)
+        raise MigrationMovedError(_migration_rewritten(token, after))
     if failed is not None:
         raise ControllerMovedError(
             f"writing /migration failed ({type(failed).__name__}): /controller_epoch is no "
             f"longer at version {token.epoch_zk_version}; another controller fenced us")
     stat = results[1]
     return stat.version if hasattr(stat, "version") else 0
+
+
+def _read_migration_synced(session: ZkSession) -> _Node | None:
+    """`/migration` after a `sync()`: the server this session talks to has caught up with the
+    leader, so a write that applied (ours from a crashed run or a lost reply) is seen."""
+    client = session.kazoo
+    _retry_read(session, lambda: client.sync(_paths.MIGRATION), _paths.MIGRATION)
+    return _retry_read(session, lambda: _get(client, _paths.MIGRATION), _paths.MIGRATION)
+
+
+def _migration_rewritten(token: FenceToken, now: _Node | None) -> str:
+    said = "absent" if now is None else f"at version {now.version} with other content"
+    return (f"{_paths.MIGRATION} is {said}, not at version {token.migration_zk_version} where "
+            "the fence left it: something rewrote it since the fence (a KRaft controller, a "
+            "rollback, another tool); not overwriting it. Nothing was written")
 
 
 def release_claim(session: ZkSession, *, min_controller_epoch: int) -> dict[str, Any]:

@@ -140,6 +140,14 @@ class ZkSession:
         """The underlying kazoo client (for zkreader's pipeline only)."""
         return self._client
 
+    def requests_written(self) -> bool:
+        """True when every request handed to kazoo has been written to the socket.
+
+        kazoo queues a request and its connection thread writes it, moving it from the queue to
+        the pending replies only once the whole frame was sent. Crash tests wait for this before
+        killing the process with a multi-op in flight, so the request really left it."""
+        return not self._client._queue
+
     def check_alive(self) -> None:
         """Raise if the session expired (watches armed so far are gone: I3 no longer holds).
 

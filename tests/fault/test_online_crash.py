@@ -1,10 +1,13 @@
-"""kill -9 of `migrate --cutover now` at 10 injection points, then a re-run: the resumed log
+"""kill -9 of `migrate --cutover now` at 12 injection points, then a re-run: the resumed log
 must hold exactly the records an uninterrupted run writes (nothing lost, duplicated or
 reordered, checked on the decoded record sequence), `verify` must find parity, and ZooKeeper
 must have been fenced exactly once (/controller_epoch = the sample's 3 + 1).
 
 The crash hook is `ZK2KRAFT_CRASH_AT=<point>[:N]` (migrate/_online.py), which SIGKILLs the tool
-at the Nth pass of the point: no cleanup runs, as with a real kill -9.
+at the Nth pass of the point: no cleanup runs, as with a real kill -9. Two points kill it with a
+ZooKeeper multi-op in flight (`fence_sent`, `migration_sent`: written to the socket, its reply
+never read): ZooKeeper then applies it without anyone hearing back, or, through a relay that
+loses it on the way (tests/support/zk_proxy.py), never sees it; the re-run must read back which.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import pytest
 from migrate.translate import TranslationOptions, translate
 from tests.support.churn import Churn
 from tests.support.migration_cluster import claim_on_cutover
+from tests.support.zk_proxy import LosingRelay
 from writers import MetadataRecord, encode_record, open_log_source, parse_metadata_version
 from zkreader import ConnectOptions, SampleSpec, open_session, read_cluster
 
@@ -80,8 +84,35 @@ def verify_ok(connect: str, root: Path) -> None:
     assert doc["parity"] is True and doc["differences"] == [], doc["differences"][:5]
 
 
-POINTS = ["precopy_batch:2", "before_fence", "fence_unjournaled", "after_fence", "mid_drain",
-          "after_end_transaction", "before_migration", "after_migration", "during_on_cutover"]
+POINTS = ["precopy_batch:2", "before_fence", "fence_sent", "fence_unjournaled", "after_fence",
+          "mid_drain", "after_end_transaction", "before_migration", "migration_sent",
+          "after_migration", "during_on_cutover"]
+
+# The sample's ZooKeeper controller is broker 1 at /controller_epoch 3 (SampleSpec.clean); our
+# fence makes it 4 and claims /controller for voter 3000 with kraftControllerEpoch 1.
+CLAIM = {"version": 2, "brokerid": 3000, "kraftControllerEpoch": 1}
+
+
+def fenced(zk: Any) -> bool:
+    """ZooKeeper holds our fence (read after a sync: every write it received is applied)."""
+    zk.sync("/")
+    claim = json.loads(zk.get("/controller")[0])
+    return zk.get("/controller_epoch")[0] == b"4" and all(
+        claim.get(k) == v for k, v in CLAIM.items())
+
+
+def migration_offset(zk: Any) -> int:
+    zk.sync("/")
+    return int(json.loads(zk.get("/migration")[0])["kraft_metadata_offset"])
+
+
+def wait_applied(what: str, applied: Callable[[], bool]) -> None:
+    """The killed run's multi-op was written to ZooKeeper's socket: it applies, even though
+    nobody reads its reply (the tool's session outlives the process until it times out)."""
+    deadline = time.monotonic() + 60
+    while not applied():
+        assert time.monotonic() < deadline, f"the in-flight {what} never applied in ZooKeeper"
+        time.sleep(0.1)
 
 
 @pytest.mark.parametrize("point", POINTS)
@@ -93,13 +124,68 @@ def test_kill_9_then_rerun_gives_the_uninterrupted_log(
     code, out = done(run(cluster.connect, tmp_path, crash=point))
     assert code == -9, out
     assert "killing zk2kraft at" in out
+    zk = cluster.client
+    written = None
+    if point == "fence_sent":
+        wait_applied("fence", lambda: fenced(zk))
+    if point == "migration_sent":
+        wait_applied("/migration write", lambda: migration_offset(zk) == len(want) - 1)
+        written = zk.get("/migration")[1].version
     code, out = done(run(cluster.connect, tmp_path))
     assert code == 0, out
+    if point == "fence_sent":
+        assert "the previous run's fence had applied (read back)" in out, out
     assert log_records(tmp_path) == want
-    zk = cluster.client
     assert zk.get("/controller_epoch")[0] == b"4"  # fenced exactly once
-    mig = json.loads(zk.get("/migration")[0])
-    assert mig["kraft_metadata_offset"] == len(want) - 1
+    mig, stat = zk.get("/migration")
+    assert json.loads(mig)["kraft_metadata_offset"] == len(want) - 1
+    if written is not None:
+        assert stat.version == written  # read back as applied: not written a second time
+    verify_ok(cluster.connect, tmp_path)
+
+
+def _is_fence(multi: bytes) -> bool:
+    return b"kraftControllerEpoch" in multi
+
+
+def _is_migration_write(multi: bytes) -> bool:
+    # the fence writes /migration with no offset yet (-1); the write after the drain names one
+    return b'"kraft_metadata_offset":' in multi and b'"kraft_metadata_offset":-1' not in multi
+
+
+@pytest.mark.parametrize("point", ["fence_sent", "migration_sent"])
+def test_kill_9_with_the_multi_op_lost_on_the_way(
+    sample_cluster: Callable[..., Any], tmp_path: Path, point: str
+) -> None:
+    """The multi-op left the tool but ZooKeeper never got it (a relay loses it), then kill -9:
+    the re-run reads back that it did not apply and sends it (once) itself."""
+    cluster = sample_cluster(SampleSpec.clean(topics=6, partitions_per_topic=3))
+    want = expected(cluster.connect)
+    zk = cluster.client
+    drop = _is_fence if point == "fence_sent" else _is_migration_write
+    with LosingRelay(cluster.connect, drop) as relay:
+        code, out = done(run(relay.connect, tmp_path, crash=point))
+        assert code == -9, out
+        assert f"killing zk2kraft at {point}" in out, out
+        assert relay.dropped.wait(30), "the relay never saw the multi-op"
+    if point == "fence_sent":
+        assert zk.get("/controller_epoch")[0] == b"3"  # the sample's: not fenced
+        assert json.loads(zk.get("/controller")[0])["brokerid"] == 1
+        assert zk.exists("/migration") is None
+    else:
+        assert fenced(zk)
+        assert migration_offset(zk) == -1  # as the fence left it
+    before = zk.get("/migration")[1].version if zk.exists("/migration") else -1
+    code, out = done(run(cluster.connect, tmp_path))
+    assert code == 0, out
+    if point == "fence_sent":
+        assert "the previous run stopped before its fence applied (read back)" in out, out
+    assert log_records(tmp_path) == want
+    assert zk.get("/controller_epoch")[0] == b"4"  # fenced exactly once
+    mig, stat = zk.get("/migration")
+    assert json.loads(mig)["kraft_metadata_offset"] == len(want) - 1
+    if point == "migration_sent":
+        assert stat.version == before + 1  # written once, by the re-run
     verify_ok(cluster.connect, tmp_path)
 
 

@@ -202,3 +202,44 @@ def test_the_multi_op_itself_checks_migration_at_the_judged_version(
     assert after["/controller"] is not None and after["/controller"][2] != 0
     mig = after["/migration"]
     assert mig is not None and json.loads(mig[0]) == OTHER_WRITER and mig[1] == now_version
+
+
+@pytest.mark.parametrize("after_fence", ["rewritten", "removed"])
+def test_a_migration_znode_changed_after_the_fence_is_not_overwritten(
+    zk_chroot_client: KazooClient, after_fence: str
+) -> None:
+    # /controller_epoch untouched, so only /migration's own version tells: a tool that rewrote
+    # it, or removed it, after our fence; the write after the drain leaves it as it is
+    client = zk_chroot_client
+    zk_controller(client)
+    session = session_for_client(client)
+    token = fence_zk_controller(session, kraft_controller_id=3000, kraft_epoch=1, timestamp_ms=1,
+                                migration_version=MIGRATION_ABSENT)
+    if after_fence == "rewritten":
+        client.set("/migration", json.dumps(OTHER_WRITER).encode())
+    else:
+        client.delete("/migration")
+    with pytest.raises(MigrationMovedError, match="not overwriting it"):
+        write_migration_state(session, token, MigrationState(3000, 1, 41, 1))
+    if after_fence == "rewritten":
+        data, stat = client.get("/migration")
+        assert (json.loads(data), stat.version) == (OTHER_WRITER, 1)
+    else:
+        assert client.exists("/migration") is None
+
+
+def test_the_migration_write_reports_itself_in_flight_once_sent(
+    zk_chroot_client: KazooClient,
+) -> None:
+    # in flight = handed to the connection, reply not read yet; then the write completes
+    client = zk_chroot_client
+    zk_controller(client)
+    session = session_for_client(client)
+    token = fence_zk_controller(session, kraft_controller_id=3000, kraft_epoch=1, timestamp_ms=1,
+                                migration_version=MIGRATION_ABSENT)
+    calls: list[int] = []
+    version = write_migration_state(session, token, MigrationState(3000, 1, 41, 1),
+                                    in_flight=lambda: calls.append(1))
+    assert calls == [1]
+    assert json.loads(client.get("/migration")[0])["kraft_metadata_offset"] == 41
+    assert version == 1

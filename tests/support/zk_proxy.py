@@ -1,0 +1,111 @@
+"""A TCP relay in front of a real ZooKeeper server that loses one chosen multi-op on the way.
+
+Crash tests need a multi-op that left the tool (the tool is killed once kazoo wrote it to the
+socket) and that ZooKeeper never received, as when the network or the server loses it. The relay
+forwards ZooKeeper's frames unchanged both ways (they are length-prefixed: a 4-byte length, then
+for a request the xid and the op type), except the first client request that is a multi-op
+(`OpCode.multi`, 14, ZooKeeper's `ZooDefs.OpCode`) and whose bytes `drop` accepts: that one is
+swallowed and nothing the client sends after it is forwarded (a partition, from then on).
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+from collections.abc import Callable
+from types import TracebackType
+
+MULTI = 14
+
+
+def _read_exact(sock: socket.socket, n: int) -> bytes | None:
+    buf = b""
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return buf
+
+
+class LosingRelay:
+    """`LosingRelay(connect, drop)`: `relay.connect` goes through it (chroot kept).
+
+    Attributes:
+        dropped: set once the chosen multi-op was swallowed.
+    """
+
+    def __init__(self, connect: str, drop: Callable[[bytes], bool]) -> None:
+        hostport, slash, chroot = connect.partition("/")
+        host, _, port = hostport.split(",")[0].rpartition(":")
+        self._target = (host, int(port))
+        self._drop = drop
+        self.dropped = threading.Event()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.connect = f"127.0.0.1:{self._listener.getsockname()[1]}{slash}{chroot}"
+        self._socks: list[socket.socket] = [self._listener]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self._target)
+            self._socks += [client, server]
+            threading.Thread(target=self._requests, args=(client, server), daemon=True).start()
+            threading.Thread(target=self._replies, args=(server, client), daemon=True).start()
+
+    def _requests(self, client: socket.socket, server: socket.socket) -> None:
+        first = True  # the ConnectRequest: no xid, no op type
+        try:
+            while True:
+                head = _read_exact(client, 4)
+                if head is None:
+                    break
+                body = _read_exact(client, struct.unpack(">i", head)[0])
+                if body is None:
+                    break
+                if self.dropped.is_set():
+                    continue
+                if (not first and len(body) >= 8 and struct.unpack(">i", body[4:8])[0] == MULTI
+                        and self._drop(body)):
+                    self.dropped.set()
+                    continue
+                first = False
+                server.sendall(head + body)
+        except OSError:
+            pass
+        finally:
+            _shut(server)
+
+    @staticmethod
+    def _replies(server: socket.socket, client: socket.socket) -> None:
+        try:
+            while chunk := server.recv(65536):
+                client.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            _shut(client)
+
+    def close(self) -> None:
+        for s in self._socks:
+            _shut(s)
+            s.close()
+
+    def __enter__(self) -> LosingRelay:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
