@@ -712,7 +712,7 @@ class _Run:
     def _fence_readback(self) -> FenceToken | None:
         """A crash at `fencing`: did the fence apply? Never fence twice."""
         claim = (self.journal.claim or "").encode()
-        now = read_fence_state(self.session)
+        now = read_fence_state(self.session, synced=True)
         if now.controller == claim and now.controller_epoch is not None:
             assert now.epoch_zk_version is not None and now.migration_zk_version is not None
             token = FenceToken(now.controller_epoch, now.epoch_zk_version,

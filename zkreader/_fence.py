@@ -186,8 +186,13 @@ class FenceState:
             return -1
 
 
-def read_fence_state(session: ZkSession) -> FenceState:
+def read_fence_state(session: ZkSession, *, synced: bool = False) -> FenceState:
     """Read the three znodes the fence is about (retrying connection losses).
+
+    Args:
+        synced: `sync()` first. A read-back of whether a fence applied needs it: the server
+            this session talks to may be a follower that has not applied a commit yet, and
+            "not applied" read there would fence a second time.
 
     Raises:
         ZkUnreachableError: ZooKeeper stayed unreachable.
@@ -196,6 +201,8 @@ def read_fence_state(session: ZkSession) -> FenceState:
     client = session.kazoo
 
     def read() -> FenceState:
+        if synced:
+            client.sync(_paths.CONTROLLER_EPOCH)
         ep = _get(client, _paths.CONTROLLER_EPOCH)
         ctl = _get(client, _paths.CONTROLLER)
         mig = _get(client, _paths.MIGRATION)
@@ -338,7 +345,7 @@ def _fence_readback(session: ZkSession, before: FenceState, new_epoch: int, clai
     deadline = time.monotonic() + max(_READBACK_S, session.retry_s)
     while True:
         try:
-            now = read_fence_state(session)
+            now = read_fence_state(session, synced=True)
             break
         except ZkUnreachableError:
             if time.monotonic() > deadline:

@@ -8,6 +8,8 @@ at the Nth pass of the point: no cleanup runs, as with a real kill -9. Two point
 ZooKeeper multi-op in flight (`fence_sent`, `migration_sent`: written to the socket, its reply
 never read): ZooKeeper then applies it without anyone hearing back, or, through a relay that
 loses it on the way (tests/support/zk_proxy.py), never sees it; the re-run must read back which.
+The same relay also cuts the connection with a multi-op in flight (request or reply lost) while
+the tool lives on: it must read back which, and never send it again after it applied.
 """
 
 from __future__ import annotations
@@ -441,4 +443,37 @@ def test_entities_deleted_while_down_get_their_removal_records(
     assert count(tail, "TOPIC_RECORD", {"name": "topic-00001"}) == 0
     assert [r.type for r in tail][-2:] == ["ZK_MIGRATION_STATE_RECORD", "END_TRANSACTION_RECORD"]
     assert "BEGIN_TRANSACTION_RECORD" not in [r.type for r in tail]
+    verify_ok(cluster.connect, tmp_path)
+
+
+@pytest.mark.parametrize("multi_op", ["fence", "/migration"])
+@pytest.mark.parametrize("lost", ["request", "reply"])
+def test_connection_lost_with_the_multi_op_in_flight(
+    sample_cluster: Callable[..., Any], tmp_path: Path, multi_op: str, lost: str
+) -> None:
+    """No kill: the connection dies with the multi-op in flight, its request lost on the way
+    (not applied) or its reply (applied). The tool reconnects and reads back which; it never
+    sends it again after it applied. A fence that did not apply is left to a re-run (its
+    message says so); a /migration write that did not apply is sent again, once."""
+    cluster = sample_cluster(SampleSpec.clean(topics=6, partitions_per_topic=3))
+    want = expected(cluster.connect)
+    zk = cluster.client
+    drop = _is_fence if multi_op == "fence" else _is_migration_write
+    with LosingRelay(cluster.connect, drop, cut=True, deliver=lost == "reply") as relay:
+        code, out = done(run(relay.connect, tmp_path))
+        assert relay.dropped.is_set(), out
+    assert "reply was lost" in out, out  # the tool saw the connection die with it in flight
+    if multi_op == "fence" and lost == "request":
+        assert code == 3, out
+        assert "the read-back shows it did not apply" in " ".join(out.split()), out
+        assert zk.get("/controller_epoch")[0] == b"3"  # the sample's: not fenced
+        code, out = done(run(cluster.connect, tmp_path))
+    assert code == 0, out
+    assert log_records(tmp_path) == want
+    assert zk.get("/controller_epoch")[0] == b"4"  # fenced exactly once
+    mig, stat = zk.get("/migration")
+    assert json.loads(mig)["kraft_metadata_offset"] == len(want) - 1
+    # the sample has no /migration: the fence creates it (version 0), the write after the
+    # drain sets it once (version 1), whether its first send applied or not
+    assert stat.version == 1
     verify_ok(cluster.connect, tmp_path)

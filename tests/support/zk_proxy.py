@@ -1,11 +1,17 @@
-"""A TCP relay in front of a real ZooKeeper server that loses one chosen multi-op on the way.
+"""A TCP relay in front of a real ZooKeeper server that loses one chosen multi-op or its reply.
 
 Crash tests need a multi-op that left the tool (the tool is killed once kazoo wrote it to the
-socket) and that ZooKeeper never received, as when the network or the server loses it. The relay
-forwards ZooKeeper's frames unchanged both ways (they are length-prefixed: a 4-byte length, then
-for a request the xid and the op type), except the first client request that is a multi-op
-(`OpCode.multi`, 14, ZooKeeper's `ZooDefs.OpCode`) and whose bytes `drop` accepts: that one is
-swallowed and nothing the client sends after it is forwarded (a partition, from then on).
+socket) and that ZooKeeper never received, as when the network or the server loses it; fault
+tests need the connection to die with a multi-op in flight, its request or its reply lost. The
+relay forwards ZooKeeper's frames unchanged both ways (they are length-prefixed: a 4-byte
+length, then for a request the xid and the op type), except the first client request that is a
+multi-op (`OpCode.multi`, 14, ZooKeeper's `ZooDefs.OpCode`) and whose bytes `drop` accepts:
+
+* default: that request is swallowed and nothing the client sends after it is forwarded (a
+  partition, from then on);
+* `cut=True`: the connection is closed right there (the client sees a connection loss and
+  reconnects through the relay, which forwards everything from then on); with `deliver=True`
+  the request reaches ZooKeeper first, and only its reply is lost with the connection.
 """
 
 from __future__ import annotations
@@ -36,11 +42,14 @@ class LosingRelay:
         dropped: set once the chosen multi-op was swallowed.
     """
 
-    def __init__(self, connect: str, drop: Callable[[bytes], bool]) -> None:
+    def __init__(self, connect: str, drop: Callable[[bytes], bool], *, cut: bool = False,
+                 deliver: bool = False) -> None:
         hostport, slash, chroot = connect.partition("/")
         host, _, port = hostport.split(",")[0].rpartition(":")
         self._target = (host, int(port))
         self._drop = drop
+        self._cut = cut
+        self._deliver = deliver
         self.dropped = threading.Event()
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.connect = f"127.0.0.1:{self._listener.getsockname()[1]}{slash}{chroot}"
@@ -55,10 +64,14 @@ class LosingRelay:
                 return
             server = socket.create_connection(self._target)
             self._socks += [client, server]
-            threading.Thread(target=self._requests, args=(client, server), daemon=True).start()
-            threading.Thread(target=self._replies, args=(server, client), daemon=True).start()
+            muted = threading.Event()  # set: this connection's replies are lost
+            threading.Thread(target=self._requests, args=(client, server, muted),
+                             daemon=True).start()
+            threading.Thread(target=self._replies, args=(server, client, muted),
+                             daemon=True).start()
 
-    def _requests(self, client: socket.socket, server: socket.socket) -> None:
+    def _requests(self, client: socket.socket, server: socket.socket,
+                  muted: threading.Event) -> None:
         first = True  # the ConnectRequest: no xid, no op type
         try:
             while True:
@@ -68,11 +81,16 @@ class LosingRelay:
                 body = _read_exact(client, struct.unpack(">i", head)[0])
                 if body is None:
                     break
-                if self.dropped.is_set():
+                if self.dropped.is_set() and not self._cut:
                     continue
-                if (not first and len(body) >= 8 and struct.unpack(">i", body[4:8])[0] == MULTI
-                        and self._drop(body)):
+                if (not first and not self.dropped.is_set() and len(body) >= 8
+                        and struct.unpack(">i", body[4:8])[0] == MULTI and self._drop(body)):
+                    if self._deliver:
+                        muted.set()
+                        server.sendall(head + body)
                     self.dropped.set()
+                    if self._cut:
+                        break
                     continue
                 first = False
                 server.sendall(head + body)
@@ -80,11 +98,15 @@ class LosingRelay:
             pass
         finally:
             _shut(server)
+            if self._cut:
+                _shut(client)
 
     @staticmethod
-    def _replies(server: socket.socket, client: socket.socket) -> None:
+    def _replies(server: socket.socket, client: socket.socket, muted: threading.Event) -> None:
         try:
             while chunk := server.recv(65536):
+                if muted.is_set():
+                    break
                 client.sendall(chunk)
         except OSError:
             pass
