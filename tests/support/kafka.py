@@ -652,5 +652,8 @@ class KafkaZkBroker(_KafkaProcess):
         return f"127.0.0.1:{self.port}"
 
     def _ready(self) -> bool:
-        started = f"[KafkaServer id={self.broker_id}] started"
+        # restarted with `process.roles=broker` (rolled to KRaft mode, Kafka's migration step)
+        # it runs BrokerServer, which logs "Kafka Server started" instead
+        started = ("Kafka Server started" if "process.roles" in self.properties
+                   else f"[KafkaServer id={self.broker_id}] started")
         return started in self.log_text() and _port_open(self.port)

@@ -1,0 +1,509 @@
+"""The full rehearsal through the stand-in (issue 9), on to KRaft: real Kafka 3.9.1 ZooKeeper-mode
+brokers in migration mode, real controllers 3001 and 3002 following zk2kraft as stand-in voter
+3000, a producer and a consumer running from before the migration to after finalisation.
+
+One cluster, in Kafka's documented order (README, "The operator's sequence"):
+
+1. `zk2kraft migrate --cutover manual --standin ...` pre-copies and mirrors while the test makes
+   admin changes through Kafka's Admin API (a topic created, partitions added to it, a topic
+   config altered, a SCRAM user created) and restarts a broker; once that broker is back in every
+   ISR (as ZooKeeper's controller records it), SIGUSR1 cuts over.
+2. A real controller takes over: DUAL_WRITE without WAIT_FOR_BROKERS or ZK_MIGRATION; its
+   "Made the following ZK writes when reconciling" line holds only what Kafka rewrites on an
+   unchanged tree anyway (client quotas, SCRAM included, and delegation tokens:
+   `KRaftMigrationZkWriter.handleClientQuotasSnapshot` / `handleDelegationTokenSnapshot`); the
+   changes made during the mirror are in the controller's own log (DumpLogSegments), and
+   `zk2kraft verify` finds the stand-in's log at parity with ZooKeeper. A topic created after the
+   cutover lands in ZooKeeper (dual-write).
+3. The stand-in's slot goes back to a real controller 3000 (static voters, kraft.version 0: it
+   starts on the stand-in's directory and address and catches up); the brokers roll to KRaft
+   mode one at a time (`process.roles=broker`, `node.id` = the broker id, no ZooKeeper, same log
+   dirs and listeners), then the controllers restart without the migration flag and
+   `zookeeper.connect`, the active one last, and the one elected then finalises:
+   `ZkMigrationStateRecord(POST_MIGRATION)` in its log ("Completing the ZK migration").
+4. The data checks again: every record the producer had acknowledged consumed exactly once,
+   topics, partitions, the altered config and the SCRAM user visible, a new topic created and
+   served, and not written to ZooKeeper (finalised controllers no longer dual-write).
+
+Every expectation is a hand-written fact about Kafka or what ZooKeeper/Kafka's clients report,
+never zk2kraft's own output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewPartitions,
+    NewTopic,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialUpsertion,
+)
+from kazoo.client import KazooClient
+
+from tests.support.kafka import KafkaController, KafkaZkBroker, dump_log_payloads, free_port
+from tests.support.migration_cluster import migration_cluster, state_times, wait_for_kraft_claim
+from tests.support.standin import (
+    LONG_ELECTION,
+    STANDIN,
+    STANDIN_FOLLOWERS,
+    follower_segments,
+    migrate_through_standin,
+    migration_mode_controllers,
+    verify_voter_dir,
+)
+
+pytestmark = [pytest.mark.oracle, pytest.mark.slow, pytest.mark.timeout(1500)]
+
+REHEARSAL_PARTITIONS = int(os.environ.get("ZK2KRAFT_REHEARSAL_PARTITIONS", "100"))
+_PER_TOPIC = 50
+_CONTROLLER_PROPS = {
+    "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+    "controller.quorum.election.timeout.ms": "60000",
+}
+_MIGRATION_KEYS = ("zookeeper.metadata.migration.enable", "zookeeper.connect")
+_DATA_TOPIC = "rehearsal-data"
+_MIRROR_TOPIC = "made-during-mirror"
+_SCRAM_USER = "rehearsal-user"
+_RETENTION = "3600000"
+# What Kafka's reconciliation (KRaftMigrationZkWriter.handleSnapshot) writes on a tree that
+# matches the log exactly: every client quota entity and SCRAM user of its image, one
+# UpdateClientQuota each, and every token, one UpdateDelegationToken each. This cluster has no
+# quotas and no tokens, and one SCRAM user (created during the mirror): exactly one write.
+# Anything else (UpdateTopic, UpdatePartition, UpdateTopicConfig, UpdateProducerId, ...) means
+# our log and ZooKeeper differed.
+_EXPECTED_ZK_WRITES = {"UpdateClientQuota": 1}
+_ZK_WRITES = re.compile(
+    r"Made the following ZK writes when reconciling with KRaft state: \{([^}]*)\}")
+_NO_ZK_WRITES = "Did not make any ZK writes when reconciling with KRaft state"
+
+
+class _Traffic:
+    """An idempotent acks=all producer (a numbered record every 20 ms) and an assigned consumer
+    reading the topic from the beginning, each on its own thread, for the whole rehearsal."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.topic = topic
+        self.acked: set[int] = set()
+        self.failed: list[str] = []
+        self.consumed: list[int] = []
+        self.produced = 0
+        self._stop_producing = threading.Event()
+        self._stop_consuming = threading.Event()
+        self._lock = threading.Lock()
+        self._producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
+                                   "enable.idempotence": True, "linger.ms": 5,
+                                   "message.timeout.ms": 600000})
+        self._consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused",
+                                   "enable.auto.commit": False})
+        parts = len(self._consumer.list_topics(topic, timeout=60).topics[topic].partitions)
+        self._consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(parts)])
+        self._threads = [threading.Thread(target=self._produce, daemon=True),
+                         threading.Thread(target=self._consume, daemon=True)]
+        for t in self._threads:
+            t.start()
+
+    def _delivered(self, err: Any, msg: Any) -> None:
+        with self._lock:
+            if err is None:
+                self.acked.add(int(msg.value()))
+            else:
+                self.failed.append(str(err))
+
+    def _produce(self) -> None:
+        n = 0
+        while not self._stop_producing.is_set():
+            self._producer.produce(self.topic, str(n).encode(), on_delivery=self._delivered)
+            n += 1
+            self.produced = n
+            self._producer.poll(0.02)
+        self._producer.flush(300)
+
+    def _consume(self) -> None:
+        while not self._stop_consuming.is_set():
+            msg = self._consumer.poll(0.5)
+            if msg is not None and msg.error() is None:
+                with self._lock:
+                    self.consumed.append(int(msg.value()))
+        self._consumer.close()
+
+    def stop(self, timeout_s: float = 300) -> None:
+        """Stop producing (every record acknowledged or failed), then consume until every
+        acknowledged record arrived or `timeout_s` passed."""
+        self._stop_producing.set()
+        self._threads[0].join(timeout_s)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with self._lock:
+                if self.acked <= set(self.consumed):
+                    break
+            time.sleep(0.5)
+        time.sleep(2)  # a duplicate, if any, would come right behind its original
+        self._stop_consuming.set()
+        self._threads[1].join(60)
+
+    def check_exactly_once(self) -> dict[str, int]:
+        with self._lock:
+            seen: dict[int, int] = {}
+            for v in self.consumed:
+                seen[v] = seen.get(v, 0) + 1
+            missing = sorted(self.acked - seen.keys())
+            duplicates = sorted(v for v, c in seen.items() if c > 1)
+            figures = {"produced": self.produced, "acked": len(self.acked),
+                       "failed": len(self.failed), "consumed": len(self.consumed)}
+        assert self.acked and not self.failed, (figures, self.failed[:5])
+        assert not missing, (figures, missing[:20])
+        assert not duplicates, (figures, duplicates[:20])
+        return figures
+
+
+def _create_topics(admin: AdminClient, partitions: int) -> None:
+    topics = [NewTopic(_DATA_TOPIC, num_partitions=3, replication_factor=3)]
+    left, i = partitions, 0
+    while left > 0:
+        n = min(_PER_TOPIC, left)
+        topics.append(NewTopic(f"load-{i:03d}", num_partitions=n, replication_factor=2))
+        left -= n
+        i += 1
+    for f in admin.create_topics(topics, request_timeout=180).values():
+        f.result(240)
+
+
+def _retry(what: str, action: Any, timeout_s: float = 120) -> Any:
+    """Run `action` until it succeeds (a request may race a broker's restart or a topic still
+    propagating); the last error fails the test with `what`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return action()
+        except Exception as exc:  # noqa: BLE001 - retried, then reported with its cause
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{what}: {exc}") from exc
+            time.sleep(1)
+
+
+def _admin_changes(admin: AdminClient) -> None:
+    """What an operator does while zk2kraft mirrors: a topic, partitions, a config, a user."""
+    _retry("create a topic", lambda: admin.create_topics(
+        [NewTopic(_MIRROR_TOPIC, num_partitions=2, replication_factor=2)],
+        request_timeout=60)[_MIRROR_TOPIC].result(90))
+    _retry("add partitions", lambda: admin.create_partitions(
+        [NewPartitions(_MIRROR_TOPIC, 4)], request_timeout=60)[_MIRROR_TOPIC].result(90))
+    config = ConfigResource(ConfigResource.Type.TOPIC, "load-000", incremental_configs=[
+        ConfigEntry("retention.ms", _RETENTION, incremental_operation=AlterConfigOpType.SET)])
+    _retry("alter a topic config", lambda: [
+        f.result(90) for f in admin.incremental_alter_configs([config]).values()])
+    user = UserScramCredentialUpsertion(
+        _SCRAM_USER, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096),
+        b"rehearsal-password", b"rehearsal-salt")
+    _retry("create a SCRAM user", lambda: [
+        f.result(90) for f in admin.alter_user_scram_credentials([user]).values()])
+
+
+def _partition_states(zk: KazooClient) -> dict[str, dict[str, Any]]:
+    out = {}
+    for topic in zk.get_children("/brokers/topics"):
+        for p in zk.get_children(f"/brokers/topics/{topic}/partitions"):
+            state = json.loads(zk.get(f"/brokers/topics/{topic}/partitions/{p}/state")[0])
+            out[f"{topic}-{p}"] = state
+    return out
+
+
+def _wait_for_full_isr_in_zk(zk: KazooClient, timeout_s: float = 240) -> None:
+    """Every partition's ISR holds all its replicas, as ZooKeeper's controller wrote it."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        short = {}
+        for tp, state in _partition_states(zk).items():
+            topic = tp.rsplit("-", 1)[0]
+            replicas = json.loads(zk.get(f"/brokers/topics/{topic}")[0])["partitions"]
+            if sorted(state["isr"]) != sorted(replicas[tp.rsplit("-", 1)[1]]):
+                short[tp] = state["isr"]
+        if not short:
+            return
+        assert time.monotonic() < deadline, f"ISRs not full again: {dict(list(short.items())[:5])}"
+        time.sleep(1)
+
+
+def _wait_for_full_isr(admin: AdminClient, timeout_s: float = 240) -> None:
+    """Every partition has a leader and its whole replica set in the ISR (what brokers report)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        short: dict[str, Any] = {}
+        try:
+            for name, topic in admin.list_topics(timeout=30).topics.items():
+                for p in topic.partitions.values():
+                    if p.leader < 0 or sorted(p.isrs) != sorted(p.replicas):
+                        short[f"{name}-{p.id}"] = (p.leader, p.isrs)
+        except Exception as exc:  # noqa: BLE001 - a restarting broker; asked again
+            short["metadata"] = str(exc)
+        if not short:
+            return
+        assert time.monotonic() < deadline, f"ISRs not full: {dict(list(short.items())[:5])}"
+        time.sleep(1)
+
+
+def _zk_writes(leader: KafkaController) -> dict[str, int]:
+    """The writes the controller's reconciliation made ({} for "Did not make any")."""
+    deadline = time.monotonic() + 120
+    while True:
+        text = leader.log_text()
+        m = _ZK_WRITES.search(text)
+        if m:
+            return {k.strip(): int(v) for k, v in
+                    (item.split("=") for item in m.group(1).split(",") if item.strip())}
+        if _NO_ZK_WRITES in text:
+            return {}
+        assert time.monotonic() < deadline, "the controller never reconciled with ZooKeeper"
+        time.sleep(0.5)
+
+
+def _records(controller: KafkaController) -> list[dict[str, Any]]:
+    """The controller's own metadata log as Kafka's DumpLogSegments decodes it."""
+    out: list[dict[str, Any]] = []
+    for segment in follower_segments(controller.metadata_log_dir):
+        out += dump_log_payloads(segment)
+    return out
+
+
+def _check_mirror_changes_in_log(records: list[dict[str, Any]], restarted_epoch: int,
+                                 restarted: int) -> None:
+    """The admin changes and the broker restart made during the mirror, in the KRaft log."""
+    topic_ids = {r["data"]["name"]: r["data"]["topicId"] for r in records
+                 if r["type"] == "TOPIC_RECORD"}
+    assert _MIRROR_TOPIC in topic_ids, sorted(topic_ids)
+    parts = {r["data"]["partitionId"] for r in records if r["type"] == "PARTITION_RECORD"
+             and r["data"]["topicId"] == topic_ids[_MIRROR_TOPIC]}
+    assert parts == {0, 1, 2, 3}, parts
+    configs = [r["data"] for r in records if r["type"] == "CONFIG_RECORD"
+               and r["data"]["resourceName"] == "load-000"
+               and r["data"]["name"] == "retention.ms"]
+    assert configs and configs[-1]["value"] == _RETENTION, configs
+    users = {r["data"]["name"] for r in records if r["type"] == "USER_SCRAM_CREDENTIAL_RECORD"}
+    assert _SCRAM_USER in users, users
+    # the restarted broker's new ZooKeeper registration (epoch = its znode's czxid)
+    epochs = [r["data"]["brokerEpoch"] for r in records if r["type"] == "REGISTER_BROKER_RECORD"
+              and r["data"]["brokerId"] == restarted]
+    assert restarted_epoch in epochs, (restarted_epoch, epochs)
+
+
+def _produce_and_consume(bootstrap: str, topic: str) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
+                         "enable.idempotence": True, "message.timeout.ms": 120000})
+    marker = uuid.uuid4().bytes
+    errors: list[Any] = []
+    producer.produce(topic, marker, on_delivery=lambda e, m: errors.append(e) if e else None)
+    assert producer.flush(150) == 0 and not errors, errors
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"g-{uuid.uuid4()}",
+                         "enable.auto.commit": False})
+    count = len(consumer.list_topics(topic, timeout=60).topics[topic].partitions)
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(count)])
+    got: list[bytes] = []
+    deadline = time.monotonic() + 120
+    try:
+        while marker not in got and time.monotonic() < deadline:
+            msg = consumer.poll(1.0)
+            if msg is not None and msg.error() is None:
+                got.append(msg.value())
+    finally:
+        consumer.close()
+    assert marker in got, f"the record produced to {topic} was not consumed"
+
+
+def _wait_for_znode(zk: KazooClient, path: str, timeout_s: float) -> bytes:
+    deadline = time.monotonic() + timeout_s
+    while zk.exists(path) is None:
+        assert time.monotonic() < deadline, f"{path} never appeared in ZooKeeper"
+        time.sleep(0.2)
+    data: bytes = zk.get(path)[0]
+    return data
+
+
+def _roll_to_kraft(broker: KafkaZkBroker, voters: str) -> None:
+    """Kafka's "Migrating brokers to KRaft": the same broker restarted as a KRaft broker, with
+    node.id = its broker.id, the controller quorum, no ZooKeeper, the same log dirs/listeners."""
+    broker.restart(
+        remove=("broker.id", "zookeeper.connect", "zookeeper.session.timeout.ms",
+                "zookeeper.metadata.migration.enable", "inter.broker.protocol.version"),
+        update={"process.roles": "broker", "node.id": str(broker.broker_id),
+                "controller.quorum.voters": voters})
+
+
+def _restart_without_migration(controller: KafkaController) -> None:
+    controller.restart(remove=_MIGRATION_KEYS)
+
+
+def _active(controllers: list[KafkaController], timeout_s: float = 120) -> KafkaController:
+    """The leader of the highest epoch any controller's `quorum-state` file (Kafka's) names."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        best = (-1, -1)
+        for c in controllers:
+            path = c.metadata_log_dir / "__cluster_metadata-0" / "quorum-state"
+            try:
+                state = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue  # being rewritten
+            best = max(best, (state["leaderEpoch"], state["leaderId"]))
+        leader = next((c for c in controllers if c.node_id == best[1]), None)
+        if leader is not None:
+            return leader
+        assert time.monotonic() < deadline, "no controller leads"
+        time.sleep(0.5)
+
+
+def test_standin_rehearsal_manual_cutover_then_brokers_to_kraft_and_finalised(
+    tmp_path: Path, zk_server: Any, zk_chroot_client: KazooClient, zk_chroot: str
+) -> None:
+    root, connect, zk = tmp_path, f"{zk_server.connect}{zk_chroot}", zk_chroot_client
+    started = time.monotonic()
+    ports = {n: free_port() for n in (STANDIN, *STANDIN_FOLLOWERS)}
+    voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in sorted(ports.items()))
+    timeline: dict[str, float] = {}
+    with migration_cluster(root, connect, brokers=3, heap="320m", voters=voters) as cluster:
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+        _create_topics(admin, REHEARSAL_PARTITIONS)
+        traffic = _Traffic(cluster.bootstrap, _DATA_TOPIC)
+        cluster_id = json.loads(zk.get("/cluster/id")[0])["id"]
+        with migration_mode_controllers(root, connect, cluster_id, _CONTROLLER_PROPS,
+                                        ports=ports, heap="320m") as (_, nodes):
+            # 1. the mirror, with admin changes and a broker restart, then the manual cutover
+            proc = migrate_through_standin(connect, ports, root, "--handoff-timeout", "240",
+                                           cutover="manual", popen=True)
+            journal = root / "journal" / "journal.json"
+            deadline = time.monotonic() + 300
+            while not (journal.exists() and json.loads(journal.read_text())["phase"] == "mirror"):
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, "the pre-copy did not finish"
+                time.sleep(0.2)
+            timeline["mirror"] = time.monotonic() - started
+            _admin_changes(admin)
+            controller_broker = json.loads(zk.get("/controller")[0])["brokerid"]
+            restarted = next(b for b in cluster.brokers if b.broker_id != controller_broker)
+            registration = f"/brokers/ids/{restarted.broker_id}"
+            restarted.restart(ready_to_start=lambda: zk.exists(registration) is None)
+            restarted_epoch = zk.exists(registration).czxid
+            _wait_for_full_isr_in_zk(zk)
+            assert proc.poll() is None, proc.communicate()
+            proc.send_signal(signal.SIGUSR1)
+            out, err = proc.communicate(timeout=400)
+            logs = "\n".join(n.log_text() for n in nodes)
+            assert proc.returncode == 0, out + err + logs[-6000:]
+            timeline["handoff"] = time.monotonic() - started
+            report = json.loads((root / "m.json").read_text())
+            assert report["cutover"] == "manual"
+            assert report["handover"]["new_leader"] in STANDIN_FOLLOWERS, report["handover"]
+            # 2. the real controller takes over
+            claim = wait_for_kraft_claim(zk, 240)
+            logs = "\n".join(n.log_text() for n in nodes)
+            assert claim.get("kraftControllerEpoch", -1) > 1, logs[-6000:]
+            leader = next(n for n in nodes if n.node_id == claim["brokerid"])
+            leader.wait_for_log(r"transitioning from \w+ to DUAL_WRITE state", 240)
+            states = state_times(leader)
+            assert "WAIT_FOR_BROKERS" not in states and "ZK_MIGRATION" not in states, states
+            assert "Loaded ZK migration state of MIGRATION" in leader.log_text()
+            writes = _zk_writes(leader)
+            assert writes == _EXPECTED_ZK_WRITES, (
+                f"the controller's reconciliation wrote {writes} to ZooKeeper; on a tree equal "
+                f"to the log Kafka rewrites only {_EXPECTED_ZK_WRITES} (the SCRAM user)")
+            # the stand-in's log (what was handed over) at parity with ZooKeeper, through the CLI
+            # (before anything else changes ZooKeeper by dual-write)
+            verify_voter_dir(connect, ports, STANDIN, root / "standin")
+            _check_mirror_changes_in_log(_records(leader), restarted_epoch, restarted.broker_id)
+            topic = "created-after-cutover"
+            admin.create_topics([NewTopic(topic, num_partitions=3, replication_factor=2)],
+                                request_timeout=120)[topic].result(180)
+            znode = json.loads(_wait_for_znode(zk, f"/brokers/topics/{topic}", 120))
+            assert sorted(znode["partitions"]) == ["0", "1", "2"], znode
+            _produce_and_consume(cluster.bootstrap, topic)
+            # 3. the stand-in's slot to a real controller 3000 (static voters: it starts on the
+            # stand-in's directory and address, follows and catches up)
+            real = KafkaController(
+                root / "node3000", root / "standin", node_id=STANDIN, quorum=ports, heap="320m",
+                extra={key: nodes[0].properties[key] for key in (
+                    *LONG_ELECTION, *_CONTROLLER_PROPS, *_MIGRATION_KEYS,
+                    "delegation.token.secret.key")})
+            try:
+                real.start()
+                real.wait_for_log(r"Completed transition to FollowerState\([^\n]*leader="
+                                  + str(leader.node_id), 120)
+                leader.wait_for_log(r"Replayed RegisterControllerRecord[^\n]*id=3000\b", 120)
+                timeline["slot"] = time.monotonic() - started
+                controllers = [real, *nodes]
+                # the brokers to KRaft, one at a time, each back in every ISR before the next
+                for broker in cluster.brokers:
+                    _roll_to_kraft(broker, voters)
+                    _wait_for_full_isr(admin)
+                timeline["brokers"] = time.monotonic() - started
+                # finalise: every controller without the migration configs, the active one last
+                active = _active(controllers)
+                for c in sorted(controllers, key=lambda c: c is active):
+                    _restart_without_migration(c)
+                deadline = time.monotonic() + 180
+                while not any("Completing the ZK migration" in c.log_text()
+                              for c in controllers):
+                    assert time.monotonic() < deadline, "\n".join(
+                        c.log_text()[-3000:] for c in controllers)
+                    time.sleep(0.5)
+                final = _active(controllers)
+                timeline["finalised"] = time.monotonic() - started
+                states_logged = [r["data"]["zkMigrationState"] for r in _records(final)
+                                 if r["type"] == "ZK_MIGRATION_STATE_RECORD"]
+                # PRE_MIGRATION (2) bootstrap, MIGRATION (1) at our commit, POST_MIGRATION (3)
+                assert states_logged[-1] == 3 and 1 in states_logged, states_logged
+                brokers_last = {}
+                for r in _records(final):
+                    if r["type"] == "REGISTER_BROKER_RECORD":
+                        brokers_last[r["data"]["brokerId"]] = r["data"]["isMigratingZkBroker"]
+                assert brokers_last == {0: False, 1: False, 2: False}, brokers_last
+                # 4. the data checks again, on the KRaft cluster
+                _wait_for_full_isr(admin)
+                traffic.stop()
+                figures = traffic.check_exactly_once()
+                md = admin.list_topics(timeout=60).topics
+                counts = {t: len(md[t].partitions) for t in md if not t.startswith("__")}
+                load = sum(n for t, n in counts.items() if t.startswith("load-"))
+                assert load == REHEARSAL_PARTITIONS, counts
+                assert counts[_MIRROR_TOPIC] == 4 and counts[topic] == 3, counts
+                assert counts[_DATA_TOPIC] == 3, counts
+                described = admin.describe_configs([ConfigResource(
+                    ConfigResource.Type.TOPIC, "load-000")])
+                cfg = next(iter(described.values())).result(60)
+                assert cfg["retention.ms"].value == _RETENTION, cfg["retention.ms"]
+                scram = admin.describe_user_scram_credentials([_SCRAM_USER])
+                info = scram[_SCRAM_USER].result(60)
+                assert [c.mechanism for c in info.scram_credential_infos] == [
+                    ScramMechanism.SCRAM_SHA_256], info
+                after = "created-after-finalisation"
+                admin.create_topics([NewTopic(after, num_partitions=2, replication_factor=3)],
+                                    request_timeout=120)[after].result(180)
+                _produce_and_consume(cluster.bootstrap, after)
+                assert zk.exists(f"/brokers/topics/{after}") is None  # no dual-write any more
+                fatal = [c.node_id for c in controllers if "Encountered fatal fault" in
+                         c.log_text()]
+                assert not fatal, fatal
+                # brokers first: a broker stopping without a controller waits out its
+                # controlled-shutdown timeout (30 s each here) before it is killed
+                for broker in cluster.brokers:
+                    broker.stop()
+            finally:
+                real.stop()
+    timeline["total"] = time.monotonic() - started
+    print(f"\nrehearsal to KRaft through the stand-in, {REHEARSAL_PARTITIONS} partitions: "
+          f"ZK writes at reconcile {writes}; records {figures}; timeline (s) "
+          + ", ".join(f"{k} {v:.0f}" for k, v in timeline.items()))
