@@ -10,6 +10,12 @@ Phases, in order:
     mirror    the pre-copy is durable; notifications are being mirrored
     fencing   the fence multi-op may have been sent (its exact `/controller` claim is here, so a
               resume reads back whether it applied and never fences twice)
+
+Every claim any run of this migration wrote at `fencing` stays in `claims`, not only the latest:
+a fence sent by a killed run can still be in flight when a re-run reads back "not applied", and
+apply later, before or instead of the re-run's own (both check `/controller_epoch` at the same
+version, so at most one applies). Its claim is then in `/controller`, and only this list tells it
+from another KRaft controller's.
     fenced    ZooKeeper is fenced (token here); the drain may be partly written
     drained   the final delta, ZkMigrationStateRecord and EndTransactionRecord are durable
     migration `/migration` holds the final offset and epoch
@@ -49,7 +55,9 @@ class Journal:
         voters: the voter ids of the run.
         leader_epoch: the epoch the log is written in.
         last_durable_offset: the last offset known durable on a majority.
-        claim: the `/controller` bytes of the fence (from phase `fencing` on).
+        claim: the `/controller` bytes of the latest fence (from phase `fencing` on).
+        claims: every `/controller` claim a run of this migration wrote at `fencing`, oldest
+            first (any of them in `/controller` means one of our fences applied).
         fence: the fence token's JSON (from `fenced` on).
         migration_zk_version: `/migration`'s version after our final write.
         facts: report figures kept across a resume (counts, offsets).
@@ -62,6 +70,7 @@ class Journal:
     leader_epoch: int = 1
     last_durable_offset: int = -1
     claim: str | None = None
+    claims: list[str] = field(default_factory=list)
     fence: dict[str, Any] | None = None
     migration_zk_version: int | None = None
     facts: dict[str, Any] = field(default_factory=dict)
@@ -90,11 +99,16 @@ class Journal:
             return cls(directory=directory, phase=doc["phase"], cluster_id=doc["cluster_id"],
                        voters=list(doc["voters"]), leader_epoch=int(doc["leader_epoch"]),
                        last_durable_offset=int(doc["last_durable_offset"]),
-                       claim=doc.get("claim"), fence=doc.get("fence"),
+                       claim=doc.get("claim"), claims=_claims(doc), fence=doc.get("fence"),
                        migration_zk_version=doc.get("migration_zk_version"),
                        facts=dict(doc.get("facts") or {}))
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{path}: not a zk2kraft journal ({exc})") from None
+
+    def add_claim(self, claim: str) -> None:
+        """Journal `claim` as the fence about to be sent (phase `fencing`), keeping the earlier
+        ones: atomically, before the multi-op leaves."""
+        self.save(phase="fencing", claim=claim, claims=[*self.claims, claim])
 
     def at_least(self, phase: str) -> bool:
         """True when the journal has reached `phase`."""
@@ -107,7 +121,17 @@ class Journal:
         doc = {"phase": self.phase, "cluster_id": self.cluster_id, "voters": self.voters,
                "leader_epoch": self.leader_epoch,
                "last_durable_offset": self.last_durable_offset, "claim": self.claim,
-               "fence": self.fence, "migration_zk_version": self.migration_zk_version,
-               "facts": self.facts}
+               "claims": self.claims, "fence": self.fence,
+               "migration_zk_version": self.migration_zk_version, "facts": self.facts}
         self.directory.mkdir(parents=True, exist_ok=True)
         atomic_write(self.path, orjson.dumps(doc, option=orjson.OPT_INDENT_2), None)
+
+
+def _claims(doc: dict[str, Any]) -> list[str]:
+    """`claims` of a journal document; one written before the list existed has only `claim`."""
+    claims = doc.get("claims")
+    if claims is None:
+        return [doc["claim"]] if doc.get("claim") else []
+    if not isinstance(claims, list) or not all(isinstance(c, str) for c in claims):
+        raise ValueError("claims is not a list of strings")
+    return list(claims)

@@ -28,7 +28,11 @@ Every phase change is journaled (`_journal.Journal`) before the next step, so a 
 anywhere resumes: before the fence by replaying the log into its image, re-reading the whole
 tree with its watches armed again and writing the difference (removals included), then
 mirroring on; at `fencing` by reading back whether the fence applied (never fencing twice);
-after it by finishing the drain.
+after it by finishing the drain. The journal keeps every claim any run of this migration sent
+(`Journal.claims`): a killed run's fence may still be in flight when the re-run reads back "not
+applied" and apply later, so the read-back, the re-run's judgement of a KRaft `/controller`
+and its own fence's failure all take any of those claims in `/controller` for our fence applied
+(`_our_applied_fence`) and finish the drain; any other claim stays another controller's.
 
 A notification's delta is per entity, O(changes): `zkreader.changed_entities` names the
 entities, `zkreader.read_entities` re-reads them and `migrate.entities.delta_records` diffs them
@@ -43,6 +47,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import json
 import logging
 import os
 import signal
@@ -88,6 +93,7 @@ from zkreader import (
     ClusterSnapshot,
     ConnectOptions,
     ControllerMovedError,
+    FenceState,
     FenceToken,
     MigrationState,
     MigrationZnode,
@@ -414,34 +420,19 @@ class _Run:
             self._finish_report()
             return self.out
         token: FenceToken | None = None
-        if j.phase == "fencing":
+        if j.phase == "fencing" or (j.claims and not j.at_least("fenced")):
+            # at `fencing`, or before it with a fence sent by an earlier run: in flight then,
+            # it may have applied since
             token = self._fence_readback()
         elif j.at_least("fenced"):
             assert j.fence is not None
             token = FenceToken.from_json(j.fence)
         t0 = t1 = None
         if token is None:
-            if not j.at_least("mirror"):
-                self._check_log_is_ours()
-                self._precopy()
-            else:
-                self._resync_resumed()
-            self._mirror_until_cutover()
-            # The window must not pay for the collector walking the pre-copy's millions of
-            # objects (a full pass costs tenths of a second at 100k partitions): freeze what
-            # exists and keep the collector off from the fence to t1.
-            for record in trailer_records(self.mv):
-                encode_record(record)  # their encoders compile on first use: now, not in t0..t1
-            gc.collect()
-            gc.freeze()
-            with paused_gc():
-                t0, token = self._fence()
-                self.out.fence_at = t0
-                self.out.stamps["fence"] = t0
-                if not j.at_least("drained"):
-                    t1 = self._drain_explained(token)
-                    if t1 is not None:
-                        self.out.stamps["drained"] = t1
+            try:
+                t0, t1, token = self._mirror_and_fence()
+            except _OurFenceFound as found:
+                token = found.token  # no t0: the window began in an earlier run
         try:
             if not j.at_least("drained"):
                 t1 = self._drain(token)
@@ -463,6 +454,37 @@ class _Run:
         self._finish_report()
         j.save(phase="done", facts=self._facts())
         return self.out
+
+    def _mirror_and_fence(self) -> tuple[float, float | None, FenceToken]:
+        """Pre-copy (or the resume's resync), mirror, fence and drain: t0, t1 and the token.
+
+        Raises:
+            _OurFenceFound: a fence an earlier run sent turned out applied (`_our_applied_fence`).
+        """
+        j = self.journal
+        if not j.at_least("mirror"):
+            self._check_log_is_ours()
+            self._precopy()
+        else:
+            self._resync_resumed()
+        self._mirror_until_cutover()
+        # The window must not pay for the collector walking the pre-copy's millions of
+        # objects (a full pass costs tenths of a second at 100k partitions): freeze what
+        # exists and keep the collector off from the fence to t1.
+        for record in trailer_records(self.mv):
+            encode_record(record)  # their encoders compile on first use: now, not in t0..t1
+        gc.collect()
+        gc.freeze()
+        t1 = None
+        with paused_gc():
+            t0, token = self._fence()
+            self.out.fence_at = t0
+            self.out.stamps["fence"] = t0
+            if not j.at_least("drained"):
+                t1 = self._drain_explained(token)
+                if t1 is not None:
+                    self.out.stamps["drained"] = t1
+        return t0, t1, token
 
     def _facts(self) -> dict[str, Any]:
         return {"last_offset": self.quorum.last_offset, "fence": self.out.fence,
@@ -529,6 +551,14 @@ class _Run:
         snapshot = self._read(watch=True)
         self.out.summary = self._judge(snapshot)
         if self.out.summary.report.blockers:
+            if self.journal.claims and any(
+                    f.code in _OWN_CLAIM for f in self.out.summary.report.blockers):
+                # the KRaft claim judged may be a fence an earlier run sent that applied after
+                # this run read back "not applied": ours, then, not another controller's
+                earlier = self._our_applied_fence(read_fence_state(self.session, synced=True))
+                if earlier is not None:
+                    self.out.summary = _without(self.out.summary, _OWN_CLAIM)
+                    raise _OurFenceFound(earlier)
             raise _Refused()
         self._migration_judged = _znode_version(snapshot.migration)
         self._check_log_is_ours()
@@ -690,16 +720,25 @@ class _Run:
         ts = int(time.time() * 1000)
         self.out.fence_wall_s = ts / 1000.0
         claim = claim_json(self.controller_id, self.epoch, ts)
-        self.journal.save(phase="fencing", claim=claim.decode())
+        self.journal.add_claim(claim.decode())
+        _pause("before_fence")
         _crash("before_fence")
         sent: list[float] = []
         # every way here passes the pre-copy or the resync, which judged /migration
         assert self._migration_judged is not None
-        token = fence_zk_controller(self.session, kraft_controller_id=self.controller_id,
-                                    kraft_epoch=self.epoch, timestamp_ms=ts,
-                                    migration_version=self._migration_judged,
-                                    on_sent=lambda: sent.append(self.clock()),
-                                    in_flight=_crash_in_flight(self.session, "fence_sent"))
+        try:
+            token = fence_zk_controller(self.session, kraft_controller_id=self.controller_id,
+                                        kraft_epoch=self.epoch, timestamp_ms=ts,
+                                        migration_version=self._migration_judged,
+                                        on_sent=lambda: sent.append(self.clock()),
+                                        in_flight=_crash_in_flight(self.session, "fence_sent"))
+        except ControllerMovedError:
+            # Someone fenced first. An earlier run's fence, still in flight when this run read
+            # back "not applied", is one of them: its claim is journaled, and it is ours.
+            earlier = self._our_applied_fence(read_fence_state(self.session, synced=True))
+            if earlier is None:
+                raise
+            raise _OurFenceFound(earlier) from None
         t0 = sent[0]
         # No journal write here: it would sit inside the window, and the `fencing` entry (our
         # exact claim) already lets a resume read back that the fence applied.
@@ -710,20 +749,42 @@ class _Run:
         return t0, token
 
     def _fence_readback(self) -> FenceToken | None:
-        """A crash at `fencing`: did the fence apply? Never fence twice."""
-        claim = (self.journal.claim or "").encode()
-        now = read_fence_state(self.session, synced=True)
-        if now.controller == claim and now.controller_epoch is not None:
-            assert now.epoch_zk_version is not None and now.migration_zk_version is not None
-            token = FenceToken(now.controller_epoch, now.epoch_zk_version,
-                               now.migration_zk_version, claim, already_applied=True)
-            self.journal.save(phase="fenced", fence=token.to_json())
-            self.sink.say("the previous run's fence had applied (read back); finishing the drain")
+        """A crash at `fencing` (or before it, after an earlier run's fence was sent): did one
+        of our fences apply? Never fence twice."""
+        token = self._our_applied_fence(read_fence_state(self.session, synced=True))
+        if token is not None:
             return token
         self.sink.say("the previous run stopped before its fence applied (read back); "
                       "mirroring again before fencing")
         self.journal.save(phase="mirror", claim=None)
+        _pause("after_readback")
         return None
+
+    def _our_applied_fence(self, now: FenceState) -> FenceToken | None:
+        """The token of our fence when `now` (read after a `sync()`) shows one applied, else None.
+
+        Ours means: `/controller` is a persistent node holding exactly one of the claims the
+        journal kept (`Journal.claims`: every fence any run of this migration sent). Each
+        carries its own millisecond timestamp, and only our fence multi-op creates it, bumping
+        `/controller_epoch` in the same commit; anything else (another KRaft controller's
+        claim, even with our broker id and epoch) stays someone else's. Journals it as fenced.
+        """
+        claims = [c.encode() for c in self.journal.claims]
+        if (now.controller is None or now.controller_ephemeral or now.controller not in claims
+                or now.controller_epoch is None or now.epoch_zk_version is None
+                or now.migration_zk_version is None):
+            return None
+        token = FenceToken(now.controller_epoch, now.epoch_zk_version, now.migration_zk_version,
+                           now.controller, already_applied=True)
+        self.journal.save(phase="fenced", fence=token.to_json())
+        if now.controller == (self.journal.claim or "").encode():
+            self.sink.say("the previous run's fence had applied (read back); finishing the drain")
+        else:
+            sent = _claim_timestamp(now.controller)
+            self.sink.say(f"an earlier run's fence (its claim timestamped {sent}) had applied "
+                          f"after all (read back: /controller_epoch {now.controller_epoch}); it "
+                          "is ours, so not fencing again: finishing the drain")
+        return token
 
     def _drain_explained(self, token: FenceToken) -> float | None:
         """`_drain`, with a voter loss explained the way the caller explains it."""
@@ -880,6 +941,14 @@ def _fenced_without_log(exc: BaseException, controller_id: int, token: FenceToke
             "journal), or run `zk2kraft rollback` to hand ZooKeeper back")
 
 
+def _claim_timestamp(claim: bytes) -> str:
+    """The `timestamp` of a `/controller` claim we wrote (for messages)."""
+    try:
+        return str(json.loads(claim).get("timestamp", "?"))
+    except (ValueError, AttributeError):
+        return "?"
+
+
 def _znode_version(znode: MigrationZnode | None) -> int:
     """`/migration`'s znode version as read, or `MIGRATION_ABSENT`."""
     return MIGRATION_ABSENT if znode is None else znode.stat.version
@@ -887,6 +956,15 @@ def _znode_version(znode: MigrationZnode | None) -> int:
 
 class _Refused(Exception):
     pass
+
+
+class _OurFenceFound(Exception):
+    """A fence an earlier run of this migration sent had applied after all: the run goes on to
+    the drain with its token, never fencing again."""
+
+    def __init__(self, token: FenceToken) -> None:
+        super().__init__("our earlier fence applied")
+        self.token = token
 
 
 class _SessionExpired(Exception):

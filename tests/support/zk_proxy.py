@@ -11,7 +11,12 @@ multi-op (`OpCode.multi`, 14, ZooKeeper's `ZooDefs.OpCode`) and whose bytes `dro
   partition, from then on);
 * `cut=True`: the connection is closed right there (the client sees a connection loss and
   reconnects through the relay, which forwards everything from then on); with `deliver=True`
-  the request reaches ZooKeeper first, and only its reply is lost with the connection.
+  the request reaches ZooKeeper first, and only its reply is lost with the connection;
+* `hold=True`: the request is held back, as a congested network holds it, and nothing the client
+  sends after it is forwarded; the connection to ZooKeeper stays open even after the client
+  dies, the relay pinging on the client's behalf (OpCode.ping, 11, xid -2) so ZooKeeper keeps
+  its session, until `release()` delivers the held request on it: ZooKeeper then applies it,
+  however long after the client that sent it was killed.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from collections.abc import Callable
 from types import TracebackType
 
 MULTI = 14
+PING = struct.pack(">iii", 8, -2, 11)  # length 8, xid -2, OpCode.ping: ZooKeeper's keep-alive
 
 
 def _read_exact(sock: socket.socket, n: int) -> bytes | None:
@@ -43,13 +49,18 @@ class LosingRelay:
     """
 
     def __init__(self, connect: str, drop: Callable[[bytes], bool], *, cut: bool = False,
-                 deliver: bool = False) -> None:
+                 deliver: bool = False, hold: bool = False) -> None:
         hostport, slash, chroot = connect.partition("/")
         host, _, port = hostport.split(",")[0].rpartition(":")
         self._target = (host, int(port))
         self._drop = drop
         self._cut = cut
         self._deliver = deliver
+        self._hold = hold
+        self.held = b""  # with hold=True: the held request's bytes (length prefix included)
+        self._held_on: socket.socket | None = None
+        self._closed = threading.Event()
+        self._sending = threading.Lock()  # whole frames: pings and the release never interleave
         self.dropped = threading.Event()
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.connect = f"127.0.0.1:{self._listener.getsockname()[1]}{slash}{chroot}"
@@ -88,6 +99,10 @@ class LosingRelay:
                     if self._deliver:
                         muted.set()
                         server.sendall(head + body)
+                    if self._hold:
+                        self.held, self._held_on = head + body, server
+                        threading.Thread(target=self._keep_alive, args=(server,),
+                                         daemon=True).start()
                     self.dropped.set()
                     if self._cut:
                         break
@@ -97,7 +112,8 @@ class LosingRelay:
         except OSError:
             pass
         finally:
-            _shut(server)
+            if self._held_on is not server:  # a held request keeps its connection open
+                _shut(server)
             if self._cut:
                 _shut(client)
 
@@ -113,7 +129,24 @@ class LosingRelay:
         finally:
             _shut(client)
 
+    def _keep_alive(self, server: socket.socket) -> None:
+        """Ping for the (maybe dead) client, so ZooKeeper keeps the session the held request
+        belongs to (a session times out without traffic, even on an open connection)."""
+        while not self._closed.wait(0.5):
+            try:
+                with self._sending:
+                    server.sendall(PING)
+            except OSError:
+                return
+
+    def release(self) -> None:
+        """Deliver the held request to ZooKeeper on its own connection (hold=True)."""
+        assert self._held_on is not None, "no request is held"
+        with self._sending:
+            self._held_on.sendall(self.held)
+
     def close(self) -> None:
+        self._closed.set()
         for s in self._socks:
             _shut(s)
             s.close()
