@@ -44,12 +44,18 @@ from typing import Any
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
     AdminClient,
     AlterConfigOpType,
     ConfigEntry,
     ConfigResource,
     NewPartitions,
     NewTopic,
+    ResourcePatternType,
+    ResourceType,
     ScramCredentialInfo,
     ScramMechanism,
     UserScramCredentialUpsertion,
@@ -81,12 +87,20 @@ _DATA_TOPIC = "rehearsal-data"
 _MIRROR_TOPIC = "made-during-mirror"
 _SCRAM_USER = "rehearsal-user"
 _RETENTION = "3600000"
+_PRINCIPAL = f"User:{_SCRAM_USER}"
+# ZooKeeper-mode brokers keep ACLs with AclAuthorizer; KRaft brokers with StandardAuthorizer
+# (Kafka's guide: switch it when the broker moves to KRaft). Clients here are PLAINTEXT,
+# i.e. User:ANONYMOUS, a super user.
+_ZK_AUTHORIZER = {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+                  "super.users": "User:ANONYMOUS"}
+_KRAFT_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 # What Kafka's reconciliation (KRaftMigrationZkWriter.handleSnapshot) writes on a tree that
 # matches the log exactly: every client quota entity and SCRAM user of its image, one
-# UpdateClientQuota each, and every token, one UpdateDelegationToken each. This cluster has no
-# quotas and no tokens, and one SCRAM user (created during the mirror): exactly one write.
-# Anything else (UpdateTopic, UpdatePartition, UpdateTopicConfig, UpdateProducerId, ...) means
-# our log and ZooKeeper differed.
+# UpdateClientQuota each, and every token, one UpdateDelegationToken each; topics, partitions,
+# configs, ACLs and the producer id block only where they differ. This cluster has no quotas and
+# no tokens, and one SCRAM user (created during the mirror): exactly one write. Anything else
+# (UpdateTopic, UpdatePartition, UpdateTopicConfig, UpdateAcl, UpdateProducerId, ...) means our
+# log and ZooKeeper differed.
 _EXPECTED_ZK_WRITES = {"UpdateClientQuota": 1}
 _ZK_WRITES = re.compile(
     r"Made the following ZK writes when reconciling with KRaft state: \{([^}]*)\}")
@@ -226,6 +240,12 @@ def _admin_changes(admin: AdminClient) -> None:
         b"rehearsal-password", b"rehearsal-salt")
     _retry("create a SCRAM user", lambda: [
         f.result(90) for f in admin.alter_user_scram_credentials([user]).values()])
+    _retry("create an ACL", lambda: [f.result(90) for f in admin.create_acls([_acl()]).values()])
+
+
+def _acl() -> AclBinding:
+    return AclBinding(ResourceType.TOPIC, "load-000", ResourcePatternType.LITERAL, _PRINCIPAL,
+                      "*", AclOperation.READ, AclPermissionType.ALLOW)
 
 
 def _partition_states(zk: KazooClient) -> dict[str, dict[str, Any]]:
@@ -309,6 +329,11 @@ def _check_mirror_changes_in_log(records: list[dict[str, Any]], restarted_epoch:
     assert configs and configs[-1]["value"] == _RETENTION, configs
     users = {r["data"]["name"] for r in records if r["type"] == "USER_SCRAM_CREDENTIAL_RECORD"}
     assert _SCRAM_USER in users, users
+    acls = [r["data"] for r in records if r["type"] == "ACCESS_CONTROL_ENTRY_RECORD"]
+    # resourceType 2 = TOPIC, patternType 3 = LITERAL, operation 3 = READ, permission 3 = ALLOW
+    assert [(a["resourceType"], a["resourceName"], a["patternType"], a["principal"], a["host"],
+             a["operation"], a["permissionType"]) for a in acls] == [
+        (2, "load-000", 3, _PRINCIPAL, "*", 3, 3)], acls
     # the restarted broker's new ZooKeeper registration (epoch = its znode's czxid)
     epochs = [r["data"]["brokerEpoch"] for r in records if r["type"] == "REGISTER_BROKER_RECORD"
               and r["data"]["brokerId"] == restarted]
@@ -354,7 +379,7 @@ def _roll_to_kraft(broker: KafkaZkBroker, voters: str) -> None:
         remove=("broker.id", "zookeeper.connect", "zookeeper.session.timeout.ms",
                 "zookeeper.metadata.migration.enable", "inter.broker.protocol.version"),
         update={"process.roles": "broker", "node.id": str(broker.broker_id),
-                "controller.quorum.voters": voters})
+                "controller.quorum.voters": voters, "authorizer.class.name": _KRAFT_AUTHORIZER})
 
 
 def _restart_without_migration(controller: KafkaController) -> None:
@@ -388,7 +413,8 @@ def test_standin_rehearsal_manual_cutover_then_brokers_to_kraft_and_finalised(
     ports = {n: free_port() for n in (STANDIN, *STANDIN_FOLLOWERS)}
     voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in sorted(ports.items()))
     timeline: dict[str, float] = {}
-    with migration_cluster(root, connect, brokers=3, heap="320m", voters=voters) as cluster:
+    with migration_cluster(root, connect, brokers=3, heap="320m", voters=voters,
+                           extra=_ZK_AUTHORIZER) as cluster:
         admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
         _create_topics(admin, REHEARSAL_PARTITIONS)
         traffic = _Traffic(cluster.bootstrap, _DATA_TOPIC)
@@ -502,6 +528,10 @@ def test_standin_rehearsal_manual_cutover_then_brokers_to_kraft_and_finalised(
                 info = scram[_SCRAM_USER].result(60)
                 assert [c.mechanism for c in info.scram_credential_infos] == [
                     ScramMechanism.SCRAM_SHA_256], info
+                acls = admin.describe_acls(AclBindingFilter(
+                    ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
+                    AclOperation.ANY, AclPermissionType.ANY)).result(60)
+                assert acls == [_acl()], acls
                 after = "created-after-finalisation"
                 admin.create_topics([NewTopic(after, num_partitions=2, replication_factor=3)],
                                     request_timeout=120)[after].result(180)
