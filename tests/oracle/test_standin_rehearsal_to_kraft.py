@@ -432,11 +432,16 @@ def test_standin_rehearsal_manual_cutover_then_brokers_to_kraft_and_finalised(
                 time.sleep(0.2)
             timeline["mirror"] = time.monotonic() - started
             _admin_changes(admin)
+            # the broker that is ZooKeeper's controller: its restart moves /controller and
+            # bumps /controller_epoch while zk2kraft mirrors, and the new controller re-elects
+            # its partitions' leaders and shrinks and grows their ISRs
             controller_broker = json.loads(zk.get("/controller")[0])["brokerid"]
-            restarted = next(b for b in cluster.brokers if b.broker_id != controller_broker)
+            epoch_before = int(zk.get("/controller_epoch")[0])
+            restarted = next(b for b in cluster.brokers if b.broker_id == controller_broker)
             registration = f"/brokers/ids/{restarted.broker_id}"
             restarted.restart(ready_to_start=lambda: zk.exists(registration) is None)
             restarted_epoch = zk.exists(registration).czxid
+            assert int(zk.get("/controller_epoch")[0]) > epoch_before  # the controller moved
             _wait_for_full_isr_in_zk(zk)
             assert proc.poll() is None, proc.communicate()
             proc.send_signal(signal.SIGUSR1)
