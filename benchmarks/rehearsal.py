@@ -5,6 +5,7 @@ it. Prints figures; it is not a test.
     python benchmarks/rehearsal.py                          # 1,000 partitions, one run
     python benchmarks/rehearsal.py --sizes 1000 10000 --runs 3
     python benchmarks/rehearsal.py --transport voter        # the local-voter variant
+    python benchmarks/rehearsal.py --keep                   # keep every node's logs
 
 Per size and run, two fresh clusters of real Kafka 3.9.1 ZooKeeper-mode brokers in migration mode
 (`tests/support/migration_cluster.py`, `--brokers` of them, 2 by default), the partitions created
@@ -57,6 +58,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -111,6 +113,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="zk2kraft's --handoff-timeout (seconds)")
     p.add_argument("--json", help="write the figures here too")
     p.add_argument("--only", choices=["kafka", "ours"], help="run one side only")
+    p.add_argument("--keep", action="store_true",
+                   help="keep the work directory (every node's logs, zk2kraft's --json report "
+                        "and journal; ~300 MB a run at 10,000 partitions); removed by default")
     return p
 
 
@@ -277,16 +282,19 @@ def ours_standin(root: Path, connect: str, size: int, brokers: int, heap: str,
 
 
 def _election_steps(journal: Path, doc: dict[str, Any], leader: Any) -> dict[str, float | None]:
-    """Where the election part went, from the new leader's log and our stamps on one wall clock.
+    """Where the election part went: our stamps, and the new leader's log.
 
-    The fence's wall time is the `timestamp` zk2kraft put in its `/controller` claim (the
-    journal keeps it); the handoff is `tool` + `migration_znode` after it; `resign` (phase_ms)
-    minus the handover's `elapsed_ms` is the wait for every follower to reach the log's end
-    before EndQuorumEpoch. Log lines have millisecond stamps, so each step is +-1 ms plus the
-    logger's own delay."""
+    Exact: `followers_catch_up` (`resign` in phase_ms minus the handover's `elapsed_ms`: the wait
+    for every follower to reach the log's end before EndQuorumEpoch), `candidate_to_leader`
+    (two lines of the new leader's log) and, by difference, `messages` (EndQuorumEpoch sent ->
+    the successor's CandidateState, plus its Leader state -> its BeginQuorumEpoch reaching us).
+    Estimated: the split of `messages`, which needs our stamps on the log's wall clock. The only
+    wall time the report keeps is the `/controller` claim's `timestamp`, taken before the
+    journal write that precedes the fence, so `end_epoch_to_candidate_at_most` is an upper
+    bound and `leader_to_begin_epoch_at_least` a lower bound (by that journal write's time)."""
     try:
         claim = json.loads(json.loads(journal.read_text())["claim"])
-        fence_s = int(claim["timestamp"]) / 1000.0
+        claim_wall_s = int(claim["timestamp"]) / 1000.0
     except (OSError, KeyError, ValueError):
         return {}
     parts = doc["window_ms"].get("parts") or {}
@@ -307,18 +315,18 @@ def _election_steps(journal: Path, doc: dict[str, Any], leader: Any) -> dict[str
             return None
         return datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
 
-    handoff_s = fence_s + (tool + znode) / 1000.0
+    candidate, leads = logged("CandidateState"), logged("Leader")
+    if candidate is None or leads is None:
+        return {"followers_catch_up": round(resign - elapsed, 1)}
+    handoff_s = claim_wall_s + (tool + znode) / 1000.0
     sent_s = handoff_s + (resign - elapsed) / 1000.0
     begin_s = handoff_s + election / 1000.0
-    candidate, leads = logged("CandidateState"), logged("Leader")
-
-    def ms(a: float | None, b: float | None) -> float | None:
-        return None if a is None or b is None else round((b - a) * 1000.0, 1)
-
+    candidate_to_leader = (leads - candidate) * 1000.0
     return {"followers_catch_up": round(resign - elapsed, 1),
-            "end_epoch_to_candidate": ms(sent_s, candidate),
-            "candidate_to_leader": ms(candidate, leads),
-            "leader_to_begin_epoch_received": ms(leads, begin_s)}
+            "candidate_to_leader": round(candidate_to_leader, 1),
+            "messages": round(election - (resign - elapsed) - candidate_to_leader, 1),
+            "end_epoch_to_candidate_at_most": round((candidate - sent_s) * 1000.0, 1),
+            "leader_to_begin_epoch_at_least": round((begin_s - leads) * 1000.0, 1)}
 
 
 def ours_local_voter(root: Path, connect: str, size: int, brokers: int, heap: str,
@@ -491,6 +499,10 @@ def main(argv: list[str] | None = None) -> int:
             Path(args.json).write_text(json.dumps(figures, indent=2))
     finally:
         server.stop()
+        if args.keep:
+            print(f"work directory kept: {work}", flush=True)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
