@@ -76,7 +76,9 @@ from tests.support.standin import (
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow, pytest.mark.timeout(1500)]
 
-REHEARSAL_PARTITIONS = int(os.environ.get("ZK2KRAFT_REHEARSAL_PARTITIONS", "100"))
+# 1,000 by default, the size the issue asks for in CI (435 s here at load 5-10 beside a CI run,
+# 188-360 s before); ZK2KRAFT_REHEARSAL_PARTITIONS=100 for a quicker run by hand.
+REHEARSAL_PARTITIONS = int(os.environ.get("ZK2KRAFT_REHEARSAL_PARTITIONS", "1000"))
 _PER_TOPIC = 50
 _CONTROLLER_PROPS = {
     "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
