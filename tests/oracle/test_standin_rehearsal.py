@@ -33,17 +33,21 @@ import os
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kazoo.client import KazooClient
 
 from tests.support.kafka import KafkaZkBroker, free_port
-from tests.support.migration_cluster import migration_cluster, state_times, wait_for_kraft_claim
+from tests.support.migration_cluster import (
+    migration_cluster,
+    produce_and_consume,
+    state_times,
+    wait_for_kraft_claim,
+    wait_for_znode,
+)
 from tests.support.standin import (
     STANDIN,
     STANDIN_FOLLOWERS,
@@ -74,42 +78,6 @@ def _create_topics(bootstrap: str, partitions: int) -> None:
         i += 1
     for f in admin.create_topics(topics, request_timeout=180).values():
         f.result(240)
-
-
-def _produce_and_consume(bootstrap: str, topic: str) -> list[bytes]:
-    """One acks=all record into `topic`, read back from the beginning."""
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
-                         "enable.idempotence": True, "message.timeout.ms": 120000})
-    marker = uuid.uuid4().bytes
-    errors: list[Any] = []
-    producer.produce(topic, marker, on_delivery=lambda e, m: errors.append(e) if e else None)
-    assert producer.flush(150) == 0 and not errors, errors
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"g-{uuid.uuid4()}",
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
-    # assigned, not subscribed: no group coordinator needed (its partition of the RF 1
-    # __consumer_offsets may sit on a broker the rollback rehearsal stopped)
-    count = len(consumer.list_topics(topic, timeout=60).topics[topic].partitions)
-    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(count)])
-    got: list[bytes] = []
-    deadline = time.monotonic() + 120
-    try:
-        while marker not in got and time.monotonic() < deadline:
-            msg = consumer.poll(1.0)
-            if msg is not None and msg.error() is None:
-                got.append(msg.value())
-    finally:
-        consumer.close()
-    assert marker in got, f"the record produced after the cutover was not consumed: {got}"
-    return got
-
-
-def _wait_for_znode(zk: KazooClient, path: str, timeout_s: float) -> bytes:
-    deadline = time.monotonic() + timeout_s
-    while zk.exists(path) is None:
-        assert time.monotonic() < deadline, f"{path} never appeared in ZooKeeper"
-        time.sleep(0.2)
-    data: bytes = zk.get(path)[0]
-    return data
 
 
 def _rollback(root: Path, connect: str, zk: KazooClient, brokers: list[KafkaZkBroker],
@@ -162,7 +130,7 @@ def _rollback(root: Path, connect: str, zk: KazooClient, brokers: list[KafkaZkBr
     # once more: the election may carry either epoch, never one from before the rollback)
     assert zk_epoch <= state["controller_epoch"] <= int(zk.get("/controller_epoch")[0]), state
     live = ",".join(b.bootstrap_servers for b in brokers if b is not victim)
-    _produce_and_consume(live, "load-000")
+    produce_and_consume(live, "load-000")
     print(f"\nrollback: {back.stdout.strip().splitlines()[0]}; load-000-0 leader "
           f"{before['leader']} -> {state['leader']}, isr {before['isr']} -> {state['isr']}")
 
@@ -203,9 +171,9 @@ def test_rehearsal_with_brokers_through_the_standin_then_rollback(
             admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
             admin.create_topics([NewTopic(topic, num_partitions=3, replication_factor=2)],
                                 request_timeout=120)[topic].result(180)
-            znode = json.loads(_wait_for_znode(zk, f"/brokers/topics/{topic}", 120))
+            znode = json.loads(wait_for_znode(zk, f"/brokers/topics/{topic}", 120))
             assert sorted(znode["partitions"]) == ["0", "1", "2"], znode
-            _produce_and_consume(cluster.bootstrap, topic)
+            produce_and_consume(cluster.bootstrap, topic)
             assert "Encountered fatal fault" not in "\n".join(n.log_text() for n in nodes)
             # the rollback rehearsal: Kafka's documented way back while brokers are still in
             # ZooKeeper mode, with `zk2kraft rollback` for the ZooKeeper part

@@ -37,7 +37,6 @@ import re
 import signal
 import threading
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +62,13 @@ from confluent_kafka.admin import (
 from kazoo.client import KazooClient
 
 from tests.support.kafka import KafkaController, KafkaZkBroker, dump_log_payloads, free_port
-from tests.support.migration_cluster import migration_cluster, state_times, wait_for_kraft_claim
+from tests.support.migration_cluster import (
+    migration_cluster,
+    produce_and_consume,
+    state_times,
+    wait_for_kraft_claim,
+    wait_for_znode,
+)
 from tests.support.standin import (
     LONG_ELECTION,
     STANDIN,
@@ -342,38 +347,6 @@ def _check_mirror_changes_in_log(records: list[dict[str, Any]], restarted_epoch:
     assert restarted_epoch in epochs, (restarted_epoch, epochs)
 
 
-def _produce_and_consume(bootstrap: str, topic: str) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
-                         "enable.idempotence": True, "message.timeout.ms": 120000})
-    marker = uuid.uuid4().bytes
-    errors: list[Any] = []
-    producer.produce(topic, marker, on_delivery=lambda e, m: errors.append(e) if e else None)
-    assert producer.flush(150) == 0 and not errors, errors
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"g-{uuid.uuid4()}",
-                         "enable.auto.commit": False})
-    count = len(consumer.list_topics(topic, timeout=60).topics[topic].partitions)
-    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(count)])
-    got: list[bytes] = []
-    deadline = time.monotonic() + 120
-    try:
-        while marker not in got and time.monotonic() < deadline:
-            msg = consumer.poll(1.0)
-            if msg is not None and msg.error() is None:
-                got.append(msg.value())
-    finally:
-        consumer.close()
-    assert marker in got, f"the record produced to {topic} was not consumed"
-
-
-def _wait_for_znode(zk: KazooClient, path: str, timeout_s: float) -> bytes:
-    deadline = time.monotonic() + timeout_s
-    while zk.exists(path) is None:
-        assert time.monotonic() < deadline, f"{path} never appeared in ZooKeeper"
-        time.sleep(0.2)
-    data: bytes = zk.get(path)[0]
-    return data
-
-
 def _roll_to_kraft(broker: KafkaZkBroker, voters: str) -> None:
     """Kafka's "Migrating brokers to KRaft": the same broker restarted as a KRaft broker, with
     node.id = its broker.id, the controller quorum, no ZooKeeper, the same log dirs/listeners."""
@@ -474,9 +447,9 @@ def test_standin_rehearsal_manual_cutover_then_brokers_to_kraft_and_finalised(
             topic = "created-after-cutover"
             admin.create_topics([NewTopic(topic, num_partitions=3, replication_factor=2)],
                                 request_timeout=120)[topic].result(180)
-            znode = json.loads(_wait_for_znode(zk, f"/brokers/topics/{topic}", 120))
+            znode = json.loads(wait_for_znode(zk, f"/brokers/topics/{topic}", 120))
             assert sorted(znode["partitions"]) == ["0", "1", "2"], znode
-            _produce_and_consume(cluster.bootstrap, topic)
+            produce_and_consume(cluster.bootstrap, topic)
             # 3. the stand-in's slot to a real controller 3000 (static voters: it starts on the
             # stand-in's directory and address, follows and catches up)
             real = KafkaController(
@@ -542,7 +515,7 @@ def test_standin_rehearsal_manual_cutover_then_brokers_to_kraft_and_finalised(
                 after = "created-after-finalisation"
                 admin.create_topics([NewTopic(after, num_partitions=2, replication_factor=3)],
                                     request_timeout=120)[after].result(180)
-                _produce_and_consume(cluster.bootstrap, after)
+                produce_and_consume(cluster.bootstrap, after)
                 assert zk.exists(f"/brokers/topics/{after}") is None  # no dual-write any more
                 fatal = [c.node_id for c in controllers if "Encountered fatal fault" in
                          c.log_text()]

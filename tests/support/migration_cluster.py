@@ -19,6 +19,7 @@ import re
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -211,3 +212,41 @@ def fence_znodes(client: KazooClient) -> dict[str, tuple[bytes, int, int] | None
         out[path] = None if got is None else (client.get(path)[0], got.version,
                                               got.ephemeralOwner)
     return out
+
+
+def produce_and_consume(bootstrap: str, topic: str) -> None:
+    """One idempotent acks=all record into `topic`, read back from the beginning of every
+    partition. Assigned, not subscribed: no group coordinator is needed (its partition of an RF 1
+    `__consumer_offsets` may sit on a broker a rehearsal stopped)."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
+                         "enable.idempotence": True, "message.timeout.ms": 120000})
+    marker = uuid.uuid4().bytes
+    errors: list[Any] = []
+    producer.produce(topic, marker, on_delivery=lambda e, m: errors.append(e) if e else None)
+    assert producer.flush(150) == 0 and not errors, errors
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"g-{uuid.uuid4()}",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    count = len(consumer.list_topics(topic, timeout=60).topics[topic].partitions)
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(count)])
+    got: list[bytes] = []
+    deadline = time.monotonic() + 120
+    try:
+        while marker not in got and time.monotonic() < deadline:
+            msg = consumer.poll(1.0)
+            if msg is not None and msg.error() is None:
+                got.append(msg.value())
+    finally:
+        consumer.close()
+    assert marker in got, f"the record produced to {topic} was not consumed: {got}"
+
+
+def wait_for_znode(zk: KazooClient, path: str, timeout_s: float) -> bytes:
+    """`path`'s data once it exists (e.g. a topic the KRaft controller dual-writes)."""
+    deadline = time.monotonic() + timeout_s
+    while zk.exists(path) is None:
+        assert time.monotonic() < deadline, f"{path} never appeared in ZooKeeper"
+        time.sleep(0.2)
+    data: bytes = zk.get(path)[0]
+    return data
