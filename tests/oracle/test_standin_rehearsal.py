@@ -42,10 +42,9 @@ from kazoo.client import KazooClient
 
 from tests.support.kafka import KafkaZkBroker, free_port
 from tests.support.migration_cluster import (
+    kraft_controller_took_over,
     migration_cluster,
     produce_and_consume,
-    state_times,
-    wait_for_kraft_claim,
     wait_for_znode,
 )
 from tests.support.standin import (
@@ -153,14 +152,7 @@ def test_rehearsal_with_brokers_through_the_standin_then_rollback(
             assert done.returncode == 0, done.stdout + done.stderr + logs[-6000:]
             report = json.loads((root / "m.json").read_text())
             assert report["handover"]["new_leader"] in STANDIN_FOLLOWERS, report["handover"]
-            claim = wait_for_kraft_claim(zk, 240)
-            logs = "\n".join(n.log_text() for n in nodes)
-            assert claim.get("kraftControllerEpoch", -1) > 1, logs[-6000:]
-            leader = next(n for n in nodes if n.node_id == claim["brokerid"])
-            leader.wait_for_log(r"transitioning from \w+ to DUAL_WRITE state", 240)
-            states = state_times(leader)
-            assert "WAIT_FOR_BROKERS" not in states and "ZK_MIGRATION" not in states, states
-            assert "Loaded ZK migration state of MIGRATION" in leader.log_text()
+            kraft_controller_took_over(zk, nodes)
             # every acknowledged record consumed exactly once, through the whole run
             records = report["canary"]["records"]
             assert records["acked"] > 0 and records["acked"] == records["produced"], records

@@ -63,10 +63,9 @@ from kazoo.client import KazooClient
 
 from tests.support.kafka import KafkaController, KafkaZkBroker, dump_log_payloads, free_port
 from tests.support.migration_cluster import (
+    kraft_controller_took_over,
     migration_cluster,
     produce_and_consume,
-    state_times,
-    wait_for_kraft_claim,
     wait_for_znode,
 )
 from tests.support.standin import (
@@ -443,14 +442,7 @@ def test_standin_rehearsal_manual_cutover_then_brokers_to_kraft_and_finalised(
             assert report["cutover"] == "manual"
             assert report["handover"]["new_leader"] in STANDIN_FOLLOWERS, report["handover"]
             # 2. the real controller takes over
-            claim = wait_for_kraft_claim(zk, 240)
-            logs = "\n".join(n.log_text() for n in nodes)
-            assert claim.get("kraftControllerEpoch", -1) > 1, logs[-6000:]
-            leader = next(n for n in nodes if n.node_id == claim["brokerid"])
-            leader.wait_for_log(r"transitioning from \w+ to DUAL_WRITE state", 240)
-            states = state_times(leader)
-            assert "WAIT_FOR_BROKERS" not in states and "ZK_MIGRATION" not in states, states
-            assert "Loaded ZK migration state of MIGRATION" in leader.log_text()
+            leader = kraft_controller_took_over(zk, nodes)
             writes = _zk_writes(leader)
             assert writes == _EXPECTED_ZK_WRITES, (
                 f"the controller's reconciliation wrote {writes} to ZooKeeper; on a tree equal "

@@ -189,6 +189,22 @@ def wait_for_kraft_claim(zk: KazooClient, timeout_s: float) -> dict[str, Any]:
         time.sleep(0.5)
 
 
+def kraft_controller_took_over(zk: KazooClient, nodes: list[KafkaController]
+                                ) -> KafkaController:
+    """After a handover from the stand-in: the controller that claimed `/controller` above our
+    epoch reached DUAL_WRITE on the log we handed over, without WAIT_FOR_BROKERS or ZK_MIGRATION
+    (Kafka did not copy ZooKeeper again). Returns that controller."""
+    claim = wait_for_kraft_claim(zk, 240)
+    logs = "\n".join(n.log_text() for n in nodes)
+    assert claim.get("kraftControllerEpoch", -1) > 1, logs[-6000:]
+    leader = next(n for n in nodes if n.node_id == claim["brokerid"])
+    leader.wait_for_log(r"transitioning from \w+ to DUAL_WRITE state", 240)
+    states = state_times(leader)
+    assert "WAIT_FOR_BROKERS" not in states and "ZK_MIGRATION" not in states, states
+    assert "Loaded ZK migration state of MIGRATION" in leader.log_text()
+    return leader
+
+
 def wait_for_migration_epoch(zk: KazooClient, epoch: int, timeout_s: float) -> dict[str, Any]:
     """Read /migration until it names kraft_controller_epoch `epoch`, or until `timeout_s` passed.
 
