@@ -161,7 +161,8 @@ def main() -> int:
             _zk2kraft_log(root, args.topics, args.partitions, args.kafka)
         else:
             for node in first:
-                run_tool(dist, storage, "format", "-t", cluster_id, "-c", str(node.config_path))
+                run_tool(dist, storage, "format", f"--cluster-id={cluster_id}", "-c",
+                         str(node.config_path))
         for run in range(args.restarts + 1):
             group = first if run == 0 else nodes(run)
             started = time.monotonic()

@@ -274,7 +274,7 @@ def _steps(spec: StandInSpec, *, voters: str, mv: str, zookeeper: str, cluster_i
              revert_brokers),
         Step("Provision the controllers and start zk2kraft's stand-in",
              (f"format each controller's metadata.log.dir with the cluster's id: "
-              f"kafka-storage.sh format --cluster-id {cid} --release-version {mv} "
+              f"kafka-storage.sh format --cluster-id={cid} --release-version {mv} "
               "--config controller.properties (static voters: no --standalone, no "
               "--initial-controllers)",
               f"start zk2kraft: zk2kraft migrate --zookeeper {zookeeper} --standin {standin} "

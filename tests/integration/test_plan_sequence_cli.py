@@ -25,7 +25,9 @@ from kazoo.client import KazooClient
 
 from migrate.cli import main
 
-CLUSTER_ID = "q1Sh-9_ISia_zwGINzRvyQ"
+# Starts with `-` on purpose: Kafka's argument parser reads `--cluster-id -1Sh…` as a missing
+# value, so the printed step must use `--cluster-id=ID` (one random id in 64 starts so).
+CLUSTER_ID = "-1Sh-9_ISia_zwGINzRvyQ"
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -144,7 +146,7 @@ def test_standin_plan_prints_each_nodes_properties_and_the_steps(
     assert "zookeeper.metadata.migration.enable" in steps[-1]["actions"][0]
     cutover = steps[titles.index("Cut over")]
     assert "zk2kraft rollback" in cutover["rollback"] and "/controller" in cutover["rollback"]
-    assert f"--cluster-id {CLUSTER_ID}" in " ".join(steps[titles.index(
+    assert f"--cluster-id={CLUSTER_ID}" in " ".join(steps[titles.index(
         "Provision the controllers and start zk2kraft's stand-in")]["actions"])
     # the terminal gets the same, one key=value line per property (stderr: stdout is the JSON)
     assert "controller 3001: controller.properties" in err

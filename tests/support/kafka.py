@@ -237,8 +237,12 @@ def storage_format(
     config: Path | str, cluster_id: str, *, release_version: str | None = None,
     extra: Sequence[str] = (),
 ) -> str:
-    """`kafka-storage format -t CLUSTER_ID -c CONFIG [-r VERSION]`; returns its output."""
-    args = ["format", "-t", cluster_id, "-c", str(config)]
+    """`kafka-storage format --cluster-id=CLUSTER_ID -c CONFIG [-r VERSION]`; returns its output.
+
+    The `=` form matters: one random cluster id in 64 starts with `-`, and Kafka's argument
+    parser reads `-t -aN2G…` as a missing value followed by an unknown flag (a CI run failed so).
+    """
+    args = ["format", f"--cluster-id={cluster_id}", "-c", str(config)]
     if release_version is not None:
         args += ["-r", release_version]
     return run_kafka_class("kafka.tools.StorageTool", *args, *extra).stdout
