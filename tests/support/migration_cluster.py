@@ -13,8 +13,10 @@ touches a file and waits; a thread here launches the controller and releases the
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
+import logging
 import re
 import sys
 import threading
@@ -230,22 +232,48 @@ def fence_znodes(client: KazooClient) -> dict[str, tuple[bytes, int, int] | None
     return out
 
 
+class ClientLog(logging.Handler):
+    """The last lines a librdkafka client logged (its `debug` contexts included), kept to say
+    why a consumer read nothing when a rehearsal fails; passed as the client's `logger`."""
+
+    def __init__(self, name: str, lines: int = 400) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: collections.deque[str] = collections.deque(maxlen=lines)
+        self.logger = logging.getLogger(f"rdkafka.{name}.{uuid.uuid4().hex[:8]}")
+        self.logger.propagate = False
+        self.logger.setLevel(logging.DEBUG)
+        self.logger.addHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{record.created:.3f} {record.getMessage()}")
+
+    def tail(self, n: int = 120) -> str:
+        return "\n".join(list(self.lines)[-n:])
+
+
 def produce_and_consume(bootstrap: str, topic: str) -> None:
-    """One idempotent acks=all record into `topic`, read back from the beginning of every
-    partition. Assigned, not subscribed: no group coordinator is needed (its partition of an RF 1
-    `__consumer_offsets` may sit on a broker a rehearsal stopped)."""
+    """One idempotent acks=all record into `topic`, read back from the beginning of the
+    partition it landed in. Assigned, not subscribed: no group coordinator is needed (its
+    partition of an RF 1 `__consumer_offsets` may sit on a broker a rehearsal stopped). The
+    partition comes from the delivery report, not from Metadata: a topic just created may be
+    unknown to the bootstrap broker for a while (it learns by UpdateMetadata), and a consumer
+    assigned the empty partition list Metadata gave then read nothing for 120 s (one run, a topic
+    created after the cutover)."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
                          "enable.idempotence": True, "message.timeout.ms": 120000})
     marker = uuid.uuid4().bytes
     errors: list[Any] = []
-    producer.produce(topic, marker, on_delivery=lambda e, m: errors.append(e) if e else None)
-    assert producer.flush(150) == 0 and not errors, errors
+    landed: list[int] = []
+    producer.produce(topic, marker, on_delivery=lambda e, m: errors.append(e) if e
+                     else landed.append(m.partition()))
+    assert producer.flush(150) == 0 and not errors and landed, errors
+    log = ClientLog("check")
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"g-{uuid.uuid4()}",
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
-    count = len(consumer.list_topics(topic, timeout=60).topics[topic].partitions)
-    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(count)])
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                         "debug": "consumer,fetch,topic,metadata"}, logger=log.logger)
+    consumer.assign([TopicPartition(topic, landed[0], OFFSET_BEGINNING)])
     got: list[bytes] = []
     deadline = time.monotonic() + 120
     try:
@@ -255,7 +283,8 @@ def produce_and_consume(bootstrap: str, topic: str) -> None:
                 got.append(msg.value())
     finally:
         consumer.close()
-    assert marker in got, f"the record produced to {topic} was not consumed: {got}"
+    assert marker in got, (f"the record produced to {topic} was not consumed: {got}; the "
+                           f"consumer's last log lines:\n{log.tail()}")
 
 
 def wait_for_znode(zk: KazooClient, path: str, timeout_s: float) -> bytes:
