@@ -125,16 +125,38 @@ def _admin(bootstrap: str) -> KafkaAdminClient:
     return KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60_000)
 
 
+def _end_offsets(bootstrap: str, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
+    """Each partition's end offset, asked again (by a new consumer) while the cluster settles.
+
+    Right after the KRaft brokers start, a partition's leader can be a broker that the metadata
+    answering the consumer does not list yet: kafka-python 3.0.12 then raises
+    UnknownBrokerIdError (one CI run on f565f58, broker 1, after every partition had a leader).
+    A fresh consumer asks for fresh metadata; 60 s is far past the brokers' own start-up.
+    """
+    deadline = time.monotonic() + 60
+    while True:
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, isolation_level="read_committed",
+                                 enable_auto_commit=False, request_timeout_ms=30_000)
+        try:
+            return dict(consumer.end_offsets(tps))
+        except KafkaError as exc:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"end offsets of {tps[0].topic}: {exc!r}") from exc
+            time.sleep(1)
+        finally:
+            consumer.close()
+
+
 def _read_all(bootstrap: str, topic: str, partitions: int) -> tuple[str, int]:
     """A checksum of every committed record of `topic`: partition, offset, key, value, time."""
+    tps = [TopicPartition(topic, p) for p in range(partitions)]
+    ends = _end_offsets(bootstrap, tps)
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
                              isolation_level="read_committed", request_timeout_ms=60_000,
                              consumer_timeout_ms=20_000, max_poll_records=5000)
     try:
-        tps = [TopicPartition(topic, p) for p in range(partitions)]
         consumer.assign(tps)
         consumer.seek_to_beginning(*tps)
-        ends = consumer.end_offsets(tps)
         rows: list[tuple[int, int, bytes, bytes, int]] = []
         done = {tp for tp in tps if ends[tp] == 0}
         deadline = time.monotonic() + 180
