@@ -253,6 +253,9 @@ class OnlineOutcome:
     # the window's boundaries on the run's clock (fence, drained, handoff, new_leader, claimed)
     # and the fence's wall-clock time, for the stacked parts (migrate._window_report)
     stamps: dict[str, float] = field(default_factory=dict)
+    # the same boundaries on the wall clock (time.time(), taken beside each monotonic stamp):
+    # with the stand-in's handover events they line up with the new leader's own log lines
+    wall_stamps: dict[str, float] = field(default_factory=dict)
     fence_wall_s: float | None = None
     parts: dict[str, Any] | None = None  # window_ms.parts, set by the command
 
@@ -268,6 +271,10 @@ class OnlineOutcome:
             "cutover": self.cutover,
             "transport": self.transport,
             "handover": self.handover,
+            "stamps": {k: {"mono_s": round(v, 6),
+                           "wall_s": (round(self.wall_stamps[k], 6)
+                                      if k in self.wall_stamps else None)}
+                       for k, v in self.stamps.items()},
             "window_ms": {"tool": _r(self.window_tool_ms), "total": _r(self.window_total_ms),
                           **(self.canary or {}),
                           **({} if self.parts is None else {"parts": self.parts})},
@@ -346,6 +353,8 @@ class _Run:
         self.journal = journal
         self.sink = sink
         self.clock = clock
+        # wall-clock times (time.time()) taken beside t0, t1 and t2
+        self._t0_wall = self._t1_wall = self._t2_wall = 0.0
         self.trigger = trigger
         self.mv = options.metadata_version
         self.topts = _translation_options(options)
@@ -446,6 +455,7 @@ class _Run:
         t2 = self._handoff(token)
         if t2 is not None:
             self.out.stamps["claimed"] = t2
+            self.out.wall_stamps["claimed"] = self._t2_wall
         if t0 is not None and t1 is not None:
             self.out.window_tool_ms = (t1 - t0) * 1000.0
             self.out.window_total_ms = None if t2 is None else (t2 - t0) * 1000.0
@@ -480,10 +490,12 @@ class _Run:
             t0, token = self._fence()
             self.out.fence_at = t0
             self.out.stamps["fence"] = t0
+            self.out.wall_stamps["fence"] = self._t0_wall
             if not j.at_least("drained"):
                 t1 = self._drain_explained(token)
                 if t1 is not None:
                     self.out.stamps["drained"] = t1
+                    self.out.wall_stamps["drained"] = self._t1_wall
         return t0, t1, token
 
     def _facts(self) -> dict[str, Any]:
@@ -723,14 +735,15 @@ class _Run:
         self.journal.add_claim(claim.decode())
         _pause("before_fence")
         _crash("before_fence")
-        sent: list[float] = []
+        sent: list[tuple[float, float]] = []
         # every way here passes the pre-copy or the resync, which judged /migration
         assert self._migration_judged is not None
         try:
             token = fence_zk_controller(self.session, kraft_controller_id=self.controller_id,
                                         kraft_epoch=self.epoch, timestamp_ms=ts,
                                         migration_version=self._migration_judged,
-                                        on_sent=lambda: sent.append(self.clock()),
+                                        on_sent=lambda: sent.append((self.clock(),
+                                                                     time.time())),
                                         in_flight=_crash_in_flight(self.session, "fence_sent"))
         except ControllerMovedError:
             # Someone fenced first. An earlier run's fence, still in flight when this run read
@@ -739,7 +752,7 @@ class _Run:
             if earlier is None:
                 raise
             raise _OurFenceFound(earlier) from None
-        t0 = sent[0]
+        t0, self._t0_wall = sent[0]
         # No journal write here: it would sit inside the window, and the `fencing` entry (our
         # exact claim) already lets a resume read back that the fence applied.
         self.out.phase_ms["fence"] = (self.clock() - t0) * 1000.0
@@ -829,7 +842,7 @@ class _Run:
         _crash("mid_drain")
         t_read = self.clock()
         self.quorum.append_records(delta + trailer, timestamp_ms=self._ts(snapshot))
-        t1 = self.clock()
+        t1, self._t1_wall = self.clock(), time.time()
         self.out.phase_ms["drain_sync"] = (t_sync - start) * 1000.0
         self.out.phase_ms["drain_reread"] = (t_read - t_sync) * 1000.0
         self.out.phase_ms["drain_append"] = (t1 - t_read) * 1000.0
@@ -853,6 +866,8 @@ class _Run:
         _crash("before_migration")
         version = write_migration_state(self.session, token, state,
                                         in_flight=_crash_in_flight(self.session, "migration_sent"))
+        self.out.stamps["migration_written"] = self.clock()
+        self.out.wall_stamps["migration_written"] = time.time()
         _crash("after_migration")
         self.journal.save(phase="migration", migration_zk_version=version)
         self.out.migration_zk_version = version
@@ -863,6 +878,7 @@ class _Run:
     def _handoff(self, token: FenceToken) -> float | None:
         self.journal.save(phase="handoff")
         self.out.stamps["handoff"] = self.clock()
+        self.out.wall_stamps["handoff"] = time.time()
         if self.out.migration_zk_version is None:
             self.out.migration_zk_version = self.journal.migration_zk_version
         if not isinstance(self.quorum, StandInLeader):
@@ -882,7 +898,7 @@ class _Run:
         while self.clock() < deadline:
             try:
                 if read_fence_state(self.session).kraft_controller_epoch > self.epoch:
-                    t2 = self.clock()
+                    t2, self._t2_wall = self.clock(), time.time()
                     self.sink.say("a KRaft controller claimed /controller: handoff complete")
                     return t2
             except ZkUnreachableError:
@@ -913,9 +929,11 @@ class _Run:
         result = self.quorum.resign(timeout_s=self.o.handoff_timeout_s)
         self.out.phase_ms["resign"] = (self.clock() - start) * 1000.0
         self.out.handover = {"new_leader": result.new_leader, "new_epoch": result.new_epoch,
-                             "elapsed_ms": _r(result.elapsed_ms)}
+                             "elapsed_ms": _r(result.elapsed_ms),
+                             "events": [e.to_json() for e in result.events]}
         if result.new_leader >= 0:
             self.out.stamps["new_leader"] = self.clock()
+            self.out.wall_stamps["new_leader"] = time.time()
         if result.new_leader < 0:
             self.sink.say("WARNING: the stand-in resigned but no controller announced itself "
                           f"within {self.o.handoff_timeout_s:g}s")

@@ -20,10 +20,13 @@ from migrate.errors import BadFlagError
 from verify import (
     DriverEvent,
     KafkaHandoff,
+    RaftEvent,
     Report,
     WindowParts,
+    election_split,
     kafka_handoff,
     parse_driver_lines,
+    parse_raft_lines,
     render_html,
     window_parts,
 )
@@ -54,6 +57,7 @@ class _Followed:
     offset: int = 0
     pending: str = ""
     events: list[DriverEvent] = field(default_factory=list)
+    raft: list[RaftEvent] = field(default_factory=list)
     error: str | None = None
 
     def read(self) -> None:
@@ -73,19 +77,38 @@ class _Followed:
         lines = text.split("\n")
         self.pending = lines.pop()  # a line still being written waits for its newline
         self.events.extend(parse_driver_lines(lines))
+        self.raft.extend(parse_raft_lines(lines))
 
 
 def follow_controller_logs(
     paths: Sequence[Path], *, fence_wall_s: float, timeout_s: float,
     clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+    raft: list[RaftEvent] | None = None,
 ) -> tuple[KafkaHandoff | None, str | None]:
     """Read the logs until one shows this cutover's DUAL_WRITE, or `timeout_s` passed.
+
+    Args:
+        raft: when given, receives every file's Raft state changes (`parse_raft_lines`), for
+            the election's split.
 
     Returns:
         The most advanced takeover found (None if no file showed any) and, when it is not
         complete, the reason in words naming the files.
     """
     followed = [_Followed(p) for p in paths]
+    try:
+        return _follow(followed, paths, fence_wall_s=fence_wall_s, timeout_s=timeout_s,
+                       clock=clock, sleep=sleep)
+    finally:
+        if raft is not None:
+            for f in followed:
+                raft.extend(f.raft)
+
+
+def _follow(
+    followed: list[_Followed], paths: Sequence[Path], *, fence_wall_s: float, timeout_s: float,
+    clock: Callable[[], float], sleep: Callable[[float], None],
+) -> tuple[KafkaHandoff | None, str | None]:
     deadline = clock() + timeout_s
     best: KafkaHandoff | None = None
     while True:
@@ -124,18 +147,23 @@ def parts_for(outcome: OnlineOutcome, *, standin: bool, logs: Sequence[Path],
             claim the logs are read once.
     """
     handoff = reason = None
+    raft: list[RaftEvent] | None = None
     if logs and outcome.fence_wall_s is not None:
         wait = timeout_s if "claimed" in outcome.stamps else 0.0
+        raft = []
         handoff, reason = follow_controller_logs(logs, fence_wall_s=outcome.fence_wall_s,
-                                                 timeout_s=wait)
+                                                 timeout_s=wait, raft=raft)
     elif logs:
         reason = "the fence happened in an earlier run (resumed): its log lines are not known"
     missing = {}
     if not standin and "handoff" in outcome.stamps and outcome.on_cutover_exit is None:
         missing["kafka_claim"] = ("no --on-cutover: the controllers were started by hand, and "
                                   "zk2kraft did not wait for their claim")
+    split = election_split(outcome.stamps, outcome.handover, raft,
+                           not_before_s=outcome.fence_wall_s,
+                           log_reason=reason) if standin else None
     return window_parts(outcome.stamps, standin=standin, handoff=handoff, log_reason=reason,
-                        missing=missing)
+                        missing=missing, split=split)
 
 
 def online_html(outcome: OnlineOutcome, parts: WindowParts | None, *, source: str) -> str:

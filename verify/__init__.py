@@ -48,11 +48,15 @@ from verify._voters import (
 )
 from verify._window import (
     DriverEvent,
+    ElectionSplit,
     KafkaHandoff,
+    RaftEvent,
     WindowPart,
     WindowParts,
+    election_split,
     kafka_handoff,
     parse_driver_lines,
+    parse_raft_lines,
     window_parts,
 )
 from verify.delta import (
@@ -153,11 +157,15 @@ __all__ = [
     "write_private",
     "write_report_file",
     "DriverEvent",
+    "ElectionSplit",
     "KafkaHandoff",
+    "RaftEvent",
     "WindowPart",
     "WindowParts",
+    "election_split",
     "kafka_handoff",
     "parse_driver_lines",
+    "parse_raft_lines",
     "render_window_parts",
     "window_parts",
 ]

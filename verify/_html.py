@@ -39,6 +39,9 @@ svg.window text{font-size:11px}.na{color:#777}
 # one colour per window part (the terminal's colours, as hex), in stacking order
 _PART_COLOURS = {"tool": "#2da44e", "migration_znode": "#1b9aaa", "election": "#0969da",
                  "kafka_claim": "#8250df", "reconcile": "#bf8700", "broker_rpcs": "#cf222e"}
+# a split part's sub-parts, drawn over it (light and dark, alternating, so neighbours differ)
+_SUB_SHADES = ("#cfe3ff", "#0a3069", "#8cc0ff", "#033d8b", "#54aeff", "#218bff", "#b6e3ff",
+               "#002155")
 
 
 def _e(value: object) -> str:
@@ -120,6 +123,16 @@ def _window(window: WindowParts, *, width: int = 720, height: int = 28) -> str:
                 f'<rect class="part" data-part="{_e(p.name)}" x="{x:.2f}" y="0" '
                 f'width="{w:.2f}" height="{height}" fill="{colour}">'
                 f"<title>{_e(p.name)}: {p.ms:.1f} ms</title></rect>")
+            # a split part: its sub-parts drawn over it in alternating shades, each titled
+            for i, (sub, at) in enumerate(p.stacked()):
+                assert sub.ms is not None
+                sx = (start + at) / whole * width
+                sw = max(sub.ms / whole * width, 0.5)
+                rects.append(
+                    f'<rect class="sub" data-part="{_e(p.name)}.{_e(sub.name)}" '
+                    f'x="{sx:.2f}" y="{height // 4}" width="{sw:.2f}" height="{height // 2}" '
+                    f'fill="{_SUB_SHADES[i % len(_SUB_SHADES)]}"><title>{_e(p.name)}: '
+                    f"{_e(sub.name)}: {sub.ms:.1f} ms</title></rect>")
         out.append(f'<svg class="window" role="img" width="{width}" height="{height + 16}" '
                    f'viewBox="0 0 {width} {height + 16}" xmlns="http://www.w3.org/2000/svg">'
                    f"<title>window parts: {whole:.1f} ms measured</title>{''.join(rects)}"
@@ -141,6 +154,21 @@ def _window(window: WindowParts, *, width: int = 720, height: int = 28) -> str:
         rows.append("<tr>" + "".join(
             f'<td class="num">{c}</td>' if i in (2, 3) else f"<td>{c}</td>"
             for i, c in enumerate(cells)) + "</tr>")
+        sub_rows = []
+        if p.parts_reason is not None:
+            sub_rows.append(["", "&nbsp;&nbsp;split", '<span class="na">n/a</span>', "", "",
+                             f'<span class="na">{_e(p.parts_reason)}</span>'])
+        for i, (sub, at) in enumerate(p.stacked()):
+            assert sub.ms is not None
+            sub_rows.append([
+                f'<span style="color:{_SUB_SHADES[i % len(_SUB_SHADES)]}">&#9632;</span>',
+                f"&nbsp;&nbsp;{_e(sub.name)}", f"{sub.ms:.1f}",
+                "" if p.name not in starts else f"{starts[p.name] + at:.1f}",
+                _e(sub.source), _e(sub.what)])
+        for cells in sub_rows:
+            rows.append('<tr class="sub">' + "".join(
+                f'<td class="num">{c}</td>' if i in (2, 3) else f"<td>{c}</td>"
+                for i, c in enumerate(cells)) + "</tr>")
     head = "".join(f"<th>{_e(h)}</th>" for h in
                    ("", "part", "ms", "starts at (ms)", "source", "what / why not"))
     out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")

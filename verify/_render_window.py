@@ -2,7 +2,8 @@
 
 Each part has its own colour and its own fill character, so the bar still reads on a console
 without colour (a log file, a CI job). Parts that could not be measured are listed with their
-reason and take no room in the bar.
+reason and take no room in the bar. A part split further (the stand-in's election, with the new
+leader's log) lists its sub-parts under it, indented, with their start in the window.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from verify._window import WindowParts
+from verify._window import WindowPart, WindowParts
 
 __all__ = ["render_window_parts"]
 
@@ -56,4 +57,15 @@ def render_window_parts(console: Console, parts: WindowParts, *, width: int = 60
         else:
             table.add_row(Text(char, style=style), p.name, f"{p.ms:.1f}",
                           f"{starts[p.name]:.1f}", p.source, p.what)
+        _sub_rows(table, p, starts.get(p.name))
     console.print(table)
+
+
+def _sub_rows(table: Table, p: WindowPart, start: float | None) -> None:
+    """A split part's sub-parts, indented under it (or why it could not be split)."""
+    if p.parts_reason is not None:
+        table.add_row(Text(" "), "  split", "n/a", "", "", Text(p.parts_reason, style="dim"))
+    for sub, at in p.stacked():
+        assert sub.ms is not None
+        table.add_row(Text(" "), f"  {sub.name}", f"{sub.ms:.1f}",
+                      "" if start is None else f"{start + at:.1f}", sub.source, sub.what)

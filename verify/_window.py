@@ -7,7 +7,8 @@ where its figure comes from or why there is none:
 Ours, on zk2kraft's monotonic clock:
 * `tool`: fence sent (t0) → drain committed (t1);
 * `migration_znode`: t1 → `/migration` written and journaled;
-* `election` (stand-in only): EndQuorumEpoch sent → the new leader's BeginQuorumEpoch;
+* `election` (stand-in only): `/migration` written and journaled → the new leader announced
+  itself (its BeginQuorumEpoch reached us): the wait for followers, EndQuorumEpoch and the vote;
 * `kafka_claim`: the new leader (with `--voter`: `--on-cutover` started) → `/controller`
   claimed by a KRaft controller (t2).
 
@@ -23,6 +24,14 @@ so the controller's clock never has to agree with ours; only to pick this cutove
 a log that may hold older ones, their timestamps (Kafka's default `[%d]` layout, read in this
 host's local time zone) are compared with the wall-clock time of the fence, less a tolerance.
 
+The election (stand-in only) is split further when the new leader's log is given
+(`election_split`): our EndQuorumEpoch and Vote/BeginQuorumEpoch stamps (wall clock, taken as
+each message was written or decoded) between its Raft state changes ("Completed transition to
+CandidateState(...)" and "... to Leader(...)"). Those sub-parts mix the two clocks, so they hold
+only when the controller's clock agrees with ours (one host, or NTP): a sub-part below -1 ms (the
+log's resolution) means they do not, and the split is null with that reason; their sum equals
+`election` whatever the clocks say, because each log line enters it once with each sign.
+
 Kafka 3.9's migration driver (`KRaftMigrationDriver`) logs, at INFO:
 `<id> transitioning from <STATE> to <STATE> state` on every state change and
 `Claimed ZK controller leadership in <n> ns. Transitioned migration state from … to …` once it
@@ -33,15 +42,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
-__all__ = ["DriverEvent", "KafkaHandoff", "WindowPart", "WindowParts", "kafka_handoff",
-           "parse_driver_lines", "window_parts"]
+__all__ = ["DriverEvent", "ElectionSplit", "KafkaHandoff", "RaftEvent", "WindowPart",
+           "WindowParts", "election_split", "kafka_handoff", "parse_driver_lines",
+           "parse_raft_lines", "window_parts"]
 
 _TIME = re.compile(r"^\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)[,.](\d{3})\]")
 _TRANSITION = re.compile(r"\b(\d+) transitioning from (\w+) to (\w+) state")
 _CLAIMED = re.compile(r"Claimed ZK controller leadership")
+# Kafka 3.9 QuorumState: "Completed transition to <state> from <state>", the states' toString
+_RAFT_CANDIDATE = re.compile(
+    r"Completed transition to CandidateState\(localId=(\d+),.*?\bepoch=(\d+)")
+_RAFT_LEADER = re.compile(
+    r"Completed transition to Leader\(localReplicaKey=ReplicaKey\(id=(\d+),.*?\bepoch=(\d+)")
 _LOG_TOLERANCE_S = 2.0
 """How far before the fence (wall clock) a log line may be stamped and still count as this
 cutover's: our wall clock and the controller's may differ a little, and log times are in ms."""
@@ -94,6 +110,41 @@ def parse_driver_lines(lines: Iterable[str]) -> list[DriverEvent]:
             out.append(DriverEvent(at, int(m.group(1)), m.group(2), m.group(3)))
         else:
             out.append(DriverEvent(at, -1, None, None))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class RaftEvent:
+    """One Raft state change of a controller ("Completed transition to ...").
+
+    Attributes:
+        at_s: the line's timestamp, seconds since the epoch (local time zone, ms resolution).
+        node_id: the controller whose state it is.
+        state: `CandidateState` or `Leader`.
+        epoch: the epoch it entered.
+    """
+
+    at_s: float
+    node_id: int
+    state: str
+    epoch: int
+
+
+def parse_raft_lines(lines: Iterable[str]) -> list[RaftEvent]:
+    """The CandidateState and Leader transitions in a Kafka 3.9 controller's log, in order."""
+    out: list[RaftEvent] = []
+    for line in lines:
+        if "Completed transition to " not in line:
+            continue
+        m = _RAFT_CANDIDATE.search(line)
+        state = "CandidateState"
+        if m is None:
+            m, state = _RAFT_LEADER.search(line), "Leader"
+        if m is None:
+            continue
+        at = _stamp(line)
+        if at is not None:
+            out.append(RaftEvent(at, int(m.group(1)), state, int(m.group(2))))
     return out
 
 
@@ -163,10 +214,27 @@ class WindowPart:
     source: str
     what: str
     reason: str | None = None
+    parts: tuple[WindowPart, ...] | None = None
+    parts_reason: str | None = None
 
     def to_json(self) -> dict[str, object]:
-        return {"ms": None if self.ms is None else round(self.ms, 3), "source": self.source,
-                "what": self.what, "reason": self.reason}
+        doc: dict[str, object] = {
+            "ms": None if self.ms is None else round(self.ms, 3), "source": self.source,
+            "what": self.what, "reason": self.reason}
+        if self.parts is not None or self.parts_reason is not None:
+            doc["parts"] = (None if self.parts is None
+                            else {p.name: p.to_json() for p in self.parts})
+            doc["parts_reason"] = self.parts_reason
+        return doc
+
+    def stacked(self) -> list[tuple[WindowPart, float]]:
+        """Each sub-part with its start relative to this part's start (none if not split)."""
+        out, at = [], 0.0
+        for p in self.parts or ():
+            if p.ms is not None:
+                out.append((p, at))
+                at += p.ms
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,13 +259,141 @@ class WindowParts:
 _WHAT = {
     "tool": "fence sent -> drain committed (t1 - t0)",
     "migration_znode": "drain committed -> /migration written and journaled",
-    "election": "EndQuorumEpoch sent -> new leader's BeginQuorumEpoch",
+    "election": "/migration written -> the new leader's BeginQuorumEpoch (followers at the "
+                "log's end, EndQuorumEpoch, the vote)",
     "kafka_claim": "new leader -> /controller claimed by a KRaft controller (t2)",
     "reconcile": "/controller claimed -> KRAFT_CONTROLLER_TO_BROKER_COMM (Kafka's /migration "
                  "write and full sync of its image to ZooKeeper, SYNC_KRAFT_TO_ZK)",
     "broker_rpcs": "KRAFT_CONTROLLER_TO_BROKER_COMM -> DUAL_WRITE (full metadata to the "
                    "brokers)",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class ElectionSplit:
+    """The election's sub-parts (`parts`), or None with the reason (`reason`)."""
+
+    parts: tuple[WindowPart, ...] | None
+    reason: str | None = None
+
+
+_SUB_WHAT = {
+    "before_end_epoch": "/migration written and journaled -> EndQuorumEpoch written to the new "
+                        "leader's socket (every follower at the log's end first, a connection)",
+    "end_epoch_to_candidate": "EndQuorumEpoch sent -> the new leader logs CandidateState "
+                              "(its request handling, its quorum-state written)",
+    "candidate_to_vote": "CandidateState -> its Vote request decoded by the stand-in",
+    "vote_answer": "Vote request decoded -> the stand-in's grant written (its quorum-state "
+                   "written first)",
+    "vote_to_leader": "our grant -> the new leader logs Leader (its quorum-state written)",
+    "candidate_to_leader": "CandidateState -> Leader (the votes it won)",
+    "leader_to_begin_epoch": "Leader -> its BeginQuorumEpoch decoded by the stand-in (its "
+                             "LeaderChange appended and flushed first)",
+    "begin_epoch_to_stamp": "BeginQuorumEpoch decoded -> the run's new_leader stamp (the "
+                            "stand-in's quorum-state written, resign() returned)",
+}
+_LOG_RESOLUTION_MS = 1.0
+"""Kafka's log lines are stamped to the millisecond (truncated), so a sub-part from one of our
+stamps to a log line may come out up to this much below zero when the clocks agree."""
+
+
+def _first(events: Sequence[Mapping[str, Any]], kind: str, node: int,
+           epoch: int | None = None) -> Mapping[str, Any] | None:
+    for e in events:
+        if e.get("kind") == kind and e.get("node") == node and (
+                epoch is None or e.get("epoch") == epoch):
+            return e
+    return None
+
+
+def election_split(
+    stamps: Mapping[str, float],
+    handover: Mapping[str, Any] | None,
+    raft_events: Sequence[RaftEvent] | None,
+    *,
+    not_before_s: float | None,
+    log_reason: str | None = None,
+) -> ElectionSplit:
+    """Split `election` (handoff -> new_leader) with the new leader's Raft log lines.
+
+    Args:
+        stamps: the run's monotonic stamps (`handoff`, `new_leader`).
+        handover: the `handover` object of the report: `new_leader`, `new_epoch` and `events`
+            (each `{"kind","node","epoch","wall_s","mono_s","detail"}`, `HandoverEvent`).
+        raft_events: `parse_raft_lines` of the `--controller-log` files (None: none given).
+        not_before_s: the fence's wall-clock time; older lines (less 2 s) are ignored.
+        log_reason: why the logs could not be read, if they could not.
+
+    Returns:
+        The sub-parts in order, each a difference of two consecutive boundaries: on our
+        monotonic clock when both are ours, on the wall clock otherwise. With our granted Vote
+        to the new leader, `candidate_to_leader` is split at its Vote and our answer.
+    """
+    if not handover or handover.get("new_leader", -1) < 0:
+        return ElectionSplit(None, "no controller announced itself after EndQuorumEpoch")
+    if "handoff" not in stamps or "new_leader" not in stamps:
+        return ElectionSplit(None, "the run has no handoff or new_leader stamp")
+    leader, epoch = int(handover["new_leader"]), int(handover["new_epoch"])
+    events = handover.get("events") or []
+    if not events:
+        return ElectionSplit(None, "the report holds no handover events (an older zk2kraft)")
+    if raft_events is None:
+        return ElectionSplit(None, log_reason or "no --controller-log FILE given (the new "
+                             "leader's server log)")
+    floor = None if not_before_s is None else not_before_s - _LOG_TOLERANCE_S
+
+    def line(state: str) -> float | None:
+        for r in raft_events or ():
+            if (r.node_id, r.state, r.epoch) == (leader, state, epoch) and (
+                    floor is None or r.at_s >= floor):
+                return r.at_s
+        return None
+
+    sent = _first(events, "end_quorum_epoch_sent", leader)
+    begin = _first(events, "begin_quorum_epoch_received", leader, epoch)
+    candidate, leads = line("CandidateState"), line("Leader")
+    if sent is None:
+        answered = _first(events, "end_quorum_epoch_answered", leader)
+        return ElectionSplit(None, f"EndQuorumEpoch was never written to controller {leader}"
+                             + (f" ({answered['detail']})" if answered else ""))
+    if begin is None:
+        return ElectionSplit(None, f"no BeginQuorumEpoch of controller {leader} at epoch "
+                             f"{epoch} among the handover events")
+    for state, at in (("CandidateState", candidate), ("Leader", leads)):
+        if at is None:
+            return ElectionSplit(None, f"no 'Completed transition to {state}(...epoch={epoch}"
+                                 f"...)' line of controller {leader} in the --controller-log "
+                                 "files after the fence")
+    assert candidate is not None and leads is not None
+    # boundaries: (sub-part ending here, ours?, monotonic s, wall s)
+    bounds: list[tuple[str, bool, float, float]] = [
+        ("", True, stamps["handoff"], 0.0),
+        ("before_end_epoch", True, sent["mono_s"], sent["wall_s"]),
+        ("end_epoch_to_candidate", False, 0.0, candidate),
+    ]
+    vote = _first(events, "vote_received", leader, epoch)
+    answer = _first(events, "vote_answered", leader, epoch)
+    if vote is not None and answer is not None and answer.get("detail") == "granted":
+        bounds += [("candidate_to_vote", True, vote["mono_s"], vote["wall_s"]),
+                   ("vote_answer", True, answer["mono_s"], answer["wall_s"]),
+                   ("vote_to_leader", False, 0.0, leads)]
+    else:
+        bounds.append(("candidate_to_leader", False, 0.0, leads))
+    bounds += [("leader_to_begin_epoch", True, begin["mono_s"], begin["wall_s"]),
+               ("begin_epoch_to_stamp", True, stamps["new_leader"], 0.0)]
+    parts = []
+    for (_, ours_a, mono_a, wall_a), (name, ours_b, mono_b, wall_b) in zip(
+            bounds, bounds[1:], strict=False):
+        if ours_a and ours_b:
+            ms, source = (mono_b - mono_a) * 1000.0, "zk2kraft"
+        else:
+            ms = (wall_b - wall_a) * 1000.0
+            source = "controller log" if not (ours_a or ours_b) else "zk2kraft + controller log"
+        if ms < -_LOG_RESOLUTION_MS:
+            return ElectionSplit(None, f"{name} came out {ms:.1f} ms: the controller's clock and "
+                                 "ours disagree (the split needs both on one time)")
+        parts.append(WindowPart(name, ms, source, _SUB_WHAT[name]))
+    return ElectionSplit(tuple(parts))
 
 
 def _between(stamps: Mapping[str, float], start: str, end: str) -> float | None:
@@ -213,6 +409,7 @@ def window_parts(
     handoff: KafkaHandoff | None,
     log_reason: str | None,
     missing: Mapping[str, str] | None = None,
+    split: ElectionSplit | None = None,
 ) -> WindowParts:
     """Stack the window from the run's clock stamps and the controller's log.
 
@@ -224,6 +421,7 @@ def window_parts(
         handoff: Kafka's takeover read from the controller's log, if a log was given.
         log_reason: why there is no `handoff` (or why it is incomplete), for the log's parts.
         missing: part name -> reason, for stamps the run knows are missing and why.
+        split: the election's sub-parts (`election_split`; stand-in only).
 
     Returns:
         The six parts of `PART_NAMES`, unmeasurable ones None with their reason.
@@ -243,9 +441,12 @@ def window_parts(
              no_fence if resumed else "/migration was not written in this run"),
     ]
     if standin:
-        parts.append(ours("election", "handoff", "new_leader",
-                          "no controller announced itself after EndQuorumEpoch within "
-                          "--handoff-timeout"))
+        election = ours("election", "handoff", "new_leader",
+                        "no controller announced itself after EndQuorumEpoch within "
+                        "--handoff-timeout")
+        if split is not None:
+            election = replace(election, parts=split.parts, parts_reason=split.reason)
+        parts.append(election)
         parts.append(ours("kafka_claim", "new_leader", "claimed",
                           "no KRaft controller claimed /controller within --handoff-timeout"))
     else:

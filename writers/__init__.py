@@ -125,7 +125,7 @@ from writers._staging import (
     recover_interrupted,
     stage_and_promote,
 )
-from writers._standin import HandoverResult, StandInLeader
+from writers._standin import HandoverEvent, HandoverResult, StandInLeader
 from writers._standin_log import restamp_batch
 from writers._voterlock import LOCK_FILE_NAME, VoterLocks, hold_voter_locks, voter_lock_holder
 from writers.errors import (
@@ -213,6 +213,7 @@ __all__ = [
     "LocalVoterQuorum",
     "QuorumLog",
     "QuorumWriter",
+    "HandoverEvent",
     "HandoverResult",
     "StandInLeader",
     "restamp_batch",

@@ -72,7 +72,7 @@ from writers.errors import (
     WriterError,
 )
 
-__all__ = ["HandoverResult", "StandInLeader"]
+__all__ = ["HandoverEvent", "HandoverResult", "StandInLeader"]
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +101,40 @@ ADVERTISED: Mapping[int, tuple[int, int]] = {
 
 
 @dataclass(frozen=True, slots=True)
+class HandoverEvent:
+    """One message of the handover, stamped on both clocks as it happened.
+
+    The wall-clock time (`time.time()`) lets the run line these up with the new leader's own
+    log lines (`CandidateState`, `Leader`); the monotonic one with the run's other stamps.
+
+    Attributes:
+        kind: `end_quorum_epoch_sent` (written to the voter's socket),
+            `end_quorum_epoch_answered` (its response read, or the error), `vote_received` (a
+            candidate's Vote request decoded), `vote_answered` (our answer about to be
+            written), `begin_quorum_epoch_received` (a new leader's BeginQuorumEpoch decoded,
+            before the stand-in writes its quorum-state).
+        node: the voter the message went to or came from.
+        epoch: the epoch it carried (ours for EndQuorumEpoch, the candidate's or leader's else).
+        wall_s: `time.time()` when it happened.
+        mono_s: `time.monotonic()` when it happened.
+        detail: `granted`/`refused` for a vote answer, the error for a failed EndQuorumEpoch,
+            else None.
+    """
+
+    kind: str
+    node: int
+    epoch: int
+    wall_s: float
+    mono_s: float
+    detail: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {"kind": self.kind, "node": self.node, "epoch": self.epoch,
+                "wall_s": round(self.wall_s, 6), "mono_s": round(self.mono_s, 6),
+                "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
 class HandoverResult:
     """How leadership passed to a real controller.
 
@@ -108,11 +142,13 @@ class HandoverResult:
         new_leader: the node that announced itself (BeginQuorumEpoch), or -1 if none did.
         new_epoch: its epoch.
         elapsed_ms: from sending EndQuorumEpoch to its BeginQuorumEpoch reaching the stand-in.
+        events: every EndQuorumEpoch, Vote and BeginQuorumEpoch of the handover, in order.
     """
 
     new_leader: int
     new_epoch: int
     elapsed_ms: float
+    events: tuple[HandoverEvent, ...] = ()
 
 
 @dataclass
@@ -204,6 +240,7 @@ class StandInLeader:
         self._replicas = {n: _Replica(n) for n in voters if n != node_id}
         self._lock = threading.Condition()
         self._handover: asyncio.Future[tuple[int, int, float]] | None = None
+        self._trace: list[HandoverEvent] | None = None  # recording from resign() on
         self._loop = asyncio.new_event_loop()
         self._changed: asyncio.Future[None] = self._loop.create_future()
         self._server: asyncio.Server | None = None
@@ -239,6 +276,12 @@ class StandInLeader:
         """Wake every long-polling Fetch (called on the loop)."""
         fut, self._changed = self._changed, self._loop.create_future()
         fut.set_result(None)
+
+    def _event(self, kind: str, node: int, epoch: int, detail: str | None = None) -> None:
+        """Record one handover message (only once `resign()` started)."""
+        if self._trace is not None:
+            self._trace.append(HandoverEvent(kind, node, epoch, time.time(), time.monotonic(),
+                                             detail))
 
     # -- election ------------------------------------------------------------------------------
 
@@ -351,17 +394,22 @@ class StandInLeader:
     # -- outbound RPCs -------------------------------------------------------------------------
 
     async def _rpc(
-        self, node: int, api_key: int, version: int, body: Mapping[str, Any], timeout: float
+        self, node: int, api_key: int, version: int, body: Mapping[str, Any], timeout: float,
+        on_sent: Callable[[], None] | None = None,
     ) -> dict[str, Any]:
-        """One request on a fresh connection to a voter (rare: votes, epoch changes)."""
+        """One request on a fresh connection to a voter (rare: votes, epoch changes);
+        `on_sent` runs once the request itself (not a SASL step) is written."""
         host, port = self.voters[node]
 
         client_id = f"zk2kraft-standin-{self.node_id}"
 
         async def call(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, key: int,
-                       ver: int, corr: int, data: Mapping[str, Any]) -> dict[str, Any]:
+                       ver: int, corr: int, data: Mapping[str, Any],
+                       sent: Callable[[], None] | None = None) -> dict[str, Any]:
             writer.write(encode_request(key, ver, corr, client_id, data))
             await writer.drain()
+            if sent is not None:
+                sent()
             size = struct.unpack(">i", await reader.readexactly(4))[0]
             return decode_response(key, ver, await reader.readexactly(size))[1]
 
@@ -379,7 +427,7 @@ class StandInLeader:
                         raise VoterUnavailableError(
                             f"voter {node} refused the stand-in's SASL/PLAIN login as {user!r}: "
                             f"{auth.get('errorMessage') or shake['errorCode']}")
-                return await call(reader, writer, api_key, version, 3, body)
+                return await call(reader, writer, api_key, version, 3, body, on_sent)
             finally:
                 writer.close()
 
@@ -461,6 +509,7 @@ class StandInLeader:
     async def _vote(self, body: dict[str, Any]) -> dict[str, Any]:
         part = body["topics"][0]["partitions"][0]
         epoch, candidate = part["candidateEpoch"], part["candidateId"]
+        self._event("vote_received", candidate, epoch)
         granted = False
         if epoch > self._epoch and not self._leading:
             ours = (self._index.last_epoch(), self._index.end)
@@ -472,6 +521,7 @@ class StandInLeader:
                                              voted_id=candidate)
         log.info("stand-in %d: vote for %d at epoch %d %s", self.node_id, candidate, epoch,
                  "granted" if granted else "refused")
+        self._event("vote_answered", candidate, epoch, "granted" if granted else "refused")
         return self._raft_answer(NONE, vote_granted=granted)
 
     def _raft_answer(self, error: int, *, vote_granted: bool | None = None) -> dict[str, Any]:
@@ -485,6 +535,7 @@ class StandInLeader:
     async def _begin_epoch(self, body: dict[str, Any]) -> dict[str, Any]:
         part = body["topics"][0]["partitions"][0]
         leader, epoch = part["leaderId"], part["leaderEpoch"]
+        self._event("begin_quorum_epoch_received", leader, epoch)
         if epoch > self._epoch or (self._resigned and leader != self.node_id):
             self._leading = False
             self._epoch = max(self._epoch, epoch)
@@ -759,6 +810,7 @@ class StandInLeader:
 
     async def _resign(self, order: list[int], timeout_s: float) -> HandoverResult:
         self._handover = self._loop.create_future()
+        self._trace = []
         self._resigned = True
         self._leading = False
         self._notify()
@@ -766,16 +818,31 @@ class StandInLeader:
             "topicName": METADATA_TOPIC, "partitions": [{
                 "partitionIndex": 0, "leaderId": self.node_id, "leaderEpoch": self._epoch,
                 "preferredSuccessors": order}]}]}
+        epoch0 = self._epoch
+
+        async def end_epoch(n: int) -> None:
+            try:
+                ans = await self._rpc(n, 54, 0, body, 2.0, on_sent=lambda: self._event(
+                    "end_quorum_epoch_sent", n, epoch0))
+            except Exception as exc:  # recorded, not fatal: the others may still take over
+                self._event("end_quorum_epoch_answered", n, epoch0,
+                            f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+                return
+            code = ans.get("errorCode", NONE)
+            if code == NONE and ans.get("topics"):
+                code = ans["topics"][0]["partitions"][0].get("errorCode", NONE)
+            self._event("end_quorum_epoch_answered", n, epoch0,
+                        None if code == NONE else f"error {code}")
+
         start = self._clock()
-        await asyncio.gather(*(self._rpc(n, 54, 0, body, 2.0) for n in self._replicas),
-                             return_exceptions=True)
+        await asyncio.gather(*(end_epoch(n) for n in self._replicas))
         try:
             leader, epoch, at = await asyncio.wait_for(asyncio.shield(self._handover), timeout_s)
         except TimeoutError:
-            return HandoverResult(-1, self._epoch, self._clock() - start)
+            return HandoverResult(-1, self._epoch, self._clock() - start, tuple(self._trace))
         log.info("stand-in %d resigned; %d leads epoch %d after %.1f ms", self.node_id, leader,
                  epoch, at - start)
-        return HandoverResult(leader, epoch, at - start)
+        return HandoverResult(leader, epoch, at - start, tuple(self._trace))
 
     def close(self) -> None:
         """Stop serving and release the log directory (its `.lock`)."""

@@ -74,11 +74,21 @@ def test_json_terminal_and_html_carry_the_stacked_parts(
     for name in ("tool", "migration_znode", "kafka_claim"):
         assert parts[name]["ms"] is not None and parts[name]["ms"] >= 0, parts[name]
         assert parts[name]["source"] == "zk2kraft" and parts[name]["reason"] is None
-    # local voter dirs: no election of ours to time, and the JSON says why
+    # local voter dirs: no election of ours to time, and the JSON says why (nor a split)
     assert parts["election"]["ms"] is None and "--on-cutover" in parts["election"]["reason"]
+    assert "parts" not in parts["election"]
     # ours stack up to t2 - t0 (each figure rounded to the microsecond)
     ours = sum(parts[n]["ms"] for n in ("tool", "migration_znode", "kafka_claim"))
     assert abs(ours - window["total"]) < 0.01
+    # the boundaries on both clocks, in the order the run takes them; the wall clock moved
+    # as the monotonic one did between them (no step on this host within a second)
+    stamps = doc["stamps"]
+    assert list(stamps) == ["fence", "drained", "migration_written", "handoff", "claimed"]
+    walls = [stamps[k]["wall_s"] for k in stamps]
+    monos = [stamps[k]["mono_s"] for k in stamps]
+    assert walls == sorted(walls) and monos == sorted(monos), stamps
+    assert abs((walls[-1] - walls[0]) - (monos[-1] - monos[0])) < 0.005, stamps
+    assert abs((monos[-1] - monos[0]) * 1000 - window["total"]) < 0.01
     # Kafka's, from the log lines' own timestamps
     assert parts["reconcile"] == {
         "ms": 1234.0, "source": "controller log", "reason": None,

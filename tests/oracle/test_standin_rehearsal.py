@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -147,11 +149,14 @@ def test_rehearsal_with_brokers_through_the_standin_then_rollback(
                                         heap="320m") as (_, nodes):
             done = migrate_through_standin(
                 connect, ports, root, "--bootstrap-server", cluster.bootstrap,
-                "--handoff-timeout", "240")
+                "--handoff-timeout", "240",
+                *[f"--controller-log={n.server_log}" for n in nodes])
             logs = "\n".join(n.log_text() for n in nodes)
             assert done.returncode == 0, done.stdout + done.stderr + logs[-6000:]
             report = json.loads((root / "m.json").read_text())
             assert report["handover"]["new_leader"] in STANDIN_FOLLOWERS, report["handover"]
+            leader = next(n for n in nodes if n.node_id == report["handover"]["new_leader"])
+            split = _check_election_split(report, leader.log_text())
             kraft_controller_took_over(zk, nodes)
             # every acknowledged record consumed exactly once, through the whole run
             records = report["canary"]["records"]
@@ -177,4 +182,57 @@ def test_rehearsal_with_brokers_through_the_standin_then_rollback(
           f"tool {window['tool']} ms, total {window['total']} ms, observed "
           f"{window.get('observed')} ms, producer stall {window.get('producer_stall')} ms, "
           f"handover {report['handover']['elapsed_ms']} ms; records {records}")
+    print("election split (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in split.items()))
+
+
+def _log_time(text: str, pattern: str) -> float:
+    """The wall-clock time of the first line matching `pattern` in a controller's log."""
+    m = re.search(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})\][^\n]*" + pattern, text,
+                  re.MULTILINE)
+    assert m is not None, f"no line matching {pattern!r}"
+    return datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S").timestamp() + \
+        int(m.group(2)) / 1000.0
+
+
+def _check_election_split(report: dict[str, Any], leader_log: str) -> dict[str, float]:
+    """The election split into sub-parts with the new leader's log: present, in order, adding
+    up to `election`, and its log-bound ends where the test itself finds those lines."""
+    handover, stamps = report["handover"], report["stamps"]
+    node, epoch = handover["new_leader"], handover["new_epoch"]
+    # our wall-clock stamps, in the order the run takes them
+    order = ["fence", "drained", "migration_written", "handoff", "new_leader", "claimed"]
+    walls = [stamps[k]["wall_s"] for k in order]
+    assert walls == sorted(walls), stamps
+    kinds = [e["kind"] for e in handover["events"]]
+    for voter in STANDIN_FOLLOWERS:  # EndQuorumEpoch went to both, and both answered
+        assert {"kind": "end_quorum_epoch_sent", "node": voter} in [
+            {"kind": e["kind"], "node": e["node"]} for e in handover["events"]], kinds
+        assert any(e["kind"] == "end_quorum_epoch_answered" and e["node"] == voter
+                   and e["detail"] is None for e in handover["events"]), handover["events"]
+    begin = next(e for e in handover["events"] if e["kind"] == "begin_quorum_epoch_received"
+                 and (e["node"], e["epoch"]) == (node, epoch))
+    sent = next(e for e in handover["events"]
+                if e["kind"] == "end_quorum_epoch_sent" and e["node"] == node)
+    election = report["window_ms"]["parts"]["election"]
+    assert election["parts"] is not None, election["parts_reason"]
+    parts = {k: v["ms"] for k, v in election["parts"].items()}
+    names = list(parts)
+    assert names in (
+        ["before_end_epoch", "end_epoch_to_candidate", "candidate_to_leader",
+         "leader_to_begin_epoch", "begin_epoch_to_stamp"],
+        ["before_end_epoch", "end_epoch_to_candidate", "candidate_to_vote", "vote_answer",
+         "vote_to_leader", "leader_to_begin_epoch", "begin_epoch_to_stamp"]), names
+    # ordered (the controller's log is stamped to the millisecond, truncated) and adding up
+    assert all(v >= -1.0 for v in parts.values()), parts
+    assert abs(sum(parts.values()) - election["ms"]) < 0.5, (parts, election["ms"])
+    # the log's ends, from the lines this test finds itself
+    candidate = _log_time(leader_log, rf"Completed transition to CandidateState\(localId={node},"
+                          rf"[^\n]*?epoch={epoch},")
+    leads = _log_time(leader_log, rf"Completed transition to Leader\(localReplicaKey=ReplicaKey"
+                      rf"\(id={node},[^\n]*?epoch={epoch},")
+    assert abs(parts["end_epoch_to_candidate"] - (candidate - sent["wall_s"]) * 1000) < 0.01
+    assert abs(parts["leader_to_begin_epoch"] - (begin["wall_s"] - leads) * 1000) < 0.01
+    between = sum(parts[k] for k in names[2:-2])  # Candidate -> Leader, however split
+    assert abs(between - (leads - candidate) * 1000) < 0.5, parts
+    return parts
 

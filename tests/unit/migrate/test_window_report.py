@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from migrate._window_report import follow_controller_logs
-from tests.unit.verify.test_window_parts import FENCE_WALL, TAKEOVER
+from tests.unit.verify.test_window_parts import FENCE_WALL, RAFT, TAKEOVER
 
 
 def test_followed_log_is_read_incrementally_until_dual_write(tmp_path: Path) -> None:
@@ -30,3 +30,14 @@ def test_followed_log_is_read_incrementally_until_dual_write(tmp_path: Path) -> 
     none, why = follow_controller_logs([tmp_path / "absent.log"], fence_wall_s=FENCE_WALL,
                                        timeout_s=0, clock=lambda: 0.0, sleep=sleep)
     assert none is None and why is not None and "absent.log: not found" in why
+
+
+def test_followed_logs_hand_back_their_raft_transitions(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("\n".join(RAFT + TAKEOVER) + "\n")
+    raft: list = []
+    h, reason = follow_controller_logs([log], fence_wall_s=FENCE_WALL, timeout_s=0,
+                                       clock=lambda: 0.0, sleep=lambda s: None, raft=raft)
+    assert reason is None and h is not None and h.complete
+    assert [(r.node_id, r.state, r.epoch) for r in raft] == [
+        (3001, "CandidateState", 2), (3001, "Leader", 2)]

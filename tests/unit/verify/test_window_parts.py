@@ -14,9 +14,12 @@ from datetime import datetime
 from rich.console import Console
 
 from verify import (
+    RaftEvent,
     Report,
+    election_split,
     kafka_handoff,
     parse_driver_lines,
+    parse_raft_lines,
     render_html,
     render_window_parts,
     window_parts,
@@ -149,3 +152,133 @@ def test_html_draws_the_parts_as_a_stacked_svg_bar() -> None:
     assert by_name["kafka_claim"] == (180.0, 540.0)
     assert [n for n, _, _ in rects] == ["tool", "migration_znode", "election", "kafka_claim"]
     assert "reconcile" in page and "n/a" in page and "<script" not in page
+
+
+# --- the election, split with the new leader's Raft lines ---------------------------------
+# Lines as a real 3.9.1 controller (3001) logged them in the stand-in rehearsal, the state
+# dumps trimmed; the stamps below are hand-picked so that every sub-part is a round figure.
+_R = "(org.apache.kafka.raft.QuorumState)"
+RAFT = [
+    "[2026-11-25 19:08:51,516] INFO [RaftManager id=3001] Attempting durable transition to "
+    "CandidateState(localId=3001, localDirectoryId=kqAd-o7RFiXVn1Q_VDbazA,epoch=2, retries=1, "
+    f"voteStates={{}}, highWatermark=Optional.empty, electionTimeoutMs=1370) {_R}",
+    "[2026-11-25 19:08:51,560] INFO [RaftManager id=3001] Completed transition to "
+    "CandidateState(localId=3001, localDirectoryId=kqAd-o7RFiXVn1Q_VDbazA,epoch=2, retries=1, "
+    "voteStates={}, highWatermark=Optional.empty, electionTimeoutMs=1370) from "
+    "FollowerState(fetchTimeoutMs=30000, epoch=1, leader=3000, leaderEndpoints=Endpoints(), "
+    "voters=[3000, 3001, 3002], highWatermark=Optional.empty, "
+    f"fetchingSnapshot=Optional.empty) {_R}",
+    "[2026-11-25 19:08:51,630] INFO [RaftManager id=3001] Completed transition to "
+    "Leader(localReplicaKey=ReplicaKey(id=3001, directoryId=Optional[kqAd-o7RFiXVn1Q_VDbazA]), "
+    "epoch=2, epochStartOffset=128, highWatermark=Optional.empty, voterStates={}) from "
+    "CandidateState(localId=3001, localDirectoryId=kqAd-o7RFiXVn1Q_VDbazA,epoch=2, retries=1, "
+    f"voteStates={{}}, highWatermark=Optional.empty, electionTimeoutMs=1370) {_R}",
+    "[2026-11-25 19:08:51,735] INFO [RaftManager id=3002] Completed transition to "
+    "Unattached(epoch=2, votedKey=null, voters=[3000, 3001, 3002], electionTimeoutMs=73485, "
+    f"highWatermark=Optional.empty) from FollowerState(epoch=1, leader=3000) {_R}",
+]
+W = datetime(2026, 11, 25, 19, 8, 50).timestamp()  # 19:08:50.000 local, as Kafka's lines
+# the run's monotonic clock reads 100.0 at wall W + 0.6 (the handoff)
+
+
+def _ev(kind: str, node: int, epoch: int, at: float, detail: str | None = None) -> dict:
+    """A handover event `at` seconds after the handoff, on both clocks."""
+    return {"kind": kind, "node": node, "epoch": epoch, "wall_s": W + 0.6 + at,
+            "mono_s": 100.0 + at, "detail": detail}
+
+
+def _handover(vote: str | None = "granted") -> dict:
+    events = [_ev("end_quorum_epoch_sent", 3001, 1, 0.040),
+              _ev("end_quorum_epoch_sent", 3002, 1, 0.041),
+              _ev("end_quorum_epoch_answered", 3002, 1, 0.600),
+              _ev("end_quorum_epoch_answered", 3001, 1, 0.800)]
+    if vote is not None:  # Vote decoded at 51.600, answered at 51.612
+        events += [_ev("vote_received", 3001, 2, 1.000),
+                   _ev("vote_answered", 3001, 2, 1.012, vote)]
+    events.append(_ev("begin_quorum_epoch_received", 3001, 2, 1.100))  # 51.700
+    return {"new_leader": 3001, "new_epoch": 2, "elapsed_ms": 1060.0, "events": events}
+
+
+_STAMPS = {"fence": 99.8, "drained": 99.9, "handoff": 100.0, "new_leader": 101.130,
+           "claimed": 101.5}
+
+
+def test_raft_lines_give_the_candidate_and_leader_transitions() -> None:
+    events = parse_raft_lines(RAFT + TAKEOVER)
+    assert [(e.node_id, e.state, e.epoch) for e in events] == [
+        (3001, "CandidateState", 2), (3001, "Leader", 2)]
+    assert round((events[1].at_s - events[0].at_s) * 1000) == 70
+
+
+def test_election_split_with_our_vote_adds_up_to_the_election() -> None:
+    split = election_split(_STAMPS, _handover(), parse_raft_lines(RAFT),
+                           not_before_s=W + 0.3)
+    assert split.reason is None and split.parts is not None
+    got = {p.name: round(p.ms, 3) for p in split.parts if p.ms is not None}
+    # 50.600 handoff, 50.640 EndQuorumEpoch sent, 51.560 Candidate, 51.600 Vote decoded,
+    # 51.612 granted, 51.630 Leader, 51.700 BeginQuorumEpoch decoded, 51.730 new_leader stamp
+    assert got == {"before_end_epoch": 40.0, "end_epoch_to_candidate": 920.0,
+                   "candidate_to_vote": 40.0, "vote_answer": 12.0, "vote_to_leader": 18.0,
+                   "leader_to_begin_epoch": 70.0, "begin_epoch_to_stamp": 30.0}
+    assert round(sum(got.values()), 3) == 1130.0  # = election (new_leader - handoff)
+    sources = {p.name: p.source for p in split.parts}
+    assert sources["before_end_epoch"] == "zk2kraft"
+    assert sources["end_epoch_to_candidate"] == "zk2kraft + controller log"
+
+
+def test_without_our_granted_vote_candidate_to_leader_is_one_part() -> None:
+    for vote in (None, "refused"):
+        split = election_split(_STAMPS, _handover(vote), parse_raft_lines(RAFT),
+                               not_before_s=W + 0.3)
+        assert split.parts is not None
+        assert [(p.name, round(p.ms or 0, 3)) for p in split.parts] == [
+            ("before_end_epoch", 40.0), ("end_epoch_to_candidate", 920.0),
+            ("candidate_to_leader", 70.0), ("leader_to_begin_epoch", 70.0),
+            ("begin_epoch_to_stamp", 30.0)]
+
+
+def test_election_split_is_null_with_a_reason_never_a_guess() -> None:
+    lines = parse_raft_lines(RAFT)
+    no_log = election_split(_STAMPS, _handover(), None, not_before_s=W)
+    assert no_log.parts is None and "--controller-log" in (no_log.reason or "")
+    given = election_split(_STAMPS, _handover(), None, not_before_s=W,
+                           log_reason="c.log: not found")
+    assert given.reason == "c.log: not found"
+    # the lines are from before this cutover's fence (less 2 s): an older run's
+    old = election_split(_STAMPS, _handover(), lines, not_before_s=W + 5.0)
+    assert old.parts is None and "CandidateState" in (old.reason or "")
+    # the controller's clock 300 ms behind ours: its Leader line (51.330 on our clock) comes
+    # before our grant was written (51.612)
+    behind = [RaftEvent(e.at_s - 0.3, e.node_id, e.state, e.epoch) for e in lines]
+    skew = election_split(_STAMPS, _handover(), behind, not_before_s=W)
+    assert skew.parts is None
+    assert (skew.reason or "").startswith("vote_to_leader came out -282.0 ms: the controller's "
+                                          "clock and ours disagree")
+    nobody = election_split(_STAMPS, {"new_leader": -1, "new_epoch": 1, "events": []}, lines,
+                            not_before_s=W)
+    assert nobody.parts is None and nobody.reason
+
+
+def test_split_election_in_json_terminal_and_html() -> None:
+    split = election_split(_STAMPS, _handover(), parse_raft_lines(RAFT), not_before_s=W)
+    parts = window_parts(_STAMPS, standin=True, handoff=None, log_reason=None, split=split)
+    doc = parts.to_json()
+    assert list(doc["election"]["parts"]) == [  # type: ignore[arg-type]
+        "before_end_epoch", "end_epoch_to_candidate", "candidate_to_vote", "vote_answer",
+        "vote_to_leader", "leader_to_begin_epoch", "begin_epoch_to_stamp"]
+    assert doc["election"]["parts_reason"] is None
+    assert "parts" not in doc["tool"]  # only the election is split
+    out = io.StringIO()
+    render_window_parts(Console(file=out, width=160, color_system=None), parts, width=40)
+    text = out.getvalue()
+    # election starts at 200 ms (tool 100 + migration_znode 100); its sub-parts under it
+    assert re.search(r"end_epoch_to_candidate\s+920\.0\s+240\.0\s", text), text
+    assert re.search(r"begin_epoch_to_stamp\s+30\.0\s+1300\.0\s", text), text
+    page = render_html(Report(title="t", window=parts))
+    subs = re.findall(r'<rect class="sub" data-part="election\.(\w+)"', page)
+    assert subs[:2] == ["before_end_epoch", "end_epoch_to_candidate"] and len(subs) == 7
+    nosplit = window_parts(_STAMPS, standin=True, handoff=None, log_reason=None,
+                           split=election_split(_STAMPS, _handover(), None, not_before_s=W))
+    out = io.StringIO()
+    render_window_parts(Console(file=out, width=160, color_system=None), nosplit, width=40)
+    assert re.search(r"split\s+n/a\s+no --controller-log", out.getvalue())
