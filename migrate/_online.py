@@ -233,6 +233,7 @@ class OnlineOutcome:
     last_offset: int = -1
     precopy_records: int = 0
     mirrored_records: int = 0
+    broker_records: int = 0  # appended by the stand-in for the brokers' registrations/heartbeats
     mirror_steps: int = 0
     changes_seen: int = 0
     delta_records: int = 0
@@ -280,6 +281,7 @@ class OnlineOutcome:
                           **({} if self.parts is None else {"parts": self.parts})},
             "delta_records": self.delta_records,
             "mirrored_records": self.mirrored_records,
+            "broker_records": self.broker_records,
             "precopy_records": self.precopy_records,
             "mirror_steps": self.mirror_steps,
             "changes_seen": self.changes_seen,
@@ -387,9 +389,19 @@ class _Run:
             self._last_ts = max(self._last_ts, snapshot_timestamp_ms(snapshot))
         return self._last_ts
 
+    def _absorb_standin_records(self) -> None:
+        """Add what the stand-in appended on its own (the brokers' registrations and fencing
+        changes) to what the log holds, before a delta is computed against it."""
+        if isinstance(self.quorum, StandInLeader):
+            own = self.quorum.take_own_records()
+            if own:
+                self.log.apply(own)
+                self.out.broker_records += len(own)
+
     def _resync_delta(self, snapshot: ClusterSnapshot) -> EntityDelta:
         """The records that make the log hold exactly `snapshot`: every entity either side
         holds is diffed, so what only the log still holds gets its removal record."""
+        self._absorb_standin_records()
         return delta_records(self.log.image, snapshot, resync_keys(self.log.image, snapshot),
                              self.topts)
 
@@ -549,6 +561,10 @@ class _Run:
             self._append(body[i:i + _PRECOPY_CHUNK], snapshot)
             _crash("precopy_batch")
         self.out.precopy_records = len(delta)
+        if isinstance(self.quorum, StandInLeader):
+            # Brokers register from now on: after the ZooKeeper copies of their registrations,
+            # which theirs supersede (docs/design.md "Brokers register with the stand-in").
+            self.quorum.serve_brokers(self.mv)
         self.journal.save(phase="mirror", last_durable_offset=self.quorum.durable_offset)
         self._watching = True
         self.out.phase_ms["precopy"] = (self.clock() - start) * 1000.0
@@ -625,6 +641,7 @@ class _Run:
             self.sink.say(f"re-read the whole tree after the session expiry: {len(delta)} "
                           "record(s) of difference")
             return delta
+        self._absorb_standin_records()
         try:
             keys = self._retrying(lambda: changed_entities(
                 self.session, [e.path for e in events], watch=watch))

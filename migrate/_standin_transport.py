@@ -15,6 +15,10 @@
   activates on the committed prefix; with a FeatureLevelRecord but no committed PRE_MIGRATION
   its migration-mode activation is a fatal fault, while a PRE_MIGRATION log makes it abort the
   open transaction and run Kafka's own migration (graceful).
+* **Brokers** register with the stand-in (BrokerRegistration, BrokerHeartbeat, as Kafka's
+  active controller takes them in pre-migration) once the pre-copy is committed (`_online`
+  calls `serve_brokers`; a resumed run's log already holds it, so from the election on), so
+  they are registered and unfenced in the log before the handover and keep their epochs.
 * **Resign** after `/migration` is written: EndQuorumEpoch with the followers as preferred
   successors; t2 is still the new leader's claim of `/controller`.
 """
@@ -83,6 +87,7 @@ def open_standin(
             # A re-run leads a new epoch: its LeaderChange committed means a majority fetches
             # from it again, so the resumed run's gate sees live followers, not stale ones.
             standin.wait_committed(standin.last_offset)
+            standin.serve_brokers(mv)
             return standin, -1
         standin.append_records(bootstrap_records(mv), timestamp_ms=0)
         say(f"bootstrap (metadata.version {mv.name}, ZkMigrationState PRE_MIGRATION) committed "

@@ -48,7 +48,9 @@ What each kind's diff writes (hand-written expected records in tests/unit/migrat
 Kafka 3.9.1's own replay of them in tests/oracle/test_oracle_entity_delta.py):
 
     broker          RegisterBrokerRecord when new or different (a re-registration has a new
-                    czxid: new epoch and incarnation); UnregisterBrokerRecord when gone.
+                    czxid: new epoch and incarnation); UnregisterBrokerRecord when gone. A
+                    registration the broker made itself (with the stand-in) is kept while
+                    ZooKeeper's listeners and rack match it.
     topic           TopicRecord + ConfigRecords + PartitionRecords when new; RemoveTopicRecord
                     when gone, queued for deletion or without id; a new topic id or a lost
                     partition: RemoveTopicRecord then the topic anew. Otherwise its configs'
@@ -89,6 +91,7 @@ from migrate._translate_configs import (
     broker_resource_name,
 )
 from migrate._translate_framing import producer_id_records
+from migrate._translate_ids import derived_uuid
 from migrate._translate_quotas import (
     quota_entity,
     quota_records,
@@ -98,6 +101,7 @@ from migrate._translate_tokens import token_path, token_records
 from migrate._translate_topics import partition_record, topic_records
 from migrate.errors import TranslationError
 from verify import (
+    BrokerRegistration,
     ClusterImage,
     MetadataImage,
     PartitionImage,
@@ -522,9 +526,25 @@ def _diff_broker(key: EntityKey, held: ClusterImage, snap: ClusterSnapshot,
             {"brokerId": broker_id, "brokerEpoch": registered.epoch})])
     delta = ClusterDelta(ClusterImage.EMPTY)
     delta.replay_register(wanted.records[0].data)
-    if delta.apply().brokers.get(broker_id) == registered:
+    copied = delta.apply().brokers[broker_id]
+    if copied == registered:
         return EntityDelta()
+    if registered is not None and not _copied_from_zookeeper(registered, ctx.cluster_id):
+        # The broker registered itself with the stand-in (its own incarnation, epoch = offset
+        # of its record). That registration supersedes ours, as it supersedes the ZooKeeper
+        # copy in Kafka's controller; overwriting it would make its heartbeats stale. A broker
+        # that re-registers in ZooKeeper re-registers with the quorum too, so only listeners
+        # or rack that differ from ZooKeeper's are written over.
+        if (copied.endpoints, copied.rack) == (registered.endpoints, registered.rack):
+            return EntityDelta()
     return wanted
+
+
+def _copied_from_zookeeper(registered: BrokerRegistration, cluster_id: str) -> bool:
+    """True for a registration zk2kraft wrote from `/brokers/ids` (its incarnation id is the one
+    `broker_records` derives from its epoch, the znode's czxid)."""
+    return registered.incarnation_id == derived_uuid(
+        "incarnation", cluster_id, registered.broker_id, registered.epoch)
 
 
 # -- topics and partitions

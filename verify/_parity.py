@@ -8,7 +8,9 @@ strings, lists; no secrets — SCRAM as a one-way digest, sensitive configs as `
 same rows (`image_rows`), full-outer-join them by key and call `diff_rows` on each pair.
 
 Compared per kind (fields are Kafka's camelCase record names, or config/quota keys):
-    broker            endPoints, rack, brokerEpoch
+    broker            endPoints, rack, brokerEpoch (not for a registration the broker made
+                      itself through a KRaft controller or the stand-in: Kafka gives it the
+                      offset of its record as epoch, ZooKeeper's czxid cannot match that)
     topic             topicId
     partition         replicas, isr, leader, leaderEpoch, partitionEpoch, addingReplicas,
                       removingReplicas, leaderRecoveryState        (keyed `<topic>-<partition>`)
@@ -72,6 +74,8 @@ KINDS = (
     "producer_ids",
     "delegation_token",
 )
+# a broker row's marker: registered by the broker itself (`BrokerRegistration.registered_by_broker`)
+_BY_BROKER = "registeredByBroker"
 _PER_FIELD_KINDS = frozenset({"topic_config", "broker_config", "client_quota"})
 
 _DIGITS = re.compile(r"(\d+)")
@@ -136,7 +140,7 @@ def image_rows(image: MetadataImage, kind: str) -> dict[str, Row]:
     rows: dict[str, Row] = {}
     if kind == "broker":
         for bid, b in image.cluster.brokers.items():
-            rows[str(bid)] = {
+            row: dict[str, JsonValue] = {
                 "endPoints": _jlist(sorted(
                     f"{e.name}://{e.host}:{e.port}/"
                     f"{_name(SECURITY_PROTOCOLS, e.security_protocol)}"
@@ -145,6 +149,9 @@ def image_rows(image: MetadataImage, kind: str) -> dict[str, Row]:
                 "rack": b.rack,
                 "brokerEpoch": b.epoch,
             }
+            if b.registered_by_broker:
+                row[_BY_BROKER] = True
+            rows[str(bid)] = row
     elif kind == "topic":
         for name, t in image.topics.by_name.items():
             rows[name] = {"topicId": t.topic_id}
@@ -216,6 +223,9 @@ def diff_rows(kind: str, key: str, zookeeper: Row | None, quorum: Row | None) ->
         return [Difference(kind, key, EXISTS, zookeeper is not None, quorum is not None)]
     zk = zookeeper or {}
     q = quorum or {}
+    if kind == "broker" and q.get(_BY_BROKER):
+        zk = {f: v for f, v in zk.items() if f != "brokerEpoch"}
+        q = {f: v for f, v in q.items() if f not in ("brokerEpoch", _BY_BROKER)}
     out = []
     for field in sorted(set(zk) | set(q)):
         a, b = zk.get(field), q.get(field)

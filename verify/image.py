@@ -16,7 +16,7 @@ executors) and cheap to compare. `MetadataImage.records()` is the inverse of rep
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
 from writers import MetadataRecord
@@ -159,6 +159,16 @@ class BrokerRegistration:
     in_controlled_shutdown: bool
     is_migrating_zk_broker: bool
     log_dirs: tuple[str, ...] = ()
+    # Offset of its RegisterBrokerRecord when the replay knew it (a log loaded from disk), else
+    # -1. Not part of equality: the same registration read from a log or built by the mirror.
+    registered_at: int = field(default=-1, compare=False)
+
+    @property
+    def registered_by_broker(self) -> bool:
+        """Registered by the broker itself through a KRaft controller (or the stand-in):
+        Kafka's controller gives such a registration the offset of its record as broker
+        epoch, while a registration copied from ZooKeeper carries the znode's czxid."""
+        return self.registered_at >= 0 and self.epoch == self.registered_at
 
     def record(self, version: int = 2) -> MetadataRecord:
         """The `RegisterBrokerRecord` that recreates this registration."""

@@ -4,7 +4,8 @@ Transcribed, like the record table in `writers._schema` and with the same builde
 3.9's `clients/src/main/resources/common/message/*.json`: the request and response headers,
 ApiVersions (18), Fetch (1), Vote (52), BeginQuorumEpoch (53), EndQuorumEpoch (54),
 DescribeQuorum (55), FetchSnapshot (59), ControllerRegistration (70), RemoveRaftVoter (81,
-to give the stand-in's slot back under kraft.version 1), and SaslHandshake (17) and
+to give the stand-in's slot back under kraft.version 1), BrokerRegistration (62) and
+BrokerHeartbeat (63) from the migrating ZooKeeper-mode brokers, and SaslHandshake (17) and
 SaslAuthenticate (36) for a SASL controller listener. The same code
 generator (`writers._codegen`) turns each (message, version) into an encoder and a decoder; the
 only additions the protocol needs over the record table are per-message `flexibleVersions`
@@ -191,6 +192,32 @@ _REQUESTS = (
              _f("MinSupportedVersion", "int16"),
              _f("MaxSupportedVersion", "int16"),
          ))),
+    _msg("request", 62, "BrokerRegistrationRequest", "0-4", "0+",
+         _f("BrokerId", "int32"),
+         _f("ClusterId", "string"),
+         _f("IncarnationId", "uuid"),
+         _f("Listeners", "[]Listener", fields=(
+             _f("Name", "string"),
+             _f("Host", "string"),
+             _f("Port", "uint16"),
+             _f("SecurityProtocol", "int16"),
+         )),
+         _f("Features", "[]Feature", fields=(
+             _f("Name", "string"),
+             _f("MinSupportedVersion", "int16"),
+             _f("MaxSupportedVersion", "int16"),
+         )),
+         _f("Rack", "string", nullable="0+"),
+         _f("IsMigratingZkBroker", "bool", "1+", default="false"),
+         _f("LogDirs", "[]uuid", "2+", ignorable=True),
+         _f("PreviousBrokerEpoch", "int64", "3+", default="-1", ignorable=True)),
+    _msg("request", 63, "BrokerHeartbeatRequest", "0-1", "0+",
+         _f("BrokerId", "int32"),
+         _f("BrokerEpoch", "int64", default="-1"),
+         _f("CurrentMetadataOffset", "int64"),
+         _f("WantFence", "bool"),
+         _f("WantShutDown", "bool"),
+         _f("OfflineLogDirs", "[]uuid", "1+", tagged="1+", tag=0)),
 )
 
 _REPLICA_STATE = (
@@ -337,6 +364,16 @@ _RESPONSES = (
          _f("ThrottleTimeMs", "int32"),
          _f("ErrorCode", "int16"),
          _f("ErrorMessage", "string", nullable="0+")),
+    _msg("response", 62, "BrokerRegistrationResponse", "0-4", "0+",
+         _f("ThrottleTimeMs", "int32"),
+         _f("ErrorCode", "int16"),
+         _f("BrokerEpoch", "int64", default="-1")),
+    _msg("response", 63, "BrokerHeartbeatResponse", "0-1", "0+",
+         _f("ThrottleTimeMs", "int32"),
+         _f("ErrorCode", "int16"),
+         _f("IsCaughtUp", "bool", default="false"),
+         _f("IsFenced", "bool", default="true"),
+         _f("ShouldShutDown", "bool")),
 )
 
 

@@ -27,6 +27,13 @@ What it does, following Kafka 3.9's `KafkaRaftClient`/`LeaderState` (facts, not 
 * **ControllerRegistration** gets REQUEST_TIMED_OUT while it leads (the controller retries) and
   NOT_CONTROLLER after it resigned (so the controller re-resolves the leader and registers with
   the real one).
+* **BrokerRegistration and BrokerHeartbeat** from migrating ZooKeeper-mode brokers, once
+  `serve_brokers` was called (after the bootstrap): decided as Kafka's active controller does
+  (`writers._standin_brokers`), their records appended and committed before the answer, the
+  broker epoch being the offset of the broker's RegisterBrokerRecord. Before `serve_brokers`
+  REQUEST_TIMED_OUT (the broker retries), after resigning NOT_CONTROLLER (it moves to the next
+  leader with the epoch it has, which that leader's log holds). The records it appends itself
+  are handed to the single writer by `take_own_records`, so its image knows them.
 * **Resign.** `resign()` sends EndQuorumEpoch v0 with preferred successors, most caught-up
   first, and returns once a real controller announced itself with BeginQuorumEpoch at a higher
   epoch. Afterwards it grants votes to candidates whose log is at least as long as its own, and
@@ -55,6 +62,7 @@ from typing import Any
 from writers._batch import batch_records
 from writers._logdir import EncodedBatch, VoterDir
 from writers._logreader import METADATA_TOPIC_ID, open_log_source
+from writers._mv import MetadataVersion
 from writers._protocol import (
     UnsupportedApiError,
     decode_request,
@@ -64,6 +72,7 @@ from writers._protocol import (
 )
 from writers._quorum_log import AppendResult, VoterStatus
 from writers._records import ControlRecord, MetadataRecord, RecordBatch
+from writers._standin_brokers import BrokerRegistry, Outcome
 from writers._standin_log import LogIndex, restamp_batch
 from writers.errors import (
     QuorumLedElsewhereError,
@@ -96,6 +105,8 @@ ADVERTISED: Mapping[int, tuple[int, int]] = {
     52: (0, 0),    # Vote
     53: (0, 0),    # BeginQuorumEpoch
     54: (0, 0),    # EndQuorumEpoch
+    62: (0, 4),    # BrokerRegistration (3.9.1 brokers send v4)
+    63: (0, 1),    # BrokerHeartbeat
     70: (0, 0),    # ControllerRegistration
 }
 
@@ -249,6 +260,9 @@ class StandInLeader:
         self._tasks: list[asyncio.Task[Any]] = []
         self._conns: set[asyncio.StreamWriter] = set()
         self.requests_served: dict[str, int] = {}
+        self._brokers: BrokerRegistry | None = None  # set by serve_brokers (loop thread only)
+        self._own_records: list[MetadataRecord] = []  # appended by the stand-in itself
+        self._own_lock = threading.Lock()
         try:
             self._call(self._start_server(), 10.0)
         except BaseException:
@@ -469,6 +483,7 @@ class StandInLeader:
             raise WriterError(f"{req.api} before SASL authentication")
         handler = {1: self._fetch, 18: self._api_versions, 52: self._vote,
                    53: self._begin_epoch, 54: self._end_epoch,
+                   62: self._broker_registration, 63: self._broker_heartbeat,
                    70: self._controller_registration}.get(req.api_key)
         if handler is None:
             raise WriterError(f"stand-in cannot answer {req.api}")
@@ -556,6 +571,92 @@ class StandInLeader:
             return {"errorCode": REQUEST_TIMED_OUT,
                     "errorMessage": "zk2kraft's stand-in leader does not register controllers"}
         return {"errorCode": NOT_CONTROLLER, "errorMessage": None}
+
+    # -- brokers (BrokerRegistration, BrokerHeartbeat) -----------------------------------------
+
+    def serve_brokers(self, mv: MetadataVersion, *, kraft_version: int = 0,
+                      session_timeout_ms: float = 9000.0) -> None:
+        """Start taking the brokers' registrations and heartbeats (call once the bootstrap
+        is committed, so their records follow it as they follow Kafka's activation).
+
+        The registrations already in the log (the pre-copy's, copied from ZooKeeper, or a
+        resumed run's) are read first: Kafka's controller judges against what it replayed."""
+        async def start() -> None:
+            registry = BrokerRegistry(self.cluster_id, mv, kraft_version=kraft_version,
+                                      session_timeout_ms=session_timeout_ms)
+            for batch in self.read_log():
+                for i, rec in enumerate(batch.records):
+                    if isinstance(rec, MetadataRecord):
+                        registry.replayed(rec, batch.base_offset + i)
+            self._brokers = registry
+
+        self._call(start(), 60.0)
+
+    def take_own_records(self) -> list[MetadataRecord]:
+        """The records the stand-in appended on its own (broker registrations and fencing
+        changes) since the last call, in log order, for the single writer's image."""
+        with self._own_lock:
+            out, self._own_records = self._own_records, []
+        return out
+
+    def broker_registrations(self) -> dict[int, tuple[int, bool]]:
+        """broker id -> (broker epoch, fenced) as the stand-in's log holds them."""
+        async def read() -> dict[int, tuple[int, bool]]:
+            reg = self._brokers
+            return {} if reg is None else {n: (b.epoch, b.fenced)
+                                          for n, b in sorted(reg.brokers.items())}
+        return self._call(read(), 10.0)  # type: ignore[no-any-return]
+
+    async def _broker_registration(self, body: dict[str, Any]) -> dict[str, Any]:
+        not_now = self._not_serving_brokers({"throttleTimeMs": 0, "brokerEpoch": -1})
+        if not_now is not None:
+            return not_now
+        assert self._brokers is not None
+        return await self._apply_outcome(self._brokers.register(body, self._clock()))
+
+    async def _broker_heartbeat(self, body: dict[str, Any]) -> dict[str, Any]:
+        not_now = self._not_serving_brokers({"throttleTimeMs": 0, "isCaughtUp": False,
+                                             "isFenced": True, "shouldShutDown": False})
+        if not_now is not None:
+            return not_now
+        assert self._brokers is not None
+        return await self._apply_outcome(self._brokers.heartbeat(body, self._clock()))
+
+    def _not_serving_brokers(self, fields: dict[str, Any]) -> dict[str, Any] | None:
+        if self._resigned or not self._leading:
+            return {**fields, "errorCode": NOT_CONTROLLER}
+        if self._brokers is None:  # the bootstrap is not committed yet: the broker retries
+            return {**fields, "errorCode": REQUEST_TIMED_OUT}
+        return None
+
+    async def _apply_outcome(self, outcome: Outcome) -> dict[str, Any]:
+        """Append the outcome's records, wait until they are committed, then answer (Kafka
+        answers a controller write once it is committed)."""
+        answer = dict(outcome.answer)
+        if not outcome.records:
+            return answer
+        assert self._brokers is not None
+        batches = self._encode(outcome.records, int(time.time() * 1000))
+        self._append_now(batches)
+        base = batches[0].base_offset
+        for i, rec in enumerate(outcome.records):
+            self._brokers.replayed(rec, base + i)
+        with self._own_lock:
+            self._own_records.extend(outcome.records)
+        if outcome.epoch_is_offset:
+            answer["brokerEpoch"] = base  # the RegisterBrokerRecord is the batch's only record
+        deadline = time.monotonic() + self.commit_timeout_s
+        while self._hw <= batches[-1].last_offset:
+            if self._resigned or not self._leading:
+                return {**answer, "errorCode": NOT_CONTROLLER}
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                return {**answer, "errorCode": REQUEST_TIMED_OUT}
+            try:
+                await asyncio.wait_for(asyncio.shield(self._changed), min(wait, 0.5))
+            except TimeoutError:
+                pass
+        return answer
 
     async def _fetch(self, body: dict[str, Any]) -> dict[str, Any]:
         replica_id = body["replicaState"]["replicaId"]
@@ -684,15 +785,23 @@ class StandInLeader:
         # encoded on the caller's thread (the single writer), so the loop keeps serving fetches
         batches = self._encode(records, timestamp_ms)
 
-        async def append() -> None:
-            if batches[0].base_offset != self._index.end:
-                raise VoterStateError(
-                    f"the stand-in's log moved to {self._index.end} while encoding at "
-                    f"{batches[0].base_offset}: appends must come from one thread")
-            self._append_now(batches)
+        async def append() -> list[EncodedBatch]:
+            out = list(batches)
+            shift = self._index.end - batches[0].base_offset
+            if shift:  # the stand-in appended a broker's records meanwhile: move behind them
+                out = [restamp_batch(b.data, b.base_offset + shift, self._epoch)
+                       for b in batches]
+            self._append_now(out)
+            if self._brokers is not None:
+                offset = out[0].base_offset
+                for rec in records:
+                    if isinstance(rec, MetadataRecord):
+                        self._brokers.replayed(rec, offset)
+                    offset += 1
+            return out
 
-        self._call(append(), 60.0)
-        return self._await_commit(batches)
+        done = self._call(append(), 60.0)
+        return self._await_commit(done)
 
     def append_batches(self, batches: Sequence[EncodedBatch]) -> AppendResult:
         """See `QuorumLog`: batches must start at `next_offset` and be contiguous. Each batch's
