@@ -207,6 +207,9 @@ class OnlineOptions:
         overrides: attribute names of blocker override flags given.
         lag_bound_s: the gate's bound on the mirror's lag.
         handoff_timeout_s: how long to wait for a KRaft controller's claim (t2).
+        broker_wait_s: with the stand-in, how long the gate waits for every ZooKeeper broker
+            to be registered and unfenced with it (Kafka's WAIT_FOR_BROKERS) before it cuts
+            over anyway, with a warning.
     """
 
     connect: ConnectOptions
@@ -219,6 +222,7 @@ class OnlineOptions:
     overrides: frozenset[str] = frozenset()
     lag_bound_s: float = 1.0
     handoff_timeout_s: float = 120.0
+    broker_wait_s: float = 60.0
     standin: StandInSpec | None = None  # the stand-in transport instead of local voter dirs
 
 
@@ -234,6 +238,7 @@ class OnlineOutcome:
     precopy_records: int = 0
     mirrored_records: int = 0
     broker_records: int = 0  # appended by the stand-in for the brokers' registrations/heartbeats
+    brokers_unregistered: list[int] | None = None  # at the fence (stand-in only)
     mirror_steps: int = 0
     changes_seen: int = 0
     delta_records: int = 0
@@ -282,6 +287,7 @@ class OnlineOutcome:
             "delta_records": self.delta_records,
             "mirrored_records": self.mirrored_records,
             "broker_records": self.broker_records,
+            "brokers_unregistered_at_fence": self.brokers_unregistered,
             "precopy_records": self.precopy_records,
             "mirror_steps": self.mirror_steps,
             "changes_seen": self.changes_seen,
@@ -373,6 +379,7 @@ class _Run:
         # /migration's znode version in the tree this process judged (pre-copy or resync): the
         # fence writes it only at that version
         self._migration_judged: int | None = None
+        self._broker_wait_start: float | None = None  # the gate began waiting for brokers
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -743,6 +750,36 @@ class _Run:
             self._warn_once("reassign", "WARNING: cutover waits for /admin/reassign_partitions "
                             "(a reassignment submitted the ZooKeeper way) to finish")
             return False
+        return self._brokers_registered()
+
+    def _brokers_registered(self) -> bool:
+        """With the stand-in: every broker ZooKeeper lists is registered with it and unfenced
+        (only a heartbeat to the stand-in unfences; a ZooKeeper copy is fenced). Kafka's own
+        migration waits for the same in WAIT_FOR_BROKERS; a broker that registers only with
+        the next controller makes it repeat its UpdateMetadata round (docs/design.md)."""
+        if not isinstance(self.quorum, StandInLeader):
+            return True
+        self._absorb_standin_records()
+        held = self.quorum.broker_registrations()
+        waiting = sorted(b for b in self.log.image.cluster.brokers
+                         if b not in held or held[b][1])
+        if not waiting:
+            if self._broker_wait_start is not None:
+                self.sink.say("every broker is registered with the stand-in and unfenced")
+            self.out.brokers_unregistered = []
+            return True
+        now = self.clock()
+        if self._broker_wait_start is None:
+            self._broker_wait_start = now
+            self.sink.say(f"cutover waits for broker(s) {waiting} to register with the stand-in "
+                          f"and be unfenced (at most {self.o.broker_wait_s:g}s)")
+        if now - self._broker_wait_start < self.o.broker_wait_s:
+            return False
+        self.out.brokers_unregistered = waiting
+        self._warn_once("brokers", f"WARNING: broker(s) {waiting} did not register with the "
+                        f"stand-in within {self.o.broker_wait_s:g}s (are they in migration mode "
+                        "with controller.quorum.voters?); cutting over: they register with the "
+                        "next controller")
         return True
 
     def _fence(self) -> tuple[float, FenceToken]:

@@ -44,6 +44,7 @@ from kazoo.client import KazooClient
 
 from tests.support.kafka import KafkaZkBroker, free_port
 from tests.support.migration_cluster import (
+    broker_rpcs,
     kraft_controller_took_over,
     migration_cluster,
     produce_and_consume,
@@ -52,6 +53,7 @@ from tests.support.migration_cluster import (
 from tests.support.standin import (
     STANDIN,
     STANDIN_FOLLOWERS,
+    brokers_in_standin_log,
     migrate_through_standin,
     migration_mode_controllers,
 )
@@ -136,6 +138,28 @@ def _rollback(root: Path, connect: str, zk: KazooClient, brokers: list[KafkaZkBr
           f"{before['leader']} -> {state['leader']}, isr {before['isr']} -> {state['isr']}")
 
 
+def assert_brokers_stayed_registered(standin_dir: Path, report: dict[str, Any],
+                                    controller_log: str) -> Any:
+    """The brokers registered with the stand-in and stayed registered across the handover.
+
+    Kafka's facts: a migrating ZooKeeper broker's RegisterBrokerRecord has isMigratingZkBroker
+    and, written by an active controller, the offset of that record as its broker epoch; the
+    broker is unfenced by a BrokerRegistrationChangeRecord(fenced=-1) once caught up. A broker
+    whose epoch the new leader's log holds keeps heartbeating with it and does not register
+    again (that controller logs "Registering a new incarnation" only for a new one), and its
+    MigrationPropagator adds unfenced migrating brokers to its channel manager, so nothing is
+    skipped "since it is offline"."""
+    held = brokers_in_standin_log(standin_dir)
+    assert sorted(held) == [0, 1, 2], held
+    for b in held.values():
+        assert b.migrating and b.epoch == b.offset and b.unfenced_at is not None, b
+    assert report["brokers_unregistered_at_fence"] == [], report
+    rpcs = broker_rpcs(controller_log)
+    assert rpcs.registered == (), rpcs
+    assert rpcs.offline == 0, rpcs
+    return rpcs
+
+
 def test_rehearsal_with_brokers_through_the_standin_then_rollback(
     tmp_path: Path, zk_server: Any, zk_chroot_client: KazooClient, zk_chroot: str
 ) -> None:
@@ -157,7 +181,8 @@ def test_rehearsal_with_brokers_through_the_standin_then_rollback(
             assert report["handover"]["new_leader"] in STANDIN_FOLLOWERS, report["handover"]
             leader = next(n for n in nodes if n.node_id == report["handover"]["new_leader"])
             split = _check_election_split(report, leader.log_text())
-            kraft_controller_took_over(zk, nodes)
+            taker = kraft_controller_took_over(zk, nodes)
+            rpcs = assert_brokers_stayed_registered(root / "standin", report, taker.log_text())
             # every acknowledged record consumed exactly once, through the whole run
             records = report["canary"]["records"]
             assert records["acked"] > 0 and records["acked"] == records["produced"], records
@@ -181,7 +206,8 @@ def test_rehearsal_with_brokers_through_the_standin_then_rollback(
     print(f"\nrehearsal through the stand-in, {REHEARSAL_PARTITIONS} partitions, 3 brokers: "
           f"tool {window['tool']} ms, total {window['total']} ms, observed "
           f"{window.get('observed')} ms, producer stall {window.get('producer_stall')} ms, "
-          f"handover {report['handover']['elapsed_ms']} ms; records {records}")
+          f"handover {report['handover']['elapsed_ms']} ms; records {records}; the new "
+          f"controller's broker RPCs {rpcs}")
     print("election split (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in split.items()))
 
 

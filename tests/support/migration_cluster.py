@@ -207,6 +207,40 @@ def kraft_controller_took_over(zk: KazooClient, nodes: list[KafkaController]
     return leader
 
 
+@dataclass(frozen=True)
+class BrokerRpcs:
+    """What a KRaft controller that took over did towards the ZooKeeper-mode brokers, from its
+    own log (Kafka 3.9's `MigrationPropagator` and `ControllerChannelManager` lines).
+
+    Attributes:
+        update_metadata: "Sending UpdateMetadata request to brokers HashSet(...)" lines with at
+            least one broker, from KRAFT_CONTROLLER_TO_BROKER_COMM to DUAL_WRITE.
+        leader_and_isr: "Sending LeaderAndIsr request to broker N" lines, same span.
+        offline: "Not sending request ... since it is offline" lines, whole log.
+        registered: brokers that registered with it (a new incarnation, or none before), in
+            log order: "Registering a new incarnation of broker N" / "No previous registration
+            found for broker N".
+    """
+
+    update_metadata: int
+    leader_and_isr: int
+    offline: int
+    registered: tuple[int, ...]
+
+
+def broker_rpcs(log: str) -> BrokerRpcs:
+    """Count `BrokerRpcs` in a controller's log."""
+    start = log.find("to KRAFT_CONTROLLER_TO_BROKER_COMM")
+    end = log.find("from KRAFT_CONTROLLER_TO_BROKER_COMM to DUAL_WRITE")
+    span = log[start:end] if 0 <= start < end else ""
+    umr = len(re.findall(r"Sending UpdateMetadata request to brokers \w*\(\d", span))
+    lisr = len(re.findall(r"Sending LeaderAndIsr request to broker \d", span))
+    registered = tuple(int(m) for m in re.findall(
+        r"(?:Registering a new incarnation of broker|No previous registration found for "
+        r"broker) (\d+)", log))
+    return BrokerRpcs(umr, lisr, log.count("since it is offline"), registered)
+
+
 def wait_for_migration_epoch(zk: KazooClient, epoch: int, timeout_s: float) -> dict[str, Any]:
     """Read /migration until it names kraft_controller_epoch `epoch`, or until `timeout_s` passed.
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.kafka import KafkaController, free_port, random_cluster_id, storage_format
-from writers import StandInLeader, decode_response, encode_request
+from writers import StandInLeader, decode_response, encode_request, open_log_source
 
 __all__ = ["LONG_ELECTION", "STANDIN", "STANDIN_FOLLOWERS", "StandInQuorum", "follower_segments",
            "migrate_through_standin", "migration_mode_controllers", "remove_raft_voter",
@@ -51,6 +51,38 @@ class StandInQuorum:
 
     def controller(self, node_id: int) -> KafkaController:
         return next(c for c in self.controllers if c.node_id == node_id)
+
+
+@dataclass(frozen=True)
+class BrokerInLog:
+    """A broker's registration as the stand-in's own log holds it (what it appended before it
+    resigned: its log stops at EndQuorumEpoch)."""
+
+    broker_id: int
+    epoch: int
+    offset: int  # of its last RegisterBrokerRecord
+    migrating: bool
+    unfenced_at: int | None  # offset of a BrokerRegistrationChangeRecord(fenced=-1) after it
+
+
+def brokers_in_standin_log(log_dir: Path) -> dict[int, BrokerInLog]:
+    """Every broker's last registration in the stand-in's log, and whether it was unfenced."""
+    out: dict[int, BrokerInLog] = {}
+    for entry in open_log_source(log_dir).entries():
+        for i, rec in enumerate(entry.batch.records):
+            data = getattr(rec, "data", {})
+            offset = entry.batch.base_offset + i
+            if getattr(rec, "type", "") == "REGISTER_BROKER_RECORD":
+                out[data["brokerId"]] = BrokerInLog(
+                    data["brokerId"], data["brokerEpoch"], offset,
+                    bool(data.get("isMigratingZkBroker")), None)
+            elif (getattr(rec, "type", "") == "BROKER_REGISTRATION_CHANGE_RECORD"
+                  and data.get("fenced") == -1 and data["brokerId"] in out
+                  and out[data["brokerId"]].epoch == data["brokerEpoch"]):
+                b = out[data["brokerId"]]
+                out[b.broker_id] = BrokerInLog(b.broker_id, b.epoch, b.offset, b.migrating,
+                                               offset)
+    return out
 
 
 def follower_segments(directory: Path) -> list[Path]:
