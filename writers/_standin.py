@@ -636,15 +636,18 @@ class StandInLeader:
         if not outcome.records:
             return answer
         assert self._brokers is not None
-        batches = self._encode(outcome.records, int(time.time() * 1000))
+        records = list(outcome.records)
+        if outcome.epoch_is_offset:  # a new incarnation: epoch = the offset its record gets
+            reg = records[0]
+            records[0] = MetadataRecord(reg.type, reg.version,
+                                        {**reg.data, "brokerEpoch": self._index.end})
+            answer["brokerEpoch"] = self._index.end
+        batches = self._encode(records, int(time.time() * 1000))  # on the loop: no race
         self._append_now(batches)
-        base = batches[0].base_offset
-        for i, rec in enumerate(outcome.records):
-            self._brokers.replayed(rec, base + i)
+        for i, rec in enumerate(records):
+            self._brokers.replayed(rec, batches[0].base_offset + i)
         with self._own_lock:
-            self._own_records.extend(outcome.records)
-        if outcome.epoch_is_offset:
-            answer["brokerEpoch"] = base  # the RegisterBrokerRecord is the batch's only record
+            self._own_records.extend(records)
         deadline = time.monotonic() + self.commit_timeout_s
         while self._hw <= batches[-1].last_offset:
             if self._resigned or not self._leading:
