@@ -777,8 +777,10 @@ def compile_record(spec: RecordSpec, version: int) -> tuple[Encoder, Decoder, st
     gen.ns["_TYPE"], gen.ns["_VERSION"] = spec.type_name, version
     gen.emit(0, "def encode_many(rs, i, out):")
     gen.emit(1, "ap = out.append")
-    gen.emit(1, "n = len(rs)")
-    gen.emit(1, "while i < n:")
+    # not `n`: the inlined body uses `n` for array lengths (a record with a 2-element array
+    # would move the loop's bound; seen as an IndexError on a one-record batch)
+    gen.emit(1, "n_rs = len(rs)")
+    gen.emit(1, "while i < n_rs:")
     gen.emit(2, "r = rs[i]")
     gen.emit(2, "if r.version != _VERSION or r.type != _TYPE:")
     gen.emit(3, "return i")

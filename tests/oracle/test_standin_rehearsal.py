@@ -139,7 +139,7 @@ def _rollback(root: Path, connect: str, zk: KazooClient, brokers: list[KafkaZkBr
 
 
 def assert_brokers_stayed_registered(standin_dir: Path, report: dict[str, Any],
-                                    controller_log: str) -> Any:
+                                    controller_log: str, output: str = "") -> Any:
     """The brokers registered with the stand-in and stayed registered across the handover.
 
     Kafka's facts: a migrating ZooKeeper broker's RegisterBrokerRecord has isMigratingZkBroker
@@ -152,7 +152,8 @@ def assert_brokers_stayed_registered(standin_dir: Path, report: dict[str, Any],
     held = brokers_in_standin_log(standin_dir)
     assert sorted(held) == [0, 1, 2], held
     for b in held.values():
-        assert b.migrating and b.epoch == b.offset and b.unfenced_at is not None, b
+        assert b.migrating and b.epoch == b.offset and b.unfenced_at is not None, (
+            b, output[-3000:])
     assert report["brokers_unregistered_at_fence"] == [], report
     rpcs = broker_rpcs(controller_log)
     assert rpcs.registered == (), rpcs
@@ -175,6 +176,7 @@ def test_rehearsal_with_brokers_through_the_standin_then_rollback(
                 connect, ports, root, "--bootstrap-server", cluster.bootstrap,
                 "--handoff-timeout", "240",
                 *[f"--controller-log={n.server_log}" for n in nodes])
+            (root / "migrate.out").write_text(done.stdout + done.stderr)  # for post-mortems
             logs = "\n".join(n.log_text() for n in nodes)
             assert done.returncode == 0, done.stdout + done.stderr + logs[-6000:]
             report = json.loads((root / "m.json").read_text())
@@ -182,7 +184,8 @@ def test_rehearsal_with_brokers_through_the_standin_then_rollback(
             leader = next(n for n in nodes if n.node_id == report["handover"]["new_leader"])
             split = _check_election_split(report, leader.log_text())
             taker = kraft_controller_took_over(zk, nodes)
-            rpcs = assert_brokers_stayed_registered(root / "standin", report, taker.log_text())
+            rpcs = assert_brokers_stayed_registered(root / "standin", report, taker.log_text(),
+                                                    done.stdout + done.stderr)
             # every acknowledged record consumed exactly once, through the whole run
             records = report["canary"]["records"]
             assert records["acked"] > 0 and records["acked"] == records["produced"], records

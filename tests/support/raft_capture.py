@@ -8,6 +8,7 @@ encoder reproduces them.
 
     python -m tests.support.raft_capture OUT.json        # two real controllers, then EndQuorumEpoch
     python -m tests.support.raft_capture OUT.json --standin   # controllers led by the stand-in
+    python -m tests.support.raft_capture OUT.json --brokers   # a broker registering, Kafka's way
 
 `RecordingProxy` is also used in front of zk2kraft's stand-in leader to capture what Kafka sends
 to it (requests) and answers it (responses) at the versions the stand-in advertises.
@@ -258,7 +259,78 @@ def capture_standin_v0(out: Path, *, per_kind: int = 4) -> dict[str, Any]:
     return doc
 
 
+def capture_broker_rpcs(out: Path, *, per_kind: int = 3) -> dict[str, Any]:
+    """A ZooKeeper-mode 3.9.1 broker in migration mode registering with a real 3.9.1 KRaft
+    controller in migration mode (Kafka's own migration, PRE_MIGRATION): the broker reaches
+    the controller through a proxy, which records BrokerRegistration and BrokerHeartbeat both
+    ways (the broker's requests, the controller's answers) and the ApiVersions exchange."""
+    from tests.support.kafka import KafkaController, KafkaZkBroker, free_port, storage_format
+    from tests.support.zk import ZkServer
+
+    with tempfile.TemporaryDirectory(prefix="zk2kraft-capture-") as tmp:
+        root = Path(tmp)
+        zk = ZkServer(root / "zk").start()
+        controller_port, front = free_port(), free_port()
+        proxy = RecordingProxy(front, controller_port, max_frame=1 << 20)
+        proxy.start()
+        migration = {"zookeeper.metadata.migration.enable": "true",
+                     "zookeeper.connect": zk.connect, "controller.listener.names": "CONTROLLER"}
+        broker = KafkaZkBroker(root / "broker0", zk.connect, broker_id=0, heap="256m", extra={
+            **migration, "controller.quorum.voters": f"3000@127.0.0.1:{front}",
+            "inter.broker.protocol.version": "3.9",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"})
+        controller = KafkaController(
+            root / "controller", root / "meta3000", node_id=3000, heap="256m",
+            quorum={3000: controller_port},
+            extra={**migration,
+                   "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"})
+        try:
+            broker.launch()
+            broker.wait_started()
+            cluster = json.loads(zk_get(zk.connect, "/cluster/id"))["id"]
+            storage_format(controller.config_path, cluster)
+            controller.launch()
+            controller.wait_started()
+            broker.wait_for_log(r"The broker has been unfenced", 120)
+            time.sleep(5)  # a few heartbeats of the unfenced broker
+        finally:
+            broker.stop()
+            controller.stop()
+            proxy.stop()
+            zk.stop()
+    kept: list[dict[str, Any]] = []
+    seen: Counter[tuple[str, int, int]] = Counter()
+    for f in proxy.frames:
+        k = (f.direction, f.api_key, f.api_version)
+        if f.api_key in (18, 62, 63) and seen[k] < per_kind:
+            seen[k] += 1
+            kept.append(f.to_json())
+    doc = {"kafka": "3.9.1", "cluster_id": cluster, "broker": 0, "controller": 3000,
+           "frames": kept}
+    out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    return doc
+
+
+def zk_get(connect: str, path: str) -> bytes:
+    """One znode's data (kazoo, short-lived session)."""
+    from kazoo.client import KazooClient
+
+    client = KazooClient(hosts=connect)
+    client.start(30)
+    try:
+        data: bytes = client.get(path)[0]
+        return data
+    finally:
+        client.stop()
+        client.close()
+
+
 if __name__ == "__main__":
+    if sys.argv[2:] == ["--brokers"]:
+        result = capture_broker_rpcs(Path(sys.argv[1]))
+        print(Counter((f["direction"], f["api_key"], f["api_version"])
+                      for f in result["frames"]))
+        sys.exit(0)
     which = capture_standin_v0 if sys.argv[2:] == ["--standin"] else capture_two_controllers
     result = which(Path(sys.argv[1]))
     print(Counter((f["direction"], f["api_key"], f["api_version"]) for f in result["frames"]))

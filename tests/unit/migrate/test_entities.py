@@ -285,6 +285,45 @@ def test_a_broker_leaving_is_unregistered_and_rejoining_registered_anew() -> Non
     ]
 
 
+def _registered_by_the_broker(image: MetadataImage, broker_id: int, offset: int,
+                              **over: Any) -> MetadataImage:
+    """The image after broker `broker_id` registered itself with the stand-in: its own
+    incarnation, epoch = the offset of its record (Kafka's rule), then unfenced."""
+    held = image.cluster.brokers[broker_id]
+    data = {**held.record(2).data, "incarnationId": "7C9rNwqDS8-Oo6l1Y0w8Nw",
+            "brokerEpoch": offset, "fenced": True, **over}
+    return apply_records(image, [
+        MetadataRecord("REGISTER_BROKER_RECORD", 2, data),
+        MetadataRecord("BROKER_REGISTRATION_CHANGE_RECORD", 0,
+                       {"brokerId": broker_id, "brokerEpoch": offset, "fenced": -1})])
+
+
+def test_a_brokers_own_registration_is_kept_while_zookeeper_agrees() -> None:
+    """The broker re-registered in ZooKeeper (new czxid) and with the stand-in: the mirror
+    writes nothing over its own registration (its heartbeats would turn stale)."""
+    old = full_snapshot()
+    image = _registered_by_the_broker(image_of(old), 2, offset=77)
+    back = changed(old, brokers={**old.brokers, 2: mk_broker(2, czxid=9000)})
+    assert delta_records(image, back, [EntityKey.broker(2)], opts()).records == []
+    assert delta_records(image, old, [EntityKey.broker(2)], opts()).records == []
+
+
+def test_zookeeper_listeners_that_differ_from_the_brokers_registration_are_written() -> None:
+    old = full_snapshot()
+    image = _registered_by_the_broker(image_of(old), 2, offset=77, endPoints=[
+        {"name": "PLAINTEXT", "host": "elsewhere", "port": 9092, "securityProtocol": 0}])
+    got = delta_records(image, old, [EntityKey.broker(2)], opts()).records
+    assert [(r.type, r.data["brokerEpoch"]) for r in got] == [("REGISTER_BROKER_RECORD", 4200)]
+
+
+def test_a_brokers_own_registration_is_unregistered_when_its_znode_goes() -> None:
+    old = full_snapshot()
+    image = _registered_by_the_broker(image_of(old), 2, offset=77)
+    gone = changed(old, brokers={b: v for b, v in old.brokers.items() if b != 2})
+    assert delta_records(image, gone, [EntityKey.broker(2)], opts()).records == [
+        R("UNREGISTER_BROKER_RECORD", brokerId=2, brokerEpoch=77)]
+
+
 def test_acl_binding_removed_and_added() -> None:
     old = full_snapshot()
     resource = next(r for r in old.acls if r.pattern_type == "LITERAL" and r.name == "orders")

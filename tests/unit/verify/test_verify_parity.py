@@ -288,3 +288,26 @@ def test_images_compare_as_values_and_pickle() -> None:
     assert isinstance(a.topics.by_name, FrozenMap)
     with pytest.raises(TypeError):
         a.topics.by_name["x"] = None  # type: ignore[index]
+
+
+def test_a_registration_the_broker_made_is_judged_without_its_epoch() -> None:
+    """A broker that registered itself (with the stand-in, or any KRaft controller) has the
+    offset of its RegisterBrokerRecord as epoch (Kafka's rule), never ZooKeeper's czxid: parity
+    leaves the epoch out for it and still compares listeners and rack."""
+    snap = everything()
+    records = [r for r in translate(snap, TranslationOptions(
+        metadata_version=parse_target_version("3.9"))).records if "TRANSACTION" not in r.type]
+    own = next(r for r in records if r.type == "REGISTER_BROKER_RECORD"
+               and r.data["brokerId"] == 1)
+    at = len(records)  # the broker's own record comes last, at this offset
+    mine = dataclasses.replace(own, data={**own.data, "brokerEpoch": at,
+                                          "incarnationId": "7C9rNwqDS8-Oo6l1Y0w8Nw"})
+    image = load_records([*records, mine]).image
+    assert compare(expected_image(snap), image) == []
+    moved = dataclasses.replace(mine, data={**mine.data, "rack": "elsewhere"})
+    diffs = compare(expected_image(snap), load_records([*records, moved]).image)
+    assert [(d.kind, d.key, d.field) for d in diffs] == [("broker", "1", "rack")]
+    # one epoch that is not its own record's offset stays a difference
+    odd = dataclasses.replace(mine, data={**mine.data, "brokerEpoch": at + 5})
+    diffs = compare(expected_image(snap), load_records([*records, odd]).image)
+    assert [(d.kind, d.key, d.field) for d in diffs] == [("broker", "1", "brokerEpoch")]

@@ -410,6 +410,22 @@ def test_encode_records_equals_one_by_one_over_mixed_types() -> None:
     assert encode_records([]) == []
 
 
+def test_encode_records_loop_bound_survives_a_longer_array_in_the_last_record() -> None:
+    """A one-record run whose record holds a 2-element array: the compiled loop once reused
+    the array length as its bound and indexed past the run (IndexError; a stand-in broker
+    registration with kraft.version and metadata.version features hit it)."""
+    features = [{"name": n, "minSupportedVersion": 0, "maxSupportedVersion": 1}
+                for n in ("kraft.version", "metadata.version")]
+    record = MetadataRecord("REGISTER_BROKER_RECORD", 3, {
+        "brokerId": 1, "isMigratingZkBroker": True, "incarnationId": U1, "brokerEpoch": 7,
+        "endPoints": [], "features": features, "rack": None, "fenced": True,
+        "inControlledShutdown": False, "logDirs": [U1]})
+    encode_records([record, record])  # compiles the run encoder
+    assert encode_records([record]) == [encode_record(record)]
+    three = [record] * 3
+    assert encode_records(three) == [encode_record(r) for r in three]
+
+
 def test_encode_records_names_the_bad_record() -> None:
     good = MetadataRecord("TOPIC_RECORD", 0, {"name": "a", "topicId": U1})
     bad = MetadataRecord("TOPIC_RECORD", 0, {"name": "b", "topicId": "nope"})

@@ -4,7 +4,9 @@
 3.9.1 controllers behind recording proxies: ApiVersions, Fetch, Vote, BeginQuorumEpoch,
 EndQuorumEpoch, ControllerRegistration, both directions). `captured/standin_v0.json` holds what
 real controllers sent to and answered zk2kraft's stand-in leader at the versions it advertises
-(Vote v0, BeginQuorumEpoch v0 and EndQuorumEpoch v0, which are not flexible). Nothing here was
+(Vote v0, BeginQuorumEpoch v0 and EndQuorumEpoch v0, which are not flexible).
+`captured/broker_rpcs.json` holds a migrating ZooKeeper-mode broker's BrokerRegistration v4 and
+BrokerHeartbeat v1 and a real 3.9.1 controller's answers. Nothing here was
 produced by our encoder: every frame is Kafka's, and our encoder must reproduce it exactly.
 """
 
@@ -243,3 +245,52 @@ def test_followers_fetch_from_the_standin_at_its_epoch() -> None:
     assert [p["currentLeaderEpoch"] for p in parts[1:]] == [1] * (len(parts) - 1)
     assert (parts[-1]["fetchOffset"], parts[-1]["lastFetchedEpoch"]) == (1, 1)
     assert all(r.body["maxWaitMs"] == 500 and r.body["maxBytes"] == 8388608 for r in reqs)
+
+
+# A ZooKeeper-mode 3.9.1 broker in migration mode registering with a real 3.9.1 controller in
+# migration mode (`python -m tests.support.raft_capture OUT.json --brokers`): both directions
+# are Kafka's own bytes.
+BDOC, BFRAMES = _frames("broker_rpcs.json")
+
+
+@pytest.mark.parametrize("frame", BFRAMES, ids=_ids(BFRAMES))
+def test_broker_frame_reencodes_byte_for_byte(frame: dict[str, Any]) -> None:
+    test_kafka_frame_decodes_and_reencodes_byte_for_byte(frame)
+
+
+def test_broker_capture_holds_registration_v4_and_heartbeat_v1() -> None:
+    kinds = {(f["direction"], f["api_key"], f["api_version"]) for f in BFRAMES}
+    assert {("request", 62, 4), ("response", 62, 4), ("request", 63, 1),
+            ("response", 63, 1)} <= kinds
+
+
+def test_migrating_broker_registers_with_its_ibp_as_metadata_version() -> None:
+    req = decode_request(_of(BFRAMES, "request", 62)[0]).body
+    assert req["isMigratingZkBroker"] is True and req["clusterId"] == BDOC["cluster_id"]
+    features = {f["name"]: (f["minSupportedVersion"], f["maxSupportedVersion"])
+                for f in req["features"]}
+    assert features["metadata.version"] == (21, 21)  # inter.broker.protocol.version 3.9
+    assert len(req["logDirs"]) == 1 and req["previousBrokerEpoch"] == -1
+
+
+def test_the_standin_decides_as_kafkas_controller_did() -> None:
+    """Kafka's controller answered this broker's registration with epoch = the offset of its
+    RegisterBrokerRecord, and its heartbeats with isCaughtUp once currentMetadataOffset reached
+    that offset, fenced while the broker wanted fencing: the stand-in's registry, given the
+    same requests, gives the same answers."""
+    from writers import parse_metadata_version
+    from writers._standin_brokers import BrokerRegistry
+
+    reg = BrokerRegistry(BDOC["cluster_id"], parse_metadata_version("3.9-IV0"))
+    raw = _of(BFRAMES, "request", 62)[0]
+    kafka_answer = decode_response(62, 4, _of(BFRAMES, "response", 62)[0])[1]
+    out = reg.register(decode_request(raw).body, 0.0)
+    assert out.answer["errorCode"] == kafka_answer["errorCode"] == 0 and out.epoch_is_offset
+    epoch = kafka_answer["brokerEpoch"]
+    record = out.records[0]
+    reg.replayed(type(record)(record.type, record.version, {**record.data, "brokerEpoch": epoch}),
+                 epoch)
+    heartbeats = zip(_of(BFRAMES, "request", 63), _of(BFRAMES, "response", 63), strict=True)
+    for req_raw, resp_raw in heartbeats:
+        ours = reg.heartbeat(decode_request(req_raw).body, 0.0).answer
+        assert ours == decode_response(63, 1, resp_raw)[1]
