@@ -753,16 +753,17 @@ class _Run:
         return self._brokers_registered()
 
     def _brokers_registered(self) -> bool:
-        """With the stand-in: every broker ZooKeeper lists is registered with it and unfenced
-        (only a heartbeat to the stand-in unfences; a ZooKeeper copy is fenced). Kafka's own
-        migration waits for the same in WAIT_FOR_BROKERS; a broker that registers only with
-        the next controller makes it repeat its UpdateMetadata round (docs/design.md)."""
+        """With the stand-in: every broker ZooKeeper lists is registered with it, unfenced and
+        heartbeating (only a heartbeat to the stand-in unfences; a ZooKeeper copy is fenced).
+        Kafka's own migration waits for the brokers in WAIT_FOR_BROKERS; a broker that registers
+        only with the next controller makes it repeat its UpdateMetadata round (docs/design.md).
+        """
         if not isinstance(self.quorum, StandInLeader):
             return True
         self._absorb_standin_records()
         held = self.quorum.broker_registrations()
         waiting = sorted(b for b in self.log.image.cluster.brokers
-                         if b not in held or held[b][1])
+                         if b not in held or not held[b][1])
         if not waiting:
             if self._broker_wait_start is not None:
                 self.sink.say("every broker is registered with the stand-in and unfenced")

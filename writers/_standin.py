@@ -600,10 +600,13 @@ class StandInLeader:
         return out
 
     def broker_registrations(self) -> dict[int, tuple[int, bool]]:
-        """broker id -> (broker epoch, fenced) as the stand-in's log holds them."""
+        """broker id -> (broker epoch, live) as the stand-in's log holds them; live = unfenced
+        and heard from within the session timeout (Kafka's `hasValidSession`), so the old
+        incarnation of a broker that restarted stops counting."""
         async def read() -> dict[int, tuple[int, bool]]:
             reg = self._brokers
-            return {} if reg is None else {n: (b.epoch, b.fenced)
+            now = self._clock()
+            return {} if reg is None else {n: (b.epoch, reg.live(n, now))
                                           for n, b in sorted(reg.brokers.items())}
         return self._call(read(), 10.0)  # type: ignore[no-any-return]
 

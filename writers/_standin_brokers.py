@@ -153,6 +153,11 @@ class BrokerRegistry:
         elif record.type == "FEATURE_LEVEL_RECORD" and d.get("name") == METADATA_VERSION:
             self.finalized[METADATA_VERSION] = int(d["featureLevel"])  # type: ignore[arg-type]
 
+    def live(self, broker_id: int, now_ms: float) -> bool:
+        """The broker is registered, unfenced and heard from within the session timeout."""
+        b = self.brokers.get(broker_id)
+        return b is not None and self._live_session(b, now_ms)
+
     def _live_session(self, b: _Broker, now_ms: float) -> bool:
         """Kafka's `hasValidSession`: unfenced and heard from within the session timeout."""
         return (not b.fenced and b.last_contact_ms is not None

@@ -421,7 +421,7 @@ def _records(controller: KafkaController) -> list[dict[str, Any]]:
 
 
 def _check_mirror_changes_in_log(records: list[dict[str, Any]], restarted_epoch: int,
-                                 restarted: int) -> None:
+                                 restarted: int, incarnation: str) -> None:
     """The admin changes and the broker restart made during the mirror, in the KRaft log."""
     topic_ids = {r["data"]["name"]: r["data"]["topicId"] for r in records
                  if r["type"] == "TOPIC_RECORD"}
@@ -440,10 +440,13 @@ def _check_mirror_changes_in_log(records: list[dict[str, Any]], restarted_epoch:
     assert [(a["resourceType"], a["resourceName"], a["patternType"], a["principal"], a["host"],
              a["operation"], a["permissionType"]) for a in acls] == [
         (2, "load-000", 3, _PRINCIPAL, "*", 3, 3)], acls
-    # the restarted broker's new ZooKeeper registration (epoch = its znode's czxid)
-    epochs = [r["data"]["brokerEpoch"] for r in records if r["type"] == "REGISTER_BROKER_RECORD"
-              and r["data"]["brokerId"] == restarted]
-    assert restarted_epoch in epochs, (restarted_epoch, epochs)
+    # the restarted broker registered anew: its new ZooKeeper registration copied by the mirror
+    # (epoch = its znode's czxid) or, registered with the stand-in, its new incarnation (the one
+    # its own log names; epoch = the offset of that record, as Kafka's controller assigns it)
+    mine = [r["data"] for r in records
+            if r["type"] == "REGISTER_BROKER_RECORD" and r["data"]["brokerId"] == restarted]
+    assert any(d["brokerEpoch"] == restarted_epoch or d["incarnationId"] == incarnation
+               for d in mine), (restarted_epoch, incarnation, mine)
 
 
 def _roll_to_kraft(broker: KafkaZkBroker, voters: str) -> None:
@@ -535,7 +538,9 @@ def test_standin_rehearsal_manual_cutover_then_brokers_to_kraft_and_finalised(
             # the stand-in's log (what was handed over) at parity with ZooKeeper, through the CLI
             # (before anything else changes ZooKeeper by dual-write)
             verify_voter_dir(connect, ports, STANDIN, root / "standin")
-            _check_mirror_changes_in_log(_records(leader), restarted_epoch, restarted.broker_id)
+            incarnation = re.findall(r"Incarnation (\S+) of broker", restarted.log_text())[-1]
+            _check_mirror_changes_in_log(_records(leader), restarted_epoch, restarted.broker_id,
+                                         incarnation)
             topic = "created-after-cutover"
             admin.create_topics([NewTopic(topic, num_partitions=3, replication_factor=2)],
                                 request_timeout=120)[topic].result(180)

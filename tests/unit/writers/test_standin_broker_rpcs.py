@@ -111,7 +111,7 @@ def test_register_heartbeat_unfence(standin: StandInLeader) -> None:
         assert stale["errorCode"] == 77
         ready = _call(sock, 63, 1, _heartbeat(end, end + 1))
         assert (ready["errorCode"], ready["isCaughtUp"], ready["isFenced"]) == (0, True, False)
-    assert standin.broker_registrations() == {1: (end, False)}
+    assert standin.broker_registrations() == {1: (end, True)}  # live: unfenced, heard from
     recs = _records(standin)
     registers = [r for r in recs if r[1] == "REGISTER_BROKER_RECORD"]
     assert registers[0][0] == end and registers[0][2]["brokerEpoch"] == end
