@@ -44,7 +44,6 @@ from kazoo.client import KazooClient
 
 from tests.support.kafka import KafkaZkBroker, free_port
 from tests.support.migration_cluster import (
-    broker_rpcs,
     kraft_controller_took_over,
     migration_cluster,
     produce_and_consume,
@@ -53,7 +52,7 @@ from tests.support.migration_cluster import (
 from tests.support.standin import (
     STANDIN,
     STANDIN_FOLLOWERS,
-    brokers_in_standin_log,
+    assert_brokers_stayed_registered,
     migrate_through_standin,
     migration_mode_controllers,
 )
@@ -136,29 +135,6 @@ def _rollback(root: Path, connect: str, zk: KazooClient, brokers: list[KafkaZkBr
     produce_and_consume(live, "load-000")
     print(f"\nrollback: {back.stdout.strip().splitlines()[0]}; load-000-0 leader "
           f"{before['leader']} -> {state['leader']}, isr {before['isr']} -> {state['isr']}")
-
-
-def assert_brokers_stayed_registered(standin_dir: Path, report: dict[str, Any],
-                                    controller_log: str, output: str = "") -> Any:
-    """The brokers registered with the stand-in and stayed registered across the handover.
-
-    Kafka's facts: a migrating ZooKeeper broker's RegisterBrokerRecord has isMigratingZkBroker
-    and, written by an active controller, the offset of that record as its broker epoch; the
-    broker is unfenced by a BrokerRegistrationChangeRecord(fenced=-1) once caught up. A broker
-    whose epoch the new leader's log holds keeps heartbeating with it and does not register
-    again (that controller logs "Registering a new incarnation" only for a new one), and its
-    MigrationPropagator adds unfenced migrating brokers to its channel manager, so nothing is
-    skipped "since it is offline"."""
-    held = brokers_in_standin_log(standin_dir)
-    assert sorted(held) == [0, 1, 2], held
-    for b in held.values():
-        assert b.migrating and b.epoch == b.offset and b.unfenced_at is not None, (
-            b, output[-3000:])
-    assert report["brokers_unregistered_at_fence"] == [], report
-    rpcs = broker_rpcs(controller_log)
-    assert rpcs.registered == (), rpcs
-    assert rpcs.offline == 0, rpcs
-    return rpcs
 
 
 def test_rehearsal_with_brokers_through_the_standin_then_rollback(

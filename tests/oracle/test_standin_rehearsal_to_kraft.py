@@ -73,6 +73,7 @@ from tests.support.standin import (
     LONG_ELECTION,
     STANDIN,
     STANDIN_FOLLOWERS,
+    assert_brokers_stayed_registered,
     follower_segments,
     migrate_through_standin,
     migration_mode_controllers,
@@ -531,6 +532,11 @@ def test_standin_rehearsal_manual_cutover_then_brokers_to_kraft_and_finalised(
             assert report["handover"]["new_leader"] in STANDIN_FOLLOWERS, report["handover"]
             # 2. the real controller takes over
             leader = kraft_controller_took_over(zk, nodes)
+            # the brokers (the restarted one with its new incarnation) registered with the
+            # stand-in before the fence and kept that registration (no re-registration, nothing
+            # skipped as offline), until the roll to KRaft below
+            rpcs = assert_brokers_stayed_registered(root / "standin", report, leader.log_text(),
+                                                    out + err)
             writes = _zk_writes(leader)
             assert writes == _EXPECTED_ZK_WRITES, (
                 f"the controller's reconciliation wrote {writes} to ZooKeeper; on a tree equal "
@@ -626,4 +632,5 @@ def test_standin_rehearsal_manual_cutover_then_brokers_to_kraft_and_finalised(
     timeline["total"] = time.monotonic() - started
     print(f"\nrehearsal to KRaft through the stand-in, {REHEARSAL_PARTITIONS} partitions: "
           f"ZK writes at reconcile {writes}; records {figures}; timeline (s) "
-          + ", ".join(f"{k} {v:.0f}" for k, v in timeline.items()))
+          + ", ".join(f"{k} {v:.0f}" for k, v in timeline.items())
+          + f"; the taking-over controller's broker RPCs {rpcs}")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.kafka import KafkaController, free_port, random_cluster_id, storage_format
+from tests.support.migration_cluster import BrokerRpcs, broker_rpcs
 from writers import StandInLeader, decode_response, encode_request, open_log_source
 
 __all__ = ["LONG_ELECTION", "STANDIN", "STANDIN_FOLLOWERS", "StandInQuorum", "follower_segments",
@@ -282,3 +283,26 @@ def migrate_through_standin(
         return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=full_env)
     return subprocess.run(cmd, capture_output=True, text=True, timeout=400, env=full_env)
+
+
+def assert_brokers_stayed_registered(standin_dir: Path, report: dict[str, Any],
+                                    controller_log: str, output: str = "") -> BrokerRpcs:
+    """The brokers registered with the stand-in and stayed registered across the handover.
+
+    Kafka's facts: a migrating ZooKeeper broker's RegisterBrokerRecord has isMigratingZkBroker
+    and, written by an active controller, the offset of that record as its broker epoch; the
+    broker is unfenced by a BrokerRegistrationChangeRecord(fenced=-1) once caught up. A broker
+    whose epoch the new leader's log holds keeps heartbeating with it and does not register
+    again (that controller logs "Registering a new incarnation" only for a new one), and its
+    MigrationPropagator adds unfenced migrating brokers to its channel manager, so nothing is
+    skipped "since it is offline"."""
+    held = brokers_in_standin_log(standin_dir)
+    assert sorted(held) == [0, 1, 2], held
+    for b in held.values():
+        assert b.migrating and b.epoch == b.offset and b.unfenced_at is not None, (
+            b, output[-3000:])
+    assert report["brokers_unregistered_at_fence"] == [], report
+    rpcs = broker_rpcs(controller_log)
+    assert rpcs.registered == (), rpcs
+    assert rpcs.offline == 0, rpcs
+    return rpcs
