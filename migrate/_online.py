@@ -985,6 +985,7 @@ class _Run:
         self.out.phase_ms["resign"] = (self.clock() - start) * 1000.0
         self.out.handover = {"new_leader": result.new_leader, "new_epoch": result.new_epoch,
                              "elapsed_ms": _r(result.elapsed_ms),
+                             "fetches_answered": result.fetches_answered,
                              "events": [e.to_json() for e in result.events]}
         if result.new_leader >= 0:
             self.out.stamps["new_leader"] = self.clock()

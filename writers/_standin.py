@@ -154,12 +154,15 @@ class HandoverResult:
         new_epoch: its epoch.
         elapsed_ms: from sending EndQuorumEpoch to its BeginQuorumEpoch reaching the stand-in.
         events: every EndQuorumEpoch, Vote and BeginQuorumEpoch of the handover, in order.
+        fetches_answered: Fetch requests answered from resigning to the new leader's
+            BeginQuorumEpoch (each one the voters and observers sent us in that time).
     """
 
     new_leader: int
     new_epoch: int
     elapsed_ms: float
     events: tuple[HandoverEvent, ...] = ()
+    fetches_answered: int = 0
 
 
 @dataclass
@@ -246,12 +249,14 @@ class StandInLeader:
         self._leading = False
         self._resigned = False
         self._voted_for: int = -1
+        self._new_leader = -1  # the real controller leading `_epoch` after the handover
         self._epoch_start = 0
         self._hw = 0
         self._replicas = {n: _Replica(n) for n in voters if n != node_id}
         self._lock = threading.Condition()
         self._handover: asyncio.Future[tuple[int, int, float]] | None = None
         self._trace: list[HandoverEvent] | None = None  # recording from resign() on
+        self._resigned_fetches = 0
         self._loop = asyncio.new_event_loop()
         self._changed: asyncio.Future[None] = self._loop.create_future()
         self._server: asyncio.Server | None = None
@@ -519,19 +524,25 @@ class StandInLeader:
         return {"errorCode": NONE, "apiKeys": self._api_keys()}
 
     def _leader_id(self) -> int:
-        return self.node_id if self._leading else -1
+        """The leader of `_epoch` as far as the stand-in knows (-1: none known), as Kafka's
+        voters put it in every Raft answer."""
+        return self.node_id if self._leading else self._new_leader
 
     async def _vote(self, body: dict[str, Any]) -> dict[str, Any]:
         part = body["topics"][0]["partitions"][0]
         epoch, candidate = part["candidateEpoch"], part["candidateId"]
         self._event("vote_received", candidate, epoch)
         granted = False
-        if epoch > self._epoch and not self._leading:
+        if epoch == self._epoch and not self._leading and self._new_leader < 0:
+            # the same candidate asking again in the epoch we voted in (its answer was lost):
+            # granted again, as Kafka's voted state does; anyone else is refused
+            granted = self._voted_for == candidate
+        elif epoch > self._epoch and not self._leading:
             ours = (self._index.last_epoch(), self._index.end)
             theirs = (part["lastOffsetEpoch"], part["lastOffset"])
             granted = theirs >= ours
             if granted:
-                self._epoch, self._voted_for = epoch, candidate
+                self._epoch, self._voted_for, self._new_leader = epoch, candidate, -1
                 self._dir.write_quorum_state(leader_epoch=epoch, voters=sorted(self.voters),
                                              voted_id=candidate)
         log.info("stand-in %d: vote for %d at epoch %d %s", self.node_id, candidate, epoch,
@@ -551,13 +562,18 @@ class StandInLeader:
         part = body["topics"][0]["partitions"][0]
         leader, epoch = part["leaderId"], part["leaderEpoch"]
         self._event("begin_quorum_epoch_received", leader, epoch)
-        if epoch > self._epoch or (self._resigned and leader != self.node_id):
+        if epoch < self._epoch:  # a stale announcement (Kafka: `validateVoterOnlyRequest`)
+            return self._raft_answer(FENCED_LEADER_EPOCH)
+        if epoch > self._epoch or (not self._leading and leader != self.node_id):
             self._leading = False
             self._epoch = max(self._epoch, epoch)
-            self._dir.write_quorum_state(leader_epoch=self._epoch, voters=sorted(self.voters),
-                                         leader_id=leader, voted_id=self._voted_for)
+            self._new_leader = leader
+            # the new leader is known now: resign() returns without waiting for our own
+            # quorum-state fsync below (it is written before this answer goes out)
             if self._handover is not None and not self._handover.done():
                 self._handover.set_result((leader, epoch, self._clock()))
+            self._dir.write_quorum_state(leader_epoch=self._epoch, voters=sorted(self.voters),
+                                         leader_id=leader, voted_id=self._voted_for)
             self._notify()
         answer = self._raft_answer(NONE)
         answer["topics"][0]["partitions"][0]["leaderId"] = leader
@@ -676,7 +692,15 @@ class StandInLeader:
         replica = self._replicas.get(replica_id)
         while True:
             if not self._leading or self._resigned:
-                return self._fetch_answer(NOT_LEADER_OR_FOLLOWER, -1, b"")
+                if self._handover is not None and not self._handover.done():
+                    self._resigned_fetches += 1
+                # As a Kafka voter answers a Fetch it does not lead (`validateLeaderOnlyRequest`):
+                # an older epoch is fenced, and the answer names the leader it knows, so a
+                # broker (a Raft observer, which gets no BeginQuorumEpoch) follows the new
+                # leader at once instead of after its fetch timeout.
+                stale = part["currentLeaderEpoch"] < self._epoch
+                return self._fetch_answer(FENCED_LEADER_EPOCH if stale
+                                          else NOT_LEADER_OR_FOLLOWER, -1, b"")
             if part["currentLeaderEpoch"] < self._epoch:
                 return self._fetch_answer(FENCED_LEADER_EPOCH, -1, b"")
             if part["currentLeaderEpoch"] > self._epoch:
@@ -903,10 +927,15 @@ class StandInLeader:
             Who leads now, at which epoch, and how long it took (new_leader -1 on timeout).
         """
         self._require_leader()
-        self._call(self._await_all_followers(min(5.0, timeout_s)), timeout_s + 10)
-        order = list(preferred) if preferred is not None else [
-            n for n, _ in sorted(self._replicas.items(), key=lambda kv: -kv[1].end_offset)]
-        return self._call(self._resign(order, timeout_s), timeout_s + 10)  # type: ignore[no-any-return]
+
+        async def wait_then_resign() -> HandoverResult:
+            # one hop onto the loop: under load each cross-thread hand-off costs milliseconds
+            await self._await_all_followers(min(5.0, timeout_s))
+            order = list(preferred) if preferred is not None else [
+                n for n, _ in sorted(self._replicas.items(), key=lambda kv: -kv[1].end_offset)]
+            return await self._resign(order, timeout_s)
+
+        return self._call(wait_then_resign(), timeout_s + 15)  # type: ignore[no-any-return]
 
     async def _await_all_followers(self, timeout_s: float) -> None:
         """Before resigning, let every follower reach the log's end (at most `timeout_s`).
@@ -954,10 +983,12 @@ class StandInLeader:
         try:
             leader, epoch, at = await asyncio.wait_for(asyncio.shield(self._handover), timeout_s)
         except TimeoutError:
-            return HandoverResult(-1, self._epoch, self._clock() - start, tuple(self._trace))
+            return HandoverResult(-1, self._epoch, self._clock() - start, tuple(self._trace),
+                                  self._resigned_fetches)
         log.info("stand-in %d resigned; %d leads epoch %d after %.1f ms", self.node_id, leader,
                  epoch, at - start)
-        return HandoverResult(leader, epoch, at - start, tuple(self._trace))
+        return HandoverResult(leader, epoch, at - start, tuple(self._trace),
+                              self._resigned_fetches)
 
     def close(self) -> None:
         """Stop serving and release the log directory (its `.lock`)."""

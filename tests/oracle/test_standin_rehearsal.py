@@ -187,7 +187,8 @@ def test_rehearsal_with_brokers_through_the_standin_then_rollback(
           f"{window.get('observed')} ms, producer stall {window.get('producer_stall')} ms, "
           f"handover {report['handover']['elapsed_ms']} ms; records {records}; the new "
           f"controller's broker RPCs {rpcs}")
-    print("election split (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in split.items()))
+    print("election split (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in split.items())
+          + f"; Fetch requests answered while resigned: {report['handover']['fetches_answered']}")
 
 
 def _log_time(text: str, pattern: str) -> float:
