@@ -280,6 +280,10 @@ class ElectionSplit:
 _SUB_WHAT = {
     "before_end_epoch": "/migration written and journaled -> EndQuorumEpoch written to the new "
                         "leader's socket (every follower at the log's end first, a connection)",
+    "followers_catch_up": "/migration written and journaled -> every follower fetched up to "
+                          "the log's end (Kafka 3.9 has no pre-vote: one behind must not stand)",
+    "end_epoch_write": "followers at the end -> EndQuorumEpoch written to the new leader's "
+                       "socket (a connection)",
     "end_epoch_to_candidate": "EndQuorumEpoch sent -> the new leader logs CandidateState "
                               "(its request handling, its quorum-state written)",
     "candidate_to_vote": "CandidateState -> its Vote request decoded by the stand-in",
@@ -327,7 +331,9 @@ def election_split(
     Returns:
         The sub-parts in order, each a difference of two consecutive boundaries: on our
         monotonic clock when both are ours, on the wall clock otherwise. With our granted Vote
-        to the new leader, `candidate_to_leader` is split at its Vote and our answer.
+        to the new leader, `candidate_to_leader` is split at its Vote and our answer; with a
+        `followers_at_end` event, `before_end_epoch` is split there into `followers_catch_up`
+        and `end_epoch_write`.
     """
     if not handover or handover.get("new_leader", -1) < 0:
         return ElectionSplit(None, "no controller announced itself after EndQuorumEpoch")
@@ -366,11 +372,14 @@ def election_split(
                                  "files after the fence")
     assert candidate is not None and leads is not None
     # boundaries: (sub-part ending here, ours?, monotonic s, wall s)
-    bounds: list[tuple[str, bool, float, float]] = [
-        ("", True, stamps["handoff"], 0.0),
-        ("before_end_epoch", True, sent["mono_s"], sent["wall_s"]),
-        ("end_epoch_to_candidate", False, 0.0, candidate),
-    ]
+    bounds: list[tuple[str, bool, float, float]] = [("", True, stamps["handoff"], 0.0)]
+    caught_up = _first(events, "followers_at_end", -1)
+    if caught_up is not None:
+        bounds += [("followers_catch_up", True, caught_up["mono_s"], caught_up["wall_s"]),
+                   ("end_epoch_write", True, sent["mono_s"], sent["wall_s"])]
+    else:
+        bounds.append(("before_end_epoch", True, sent["mono_s"], sent["wall_s"]))
+    bounds.append(("end_epoch_to_candidate", False, 0.0, candidate))
     vote = _first(events, "vote_received", leader, epoch)
     answer = _first(events, "vote_answered", leader, epoch)
     if vote is not None and answer is not None and answer.get("detail") == "granted":

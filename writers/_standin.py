@@ -119,7 +119,9 @@ class HandoverEvent:
     log lines (`CandidateState`, `Leader`); the monotonic one with the run's other stamps.
 
     Attributes:
-        kind: `end_quorum_epoch_sent` (written to the voter's socket),
+        kind: `followers_at_end` (every follower fetched up to the log's end, node -1;
+            `detail` names those still behind if it gave up), `end_quorum_epoch_sent` (written
+            to the voter's socket),
             `end_quorum_epoch_answered` (its response read, or the error), `vote_received` (a
             candidate's Vote request decoded), `vote_answered` (our answer about to be
             written), `begin_quorum_epoch_received` (a new leader's BeginQuorumEpoch decoded,
@@ -930,31 +932,39 @@ class StandInLeader:
 
         async def wait_then_resign() -> HandoverResult:
             # one hop onto the loop: under load each cross-thread hand-off costs milliseconds
-            await self._await_all_followers(min(5.0, timeout_s))
+            self._trace = []
+            behind = await self._await_all_followers(min(5.0, timeout_s))
+            self._event("followers_at_end", -1, self._epoch,
+                        None if not behind else f"gave up waiting: {behind}")
             order = list(preferred) if preferred is not None else [
                 n for n, _ in sorted(self._replicas.items(), key=lambda kv: -kv[1].end_offset)]
             return await self._resign(order, timeout_s)
 
         return self._call(wait_then_resign(), timeout_s + 15)  # type: ignore[no-any-return]
 
-    async def _await_all_followers(self, timeout_s: float) -> None:
+    async def _await_all_followers(self, timeout_s: float) -> dict[int, int]:
         """Before resigning, let every follower reach the log's end (at most `timeout_s`).
 
         Kafka 3.9's Raft has no pre-vote: a follower still a few records behind that stands
         for election first is refused, comes back one epoch higher and unseats the leader just
         elected, and the quorum then waits a whole election timeout (seen with real 3.9.1 under
-        load: a 1 s handover became 155 s). Committed by a majority is not enough here."""
+        load: a 1 s handover became 155 s). Committed by a majority is not enough here.
+
+        Returns:
+            The followers still behind when it gave up (empty: all at the log's end)."""
         deadline = time.monotonic() + timeout_s
         while any(r.end_offset < self._index.end for r in self._replicas.values()):
             if time.monotonic() > deadline:
                 log.warning("stand-in %d resigns with followers behind: %s (log end %d)",
                             self.node_id, self._follower_ends(), self._index.end)
-                return
+                return {n: e for n, e in self._follower_ends().items() if e < self._index.end}
             await asyncio.sleep(0.002)
+        return {}
 
     async def _resign(self, order: list[int], timeout_s: float) -> HandoverResult:
         self._handover = self._loop.create_future()
-        self._trace = []
+        if self._trace is None:
+            self._trace = []
         self._resigned = True
         self._leading = False
         self._notify()

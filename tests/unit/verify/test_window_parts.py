@@ -282,3 +282,14 @@ def test_split_election_in_json_terminal_and_html() -> None:
     out = io.StringIO()
     render_window_parts(Console(file=out, width=160, color_system=None), nosplit, width=40)
     assert re.search(r"split\s+n/a\s+no --controller-log", out.getvalue())
+
+
+def test_the_wait_for_followers_is_its_own_sub_part_when_stamped() -> None:
+    handover = _handover()
+    handover["events"].insert(0, _ev("followers_at_end", -1, 1, 0.025))  # at 50.625
+    split = election_split(_STAMPS, handover, parse_raft_lines(RAFT), not_before_s=W)
+    assert split.parts is not None
+    got = [(p.name, round(p.ms or 0, 3)) for p in split.parts]
+    assert got[:3] == [("followers_catch_up", 25.0), ("end_epoch_write", 15.0),
+                       ("end_epoch_to_candidate", 920.0)]
+    assert round(sum(ms for _, ms in got), 3) == 1130.0
