@@ -280,10 +280,9 @@ class ElectionSplit:
 _SUB_WHAT = {
     "before_end_epoch": "/migration written and journaled -> EndQuorumEpoch written to the new "
                         "leader's socket (every follower at the log's end first, a connection)",
-    "followers_catch_up": "/migration written and journaled -> every follower fetched up to "
-                          "the log's end (Kafka 3.9 has no pre-vote: one behind must not stand)",
-    "end_epoch_write": "followers at the end -> EndQuorumEpoch written to the new leader's "
-                       "socket (a connection)",
+    "followers_catch_up": "/migration written and journaled -> connections to the voters open "
+                          "and the followers at the log's end known",
+    "end_epoch_write": "-> EndQuorumEpoch handed to the new leader's socket",
     "end_epoch_to_candidate": "EndQuorumEpoch sent -> the new leader logs CandidateState "
                               "(its request handling, its quorum-state written)",
     "candidate_to_vote": "CandidateState -> its Vote request decoded by the stand-in",
@@ -400,7 +399,8 @@ def election_split(
             source = "controller log" if not (ours_a or ours_b) else "zk2kraft + controller log"
         if ms < -_LOG_RESOLUTION_MS:
             return ElectionSplit(None, f"{name} came out {ms:.1f} ms: the controller's clock and "
-                                 "ours disagree (the split needs both on one time)")
+                                 "ours disagree, or our stamp was taken late (the split needs "
+                                 "both on one time)")
         parts.append(WindowPart(name, ms, source, _SUB_WHAT[name]))
     return ElectionSplit(tuple(parts))
 

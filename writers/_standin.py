@@ -34,10 +34,14 @@ What it does, following Kafka 3.9's `KafkaRaftClient`/`LeaderState` (facts, not 
   REQUEST_TIMED_OUT (the broker retries), after resigning NOT_CONTROLLER (it moves to the next
   leader with the epoch it has, which that leader's log holds). The records it appends itself
   are handed to the single writer by `take_own_records`, so its image knows them.
-* **Resign.** `resign()` sends EndQuorumEpoch v0 with preferred successors, most caught-up
-  first, and returns once a real controller announced itself with BeginQuorumEpoch at a higher
-  epoch. Afterwards it grants votes to candidates whose log is at least as long as its own, and
-  answers Fetch with NOT_LEADER_OR_FOLLOWER.
+* **Resign.** `resign()` sends EndQuorumEpoch v0 to the followers at the log's end (at least
+  one, since the end is committed), naming them as preferred successors, and returns once a
+  real controller announced itself with BeginQuorumEpoch at a higher epoch. A follower still
+  behind gets no EndQuorumEpoch (Kafka 3.9 has no pre-vote: one that stands with a shorter log
+  is refused and unseats the new leader one epoch higher) and is still served the records it
+  lacks until a later epoch is known, so its fetch timer never makes it stand. Afterwards it
+  grants votes to candidates whose log is at least as long as its own, and answers Fetch as
+  Kafka's voters do (FENCED_LEADER_EPOCH or NOT_LEADER_OR_FOLLOWER, naming the leader it knows).
 
 TLS: with `tls_server`/`tls_client` the listener and the outbound connections speak TLS, as a
 controller listener mapped to SSL does. SASL: with `sasl_users`/`sasl_client`, SASL/PLAIN
@@ -252,6 +256,7 @@ class StandInLeader:
         self._resigned = False
         self._voted_for: int = -1
         self._new_leader = -1  # the real controller leading `_epoch` after the handover
+        self._led_epoch = -1  # the epoch the stand-in led (it resigns from it)
         self._state_lock: asyncio.Lock | None = None  # quorum-state writes, in order (loop)
         self._epoch_start = 0
         self._hw = 0
@@ -388,6 +393,7 @@ class StandInLeader:
                 await asyncio.sleep(0.2)
         # leader: the epoch starts with a LeaderChange record
         self._leading = True
+        self._led_epoch = self._epoch
         self._dir.write_quorum_state(leader_epoch=self._epoch, voters=ids,
                                      leader_id=self.node_id, voted_id=self.node_id)
         leader_change = ControlRecord("LEADER_CHANGE", {
@@ -429,39 +435,49 @@ class StandInLeader:
     ) -> dict[str, Any]:
         """One request on a fresh connection to a voter (rare: votes, epoch changes);
         `on_sent` runs once the request itself (not a SASL step) is written."""
-        host, port = self.voters[node]
-
-        client_id = f"zk2kraft-standin-{self.node_id}"
-
-        async def call(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, key: int,
-                       ver: int, corr: int, data: Mapping[str, Any],
-                       sent: Callable[[], None] | None = None) -> dict[str, Any]:
-            writer.write(encode_request(key, ver, corr, client_id, data))
-            await writer.drain()
-            if sent is not None:
-                sent()
-            size = struct.unpack(">i", await reader.readexactly(4))[0]
-            return decode_response(key, ver, await reader.readexactly(size))[1]
 
         async def go() -> dict[str, Any]:
-            reader, writer = await asyncio.open_connection(
-                host, port, ssl=self._tls_client,
-                server_hostname=host if self._tls_client is not None else None)
+            reader, writer = await self._open(node)
             try:
-                if self._sasl_client is not None:  # SASL/PLAIN, as Kafka's client does it
-                    user, password = self._sasl_client
-                    shake = await call(reader, writer, 17, 1, 1, {"mechanism": "PLAIN"})
-                    auth = await call(reader, writer, 36, 2, 2, {
-                        "authBytes": b"\0" + user.encode() + b"\0" + password.encode()})
-                    if shake["errorCode"] != NONE or auth["errorCode"] != NONE:
-                        raise VoterUnavailableError(
-                            f"voter {node} refused the stand-in's SASL/PLAIN login as {user!r}: "
-                            f"{auth.get('errorMessage') or shake['errorCode']}")
-                return await call(reader, writer, api_key, version, 3, body, on_sent)
+                return await self._exchange(reader, writer, api_key, version, 3, body, on_sent)
             finally:
                 writer.close()
 
         return await asyncio.wait_for(go(), timeout)
+
+    async def _open(self, node: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """A connection to a voter, logged in when the listener wants SASL/PLAIN."""
+        host, port = self.voters[node]
+        reader, writer = await asyncio.open_connection(
+            host, port, ssl=self._tls_client,
+            server_hostname=host if self._tls_client is not None else None)
+        try:
+            if self._sasl_client is not None:  # SASL/PLAIN, as Kafka's client does it
+                user, password = self._sasl_client
+                shake = await self._exchange(reader, writer, 17, 1, 1, {"mechanism": "PLAIN"})
+                auth = await self._exchange(reader, writer, 36, 2, 2, {
+                    "authBytes": b"\0" + user.encode() + b"\0" + password.encode()})
+                if shake["errorCode"] != NONE or auth["errorCode"] != NONE:
+                    raise VoterUnavailableError(
+                        f"voter {node} refused the stand-in's SASL/PLAIN login as {user!r}: "
+                        f"{auth.get('errorMessage') or shake['errorCode']}")
+        except BaseException:
+            writer.close()
+            raise
+        return reader, writer
+
+    async def _exchange(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, key: int, ver: int,
+        corr: int, data: Mapping[str, Any], sent: Callable[[], None] | None = None,
+    ) -> dict[str, Any]:
+        """One request and its response; `sent` runs as soon as the request is handed to the
+        socket (before any await: a busy loop must not make the stamp late)."""
+        writer.write(encode_request(key, ver, corr, f"zk2kraft-standin-{self.node_id}", data))
+        if sent is not None:
+            sent()
+        await writer.drain()
+        size = struct.unpack(">i", await reader.readexactly(4))[0]
+        return decode_response(key, ver, await reader.readexactly(size))[1]
 
     # -- serving -------------------------------------------------------------------------------
 
@@ -537,7 +553,9 @@ class StandInLeader:
     def _leader_id(self) -> int:
         """The leader of `_epoch` as far as the stand-in knows (-1: none known), as Kafka's
         voters put it in every Raft answer."""
-        return self.node_id if self._leading else self._new_leader
+        if self._leading or (self._resigned and self._epoch == self._led_epoch):
+            return self.node_id  # resigned, nothing newer known: Kafka's ResignedState says so
+        return self._new_leader
 
     async def _vote(self, body: dict[str, Any]) -> dict[str, Any]:
         part = body["topics"][0]["partitions"][0]
@@ -705,7 +723,9 @@ class StandInLeader:
         deadline = time.monotonic() + body["maxWaitMs"] / 1000.0
         replica = self._replicas.get(replica_id)
         while True:
-            if not self._leading or self._resigned:
+            if self._resigned and self._serves_lagging(replica, part):
+                pass  # records it lacks, answered at once (the loop below does not wait)
+            elif not self._leading or self._resigned:
                 if self._handover is not None and not self._handover.done():
                     self._resigned_fetches += 1
                 # As a Kafka voter answers a Fetch it does not lead (`validateLeaderOnlyRequest`):
@@ -742,6 +762,16 @@ class StandInLeader:
         if replica is not None:
             replica.hw_sent = self._hw
         return self._fetch_answer(NONE, self._known_hw(), records)
+
+    def _serves_lagging(self, replica: _Replica | None, part: Mapping[str, Any]) -> bool:
+        """After resigning, a voter that did not reach the log's end still gets the records it
+        lacks, as long as no later epoch is known (no vote granted, no new leader): it gets no
+        EndQuorumEpoch (one behind that stands is refused, then unseats the new leader one
+        epoch higher: Kafka 3.9 has no pre-vote), and answered it keeps its fetch timer from
+        running out, so it never stands on its own; the new leader's Vote request moves it on."""
+        return (replica is not None and self._epoch == self._led_epoch
+                and part["currentLeaderEpoch"] == self._epoch
+                and part["fetchOffset"] < self._index.end)
 
     def _fetch_answer(self, error: int, hw: int, records: bytes) -> dict[str, Any]:
         return {"errorCode": NONE, "responses": [{"topicId": METADATA_TOPIC_ID, "partitions": [{
@@ -933,8 +963,8 @@ class StandInLeader:
         """Resign with EndQuorumEpoch and wait for a real controller to announce itself.
 
         Args:
-            preferred: preferred successors, first = most wanted (default: followers by
-                descending fetched end).
+            preferred: preferred successors, first = most wanted, each sent EndQuorumEpoch
+                (default: the followers at the log's end).
             timeout_s: how long to wait for the new leader's BeginQuorumEpoch.
 
         Returns:
@@ -945,12 +975,31 @@ class StandInLeader:
         async def wait_then_resign() -> HandoverResult:
             # one hop onto the loop: under load each cross-thread hand-off costs milliseconds
             self._trace = []
-            behind = await self._await_all_followers(min(5.0, timeout_s))
+            # connections first, so that EndQuorumEpoch is written to every voter in one go
+            ids = list(self._replicas)
+            opened = await asyncio.gather(
+                *(asyncio.wait_for(self._open(n), 2.0) for n in ids), return_exceptions=True)
+            conns = {n: c for n, c in zip(ids, opened, strict=True)
+                     if not isinstance(c, BaseException)}
+            # committed means a majority, so at least one follower is at the end already; the
+            # others are not waited for (up to 380 ms in the rehearsals) but kept from standing
+            # (`_serves_lagging`) and left out of EndQuorumEpoch
+            at_end = [n for n, r in self._replicas.items() if r.end_offset >= self._index.end]
+            if not at_end:  # only when resigning with nothing committed at the end
+                await self._await_all_followers(min(5.0, timeout_s))
+                at_end = [n for n, r in self._replicas.items()
+                          if r.end_offset >= self._index.end]
+            behind = {n: r.end_offset for n, r in sorted(self._replicas.items())
+                      if n not in at_end}
             self._event("followers_at_end", -1, self._epoch,
-                        None if not behind else f"gave up waiting: {behind}")
-            order = list(preferred) if preferred is not None else [
-                n for n, _ in sorted(self._replicas.items(), key=lambda kv: -kv[1].end_offset)]
-            return await self._resign(order, timeout_s)
+                        None if not behind else f"behind, served without EndQuorumEpoch: "
+                        f"{behind} (log end {self._index.end})")
+            order = list(preferred) if preferred is not None else sorted(at_end)
+            try:
+                return await self._resign(order, timeout_s, conns)
+            finally:
+                for _, w in conns.values():
+                    w.close()
 
         return self._call(wait_then_resign(), timeout_s + 15)  # type: ignore[no-any-return]
 
@@ -973,7 +1022,10 @@ class StandInLeader:
             await asyncio.sleep(0.002)
         return {}
 
-    async def _resign(self, order: list[int], timeout_s: float) -> HandoverResult:
+    async def _resign(
+        self, order: list[int], timeout_s: float,
+        conns: Mapping[int, tuple[asyncio.StreamReader, asyncio.StreamWriter]],
+    ) -> HandoverResult:
         self._handover = self._loop.create_future()
         if self._trace is None:
             self._trace = []
@@ -987,9 +1039,15 @@ class StandInLeader:
         epoch0 = self._epoch
 
         async def end_epoch(n: int) -> None:
+            def sent() -> None:
+                self._event("end_quorum_epoch_sent", n, epoch0)
+
             try:
-                ans = await self._rpc(n, 54, 0, body, 2.0, on_sent=lambda: self._event(
-                    "end_quorum_epoch_sent", n, epoch0))
+                if n in conns:
+                    ans = await asyncio.wait_for(
+                        self._exchange(*conns[n], 54, 0, 3, body, sent), 2.0)
+                else:  # its connection failed a moment ago: one more try
+                    ans = await self._rpc(n, 54, 0, body, 2.0, on_sent=sent)
             except Exception as exc:  # recorded, not fatal: the others may still take over
                 self._event("end_quorum_epoch_answered", n, epoch0,
                             f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
@@ -1001,7 +1059,7 @@ class StandInLeader:
                         None if code == NONE else f"error {code}")
 
         start = self._clock()
-        await asyncio.gather(*(end_epoch(n) for n in self._replicas))
+        await asyncio.gather(*(end_epoch(n) for n in order if n in self._replicas))
         try:
             leader, epoch, at = await asyncio.wait_for(asyncio.shield(self._handover), timeout_s)
         except TimeoutError:
