@@ -70,6 +70,8 @@ def online_options(args: argparse.Namespace, standin: StandInSpec | None) -> Onl
         raise BadFlagError(f"--journal {args.journal}: must not be inside a voter directory")
     if args.handoff_timeout <= 0:
         raise BadFlagError("--handoff-timeout: must be > 0 seconds")
+    if args.broker_wait < 0:
+        raise BadFlagError("--broker-wait: must be >= 0 seconds")
     return OnlineOptions(
         connect=connect_options(args),
         voters=tuple(targets),
@@ -80,6 +82,7 @@ def online_options(args: argparse.Namespace, standin: StandInSpec | None) -> Onl
         on_cutover=args.on_cutover,
         overrides=overrides_given(args),
         handoff_timeout_s=args.handoff_timeout,
+        broker_wait_s=args.broker_wait,
         standin=standin,
     )
 

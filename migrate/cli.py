@@ -337,6 +337,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--handoff-timeout", type=float, default=120.0, metavar="S",
                    help="how long to wait for a KRaft controller to claim /controller after "
                    "--on-cutover (t2; default 120)")
+    p.add_argument("--broker-wait", type=float, default=60.0, metavar="S",
+                   help="with --standin: how long the cutover waits for every broker in "
+                   "/brokers/ids to register with the stand-in and be unfenced, as Kafka's "
+                   "WAIT_FOR_BROKERS does (brokers in migration mode with "
+                   "controller.quorum.voters do so on their own); after that it cuts over "
+                   "with a warning and they register with the next controller (default 60; "
+                   "0: do not wait)")
     p.add_argument("--bootstrap-server", metavar="HOST:PORT[,HOST:PORT]",
                    help="run the canary against these brokers during the online migration: "
                    "controller-bound requests every 50 ms and an acks=all produce/consume "

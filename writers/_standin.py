@@ -745,10 +745,13 @@ class StandInLeader:
                 answer["responses"][0]["partitions"][0]["divergingEpoch"] = {
                     "epoch": epoch_found, "endOffset": epoch_end}
                 return answer
-            if replica is not None and offset > replica.end_offset:
-                replica.end_offset = offset
+            if replica is not None:
+                # every fetch counts as a sign of life, not only one that moved the offset: an
+                # idle follower long-polls at its end and would look gone after 5 s
                 replica.last_fetch_ms = self._clock()
-                self._advance_hw()
+                if offset > replica.end_offset:
+                    replica.end_offset = offset
+                    self._advance_hw()
             records = self._index.read(offset, max_bytes)
             if records or (replica is not None and replica.hw_sent != self._hw):
                 break

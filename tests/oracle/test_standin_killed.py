@@ -188,7 +188,8 @@ def _kill_standin(point: str, connect: str, zk: Any, ports: dict[int, int], root
     """Run `migrate --standin` until the crash hook kills it at `point`; its output."""
     hook, cutover = CLI_KILL_POINTS[point]
     env = {"ZK2KRAFT_PRECOPY_CHUNK": "10", "ZK2KRAFT_CRASH_AT": hook}
-    proc = migrate_through_standin(connect, ports, root, env=env, cutover=cutover, popen=True)
+    proc = migrate_through_standin(connect, ports, root, env=env, cutover=cutover, popen=True,
+                                   broker_wait=0)
     if cutover == "manual":
         # a change while mirroring: the hook kills the tool right after appending its delta
         journal = root / "journal" / "journal.json"
@@ -276,7 +277,7 @@ def test_standin_killed_through_the_cli_then_rerun(
         text = leader.log_text()
         logs = "\n".join(c.log_text() for c in nodes)
         assert "Encountered fatal fault" not in logs, logs[-5000:]
-        rerun = migrate_through_standin(cluster.connect, ports, tmp_path)
+        rerun = migrate_through_standin(cluster.connect, ports, tmp_path, broker_wait=0)
         said = _one_line(rerun.stdout + rerun.stderr)
         assert rerun.returncode == 1, said
         journal = tmp_path / "journal" / "journal.json"
@@ -366,7 +367,7 @@ def test_standin_killed_after_the_fence_rerun_at_once_leads_again_and_hands_over
     epoch_before = int(zk.get("/controller_epoch")[0])
     with migration_mode_controllers(tmp_path, cluster.connect, cluster_id) as (ports, nodes):
         _kill_standin("after the fence", cluster.connect, zk, ports, tmp_path)
-        rerun = migrate_through_standin(cluster.connect, ports, tmp_path)
+        rerun = migrate_through_standin(cluster.connect, ports, tmp_path, broker_wait=0)
         said = _one_line(rerun.stdout + rerun.stderr)
         logs = "\n".join(c.log_text() for c in nodes)
         assert rerun.returncode == 0, said + logs[-5000:]

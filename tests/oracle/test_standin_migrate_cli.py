@@ -42,10 +42,17 @@ def test_migrate_through_the_standin_hands_over_to_a_real_controller(
     zk = cluster.client
     cluster_id = json.loads(zk.get("/cluster/id")[0])["id"]
     with migration_mode_controllers(tmp_path, cluster.connect, cluster_id) as (ports, nodes):
-        done = migrate_through_standin(cluster.connect, ports, tmp_path)
+        # The sample's brokers 1-3 exist only in ZooKeeper and never register: the gate waits
+        # --broker-wait 7, longer than the 5 s after which a silent follower no longer counts
+        # (an idle follower long-polls and must count: a gate that waited once stopped with
+        # "a majority of voters is no longer writable"), then cuts over with the warning.
+        done = migrate_through_standin(cluster.connect, ports, tmp_path, broker_wait=7)
         logs = "\n".join(n.log_text() for n in nodes)
         assert done.returncode == 0, done.stdout + done.stderr + logs[-5000:]
+        said = " ".join((done.stdout + done.stderr).split())
+        assert "broker(s) [1, 2, 3] did not register with the stand-in within 7s" in said, said
         doc = json.loads((tmp_path / "m.json").read_text())
+        assert doc["brokers_unregistered_at_fence"] == [1, 2, 3]
         assert doc["transport"]["kind"] == "standin"
         assert doc["transport"]["node_id"] == STANDIN
         assert doc["handover"]["new_leader"] in REAL
@@ -82,7 +89,7 @@ def test_standin_on_a_sasl_plain_controller_listener_from_controller_config(
                     f"sasl.jaas.config={jaas}\n")
     with migration_mode_controllers(tmp_path, cluster.connect, cluster_id, sasl) as (ports, nodes):
         done = migrate_through_standin(cluster.connect, ports, tmp_path,
-                                      "--controller-config", str(conf))
+                                       "--controller-config", str(conf), broker_wait=0)
         logs = "\n".join(n.log_text() for n in nodes)
         assert done.returncode == 0, done.stdout + done.stderr + logs[-5000:]
         assert "ctl-secret-1" not in done.stdout + done.stderr

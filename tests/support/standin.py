@@ -269,12 +269,16 @@ def verify_voter_dir(connect: str, ports: Mapping[int, int], node_id: int,
 def migrate_through_standin(
     connect: str, ports: Mapping[int, int], root: Path, *args: str,
     env: Mapping[str, str] | None = None, cutover: str = "now", popen: bool = False,
+    broker_wait: float | None = None,
 ) -> Any:
     """`zk2kraft migrate --cutover CUTOVER --standin 3000@...=ROOT/standin --controller ...`
     with its journal in ROOT/journal and its report in ROOT/m.json, as an operator runs it.
+    `broker_wait` gives `--broker-wait` (0 where /brokers/ids holds no running broker, so the
+    cutover does not wait 60 s for registrations that cannot come).
     Returns the finished `CompletedProcess` (text), or the running `Popen` with `popen`."""
+    wait = [] if broker_wait is None else ["--broker-wait", f"{broker_wait:g}"]
     cmd = [sys.executable, "-m", "migrate.cli", "migrate", "--zookeeper", connect,
-           "--cutover", cutover,
+           "--cutover", cutover, *wait,
            "--standin", f"{STANDIN}@127.0.0.1:{ports[STANDIN]}={root / 'standin'}",
            *[f"--controller={n}@127.0.0.1:{ports[n]}" for n in STANDIN_FOLLOWERS],
            "--journal", str(root / "journal"), "--json", str(root / "m.json"), *args]

@@ -133,3 +133,14 @@ def test_cli_exit_2_for_mixed_transports(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "--standin and --voter are two transports" in done.stderr
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_negative_broker_wait_is_refused_before_anything_is_touched(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "migrate.cli", "migrate", "--zookeeper", "127.0.0.1:1",
+         "--cutover", "now", "--broker-wait", "-1",
+         "--standin", f"3000@127.0.0.1:9093={tmp_path / 'b'}", "--controller", "3001@h:1"],
+        capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "--broker-wait: must be >= 0 seconds" in done.stderr
+    assert not (tmp_path / "b").exists()
