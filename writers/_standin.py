@@ -472,9 +472,17 @@ class StandInLeader:
     ) -> dict[str, Any]:
         """One request and its response; `sent` runs as soon as the request is handed to the
         socket (before any await: a busy loop must not make the stamp late)."""
+        self._send(writer, key, ver, corr, data, sent)
+        return await self._receive(reader, writer, key, ver)
+
+    def _send(self, writer: asyncio.StreamWriter, key: int, ver: int, corr: int,
+              data: Mapping[str, Any], sent: Callable[[], None] | None = None) -> None:
         writer.write(encode_request(key, ver, corr, f"zk2kraft-standin-{self.node_id}", data))
         if sent is not None:
             sent()
+
+    async def _receive(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                       key: int, ver: int) -> dict[str, Any]:
         await writer.drain()
         size = struct.unpack(">i", await reader.readexactly(4))[0]
         return decode_response(key, ver, await reader.readexactly(size))[1]
@@ -1034,23 +1042,28 @@ class StandInLeader:
             self._trace = []
         self._resigned = True
         self._leading = False
-        self._notify()
         body = {"clusterId": self.cluster_id, "topics": [{
             "topicName": METADATA_TOPIC, "partitions": [{
                 "partitionIndex": 0, "leaderId": self.node_id, "leaderEpoch": self._epoch,
                 "preferredSuccessors": order}]}]}
         epoch0 = self._epoch
 
-        async def end_epoch(n: int) -> None:
-            def sent() -> None:
-                self._event("end_quorum_epoch_sent", n, epoch0)
+        def sent_to(n: int) -> Callable[[], None]:
+            return lambda: self._event("end_quorum_epoch_sent", n, epoch0)
 
+        # written here, before anything else runs on the loop (one iteration of a loaded loop
+        # cost 58 ms in a benchmark run); the long-polling Fetches are woken after it
+        for n in order:
+            if n in conns:
+                self._send(conns[n][1], 54, 0, 3, body, sent_to(n))
+        self._notify()
+
+        async def end_epoch(n: int) -> None:
             try:
                 if n in conns:
-                    ans = await asyncio.wait_for(
-                        self._exchange(*conns[n], 54, 0, 3, body, sent), 2.0)
+                    ans = await asyncio.wait_for(self._receive(*conns[n], 54, 0), 2.0)
                 else:  # its connection failed a moment ago: one more try
-                    ans = await self._rpc(n, 54, 0, body, 2.0, on_sent=sent)
+                    ans = await self._rpc(n, 54, 0, body, 2.0, on_sent=sent_to(n))
             except Exception as exc:  # recorded, not fatal: the others may still take over
                 self._event("end_quorum_epoch_answered", n, epoch0,
                             f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
