@@ -61,6 +61,19 @@ _LEADER_ENDPOINTS = _f("LeaderEndpoints", "[]LeaderEndpoint", "1+", ignorable=Tr
     _f("Port", "uint16", "1+"),
 ))
 _CLUSTER_ID = _f("ClusterId", "string", nullable="0+", default="null")
+# a registering node's listeners and supported features: the same fields in Kafka's
+# ControllerRegistrationRequest and BrokerRegistrationRequest, at every version of both
+_LISTENERS = _f("Listeners", "[]Listener", fields=(
+    _f("Name", "string"),
+    _f("Host", "string"),
+    _f("Port", "uint16"),
+    _f("SecurityProtocol", "int16"),
+))
+_FEATURES = _f("Features", "[]Feature", fields=(
+    _f("Name", "string"),
+    _f("MinSupportedVersion", "int16"),
+    _f("MaxSupportedVersion", "int16"),
+))
 _RAFT_RESPONSE_PARTITION = (
     _f("PartitionIndex", "int32"),
     _f("ErrorCode", "int16"),
@@ -181,32 +194,14 @@ _REQUESTS = (
          _f("ControllerId", "int32"),
          _f("IncarnationId", "uuid"),
          _f("ZkMigrationReady", "bool"),
-         _f("Listeners", "[]Listener", fields=(
-             _f("Name", "string"),
-             _f("Host", "string"),
-             _f("Port", "uint16"),
-             _f("SecurityProtocol", "int16"),
-         )),
-         _f("Features", "[]Feature", fields=(
-             _f("Name", "string"),
-             _f("MinSupportedVersion", "int16"),
-             _f("MaxSupportedVersion", "int16"),
-         ))),
+         _LISTENERS,
+         _FEATURES),
     _msg("request", 62, "BrokerRegistrationRequest", "0-4", "0+",
          _f("BrokerId", "int32"),
          _f("ClusterId", "string"),
          _f("IncarnationId", "uuid"),
-         _f("Listeners", "[]Listener", fields=(
-             _f("Name", "string"),
-             _f("Host", "string"),
-             _f("Port", "uint16"),
-             _f("SecurityProtocol", "int16"),
-         )),
-         _f("Features", "[]Feature", fields=(
-             _f("Name", "string"),
-             _f("MinSupportedVersion", "int16"),
-             _f("MaxSupportedVersion", "int16"),
-         )),
+         _LISTENERS,
+         _FEATURES,
          _f("Rack", "string", nullable="0+"),
          _f("IsMigratingZkBroker", "bool", "1+", default="false"),
          _f("LogDirs", "[]uuid", "2+", ignorable=True),

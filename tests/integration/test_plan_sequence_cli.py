@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -24,6 +23,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from migrate.cli import main
+from tests.support.kafka import free_port
 
 # Starts with `-` on purpose: Kafka's argument parser reads `--cluster-id -1Sh…` as a missing
 # value, so the printed step must use `--cluster-id=ID` (one random id in 64 starts so).
@@ -211,12 +211,6 @@ def test_plan_without_standin_has_no_sequence_and_stray_controller_flags_exit_2(
     assert code == 2 and "--controller-listener-name" in err
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.parametrize("left", [
     # a controller that became active writes its id and epoch before migrating anything
     {"kraft_controller_id": 3001, "kraft_controller_epoch": 2, "kraft_metadata_offset": -1,
@@ -240,8 +234,8 @@ def test_migrate_standin_refuses_any_migration_znode_but_the_starting_controller
     work = tmp_path / "work"
     work.mkdir()
     flags = ["--zookeeper", connect, "--zk-timeout", "10",
-             "--standin", f"3000@127.0.0.1:{_free_port()}={work / 'standin'}",
-             "--controller", f"3001@127.0.0.1:{_free_port()}"]
+             "--standin", f"3000@127.0.0.1:{free_port()}={work / 'standin'}",
+             "--controller", f"3001@127.0.0.1:{free_port()}"]
     cli = [sys.executable, "-m", "migrate.cli"]
     migrated = subprocess.run([*cli, "migrate", *flags, "--cutover", "now", "--quiet"],
                               capture_output=True, text=True, timeout=90, cwd=ROOT)

@@ -13,7 +13,6 @@ is fixed: tests/oracle/test_standin_refused_cli.py.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -22,6 +21,8 @@ from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
+
+from tests.support.kafka import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -102,12 +103,6 @@ BLOCKERS: list[tuple[str, Callable[[KazooClient], None], tuple[str, ...], str, s
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _dump(c: KazooClient, path: str = "/") -> dict[str, tuple[bytes, int]]:
     """Every znode under `path`: its data and version (ZooKeeper unchanged = equal dumps)."""
     data, stat = c.get(path)
@@ -135,9 +130,9 @@ def test_a_blocker_refuses_migrate_standin_before_any_vote_with_nothing_written(
     work.mkdir()
     journal = tmp_path / "journal"
     flags = ["--zookeeper", connect, "--zk-timeout", "10",
-             "--standin", f"3000@127.0.0.1:{_free_port()}={work / 'standin'}",
-             "--controller", f"3001@127.0.0.1:{_free_port()}",
-             "--controller", f"3002@127.0.0.1:{_free_port()}", *extra]
+             "--standin", f"3000@127.0.0.1:{free_port()}={work / 'standin'}",
+             "--controller", f"3001@127.0.0.1:{free_port()}",
+             "--controller", f"3002@127.0.0.1:{free_port()}", *extra]
     cli = [sys.executable, "-m", "migrate.cli"]
     migrated = subprocess.run([*cli, "migrate", *flags, "--cutover", "now",
                                "--journal", str(journal), "--json", str(tmp_path / "m.json")],

@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
+from tests.support.kafka import free_port
 from tests.unit.writers.test_protocol import SFRAMES, _of
-from tests.unit.writers.test_standin_sasl import _call, _free_port
+from tests.unit.writers.test_standin_sasl import _call
 from writers import StandInLeader, decode_request
 
 CLUSTER = "c3RhbmRpbi1yZXNpZ24tdA"[:22]
@@ -29,7 +30,7 @@ TOPIC = "__cluster_metadata"
 
 @pytest.fixture
 def standin(tmp_path: Path) -> Iterator[StandInLeader]:
-    port = _free_port()
+    port = free_port()
     s = StandInLeader(3000, listen=("127.0.0.1", port),
                       voters={3000: ("127.0.0.1", port), 3001: ("127.0.0.1", 1),
                               3002: ("127.0.0.1", 2)},

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.kafka import free_port
 from writers import (
     MetadataRecord,
     StandInLeader,
@@ -29,16 +30,9 @@ CLUSTER = "YnJva2VyLXJwY3MtdGVzdA"
 MV = parse_metadata_version("3.9-IV0")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @pytest.fixture
 def standin(tmp_path: Path) -> Iterator[StandInLeader]:
-    port = _free_port()
+    port = free_port()
     leader = StandInLeader(3000, listen=("127.0.0.1", port),
                            voters={3000: ("127.0.0.1", port)},
                            log_dir=tmp_path / "meta3000", cluster_id=CLUSTER)

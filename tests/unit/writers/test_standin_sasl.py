@@ -12,21 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.kafka import free_port
 from writers import StandInLeader, decode_response, encode_request
 
 CLUSTER = "c3RhbmRpbi1zYXNsLXRlc3Q"[:22]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @pytest.fixture
 def standin(tmp_path: Path) -> Iterator[StandInLeader]:
-    port = _free_port()
+    port = free_port()
     leader = StandInLeader(3000, listen=("127.0.0.1", port),
                            voters={3000: ("127.0.0.1", port), 3001: ("127.0.0.1", 1)},
                            log_dir=tmp_path / "meta3000", cluster_id=CLUSTER,
