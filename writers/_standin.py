@@ -734,6 +734,17 @@ class StandInLeader:
             if self._resigned and self._serves_lagging(replica, part):
                 pass  # records it lacks, answered at once (the loop below does not wait)
             elif not self._leading or self._resigned:
+                wait = deadline - time.monotonic()
+                if (replica is None and self._resigned and self._new_leader < 0
+                        and wait > 0):
+                    # an observer (a broker) takes no part in the election: its Fetch waits
+                    # for the new leader (or its MaxWait) instead of coming back at once,
+                    # over and over (433 answered in one 314 ms handover), and then names it
+                    try:
+                        await asyncio.wait_for(asyncio.shield(self._changed), wait)
+                    except TimeoutError:
+                        pass
+                    continue
                 if self._handover is not None and not self._handover.done():
                     self._resigned_fetches += 1
                 # As a Kafka voter answers a Fetch it does not lead (`validateLeaderOnlyRequest`):
