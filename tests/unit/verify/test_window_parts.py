@@ -237,6 +237,20 @@ def test_without_our_granted_vote_candidate_to_leader_is_one_part() -> None:
             ("begin_epoch_to_stamp", 30.0)]
 
 
+def test_a_leader_elected_before_our_grant_did_not_need_it() -> None:
+    # 3001 logs Leader at 51.630; our grant written at 51.650: 3002's grant made the majority
+    handover = _handover()
+    for event in handover["events"]:
+        if event["kind"] == "vote_answered":
+            event["wall_s"], event["mono_s"] = W + 0.6 + 1.050, 101.050
+    split = election_split(_STAMPS, handover, parse_raft_lines(RAFT), not_before_s=W + 0.3)
+    assert split.reason is None and split.parts is not None
+    assert [(p.name, round(p.ms or 0, 3)) for p in split.parts] == [
+        ("before_end_epoch", 40.0), ("end_epoch_to_candidate", 920.0),
+        ("candidate_to_leader", 70.0), ("leader_to_begin_epoch", 70.0),
+        ("begin_epoch_to_stamp", 30.0)]
+
+
 def test_election_split_is_null_with_a_reason_never_a_guess() -> None:
     lines = parse_raft_lines(RAFT)
     no_log = election_split(_STAMPS, _handover(), None, not_before_s=W)
@@ -247,13 +261,13 @@ def test_election_split_is_null_with_a_reason_never_a_guess() -> None:
     # the lines are from before this cutover's fence (less 2 s): an older run's
     old = election_split(_STAMPS, _handover(), lines, not_before_s=W + 5.0)
     assert old.parts is None and "CandidateState" in (old.reason or "")
-    # the controller's clock 300 ms behind ours: its Leader line (51.330 on our clock) comes
-    # before our grant was written (51.612)
-    behind = [RaftEvent(e.at_s - 0.3, e.node_id, e.state, e.epoch) for e in lines]
+    # the controller's clock 1 s behind ours: its CandidateState line (50.560 on our clock)
+    # comes before our EndQuorumEpoch was written (50.640)
+    behind = [RaftEvent(e.at_s - 1.0, e.node_id, e.state, e.epoch) for e in lines]
     skew = election_split(_STAMPS, _handover(), behind, not_before_s=W)
     assert skew.parts is None
-    assert (skew.reason or "").startswith("vote_to_leader came out -282.0 ms: the controller's "
-                                          "clock and ours disagree")
+    assert (skew.reason or "").startswith("end_epoch_to_candidate came out -80.0 ms: the "
+                                          "controller's clock and ours disagree")
     nobody = election_split(_STAMPS, {"new_leader": -1, "new_epoch": 1, "events": []}, lines,
                             not_before_s=W)
     assert nobody.parts is None and nobody.reason
