@@ -27,6 +27,7 @@ created if absent and left in place, so it migrates like any other topic.
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
@@ -361,7 +362,17 @@ class Canary:
         self._consumer_stop.set()
         for t in self._threads:
             t.join(10)
+        self._release_admin()
         return self._report(t0)
+
+    def _release_admin(self) -> None:
+        """Destroy the admin client now, while the interpreter is whole. Left to the exit, its
+        librdkafka threads can call our log callback during Python's finalisation: one CI run's
+        `migrate` printed its whole report and then died of SIGSEGV (exit -11), a known way
+        for confluent-kafka handles to end."""
+        admin, self._admin = self._admin, None
+        del admin
+        gc.collect()
 
     def _report(self, t0: float | None) -> CanaryReport:
         with self._lock:
