@@ -361,8 +361,6 @@ class _Run:
         self.journal = journal
         self.sink = sink
         self.clock = clock
-        # wall-clock times (time.time()) taken beside t0, t1 and t2
-        self._t0_wall = self._t1_wall = self._t2_wall = 0.0
         self.trigger = trigger
         self.mv = options.metadata_version
         self.topts = _translation_options(options)
@@ -474,7 +472,6 @@ class _Run:
         t2 = self._handoff(token)
         if t2 is not None:
             self.out.stamps["claimed"] = t2
-            self.out.wall_stamps["claimed"] = self._t2_wall
         if t0 is not None and t1 is not None:
             self.out.window_tool_ms = (t1 - t0) * 1000.0
             self.out.window_total_ms = None if t2 is None else (t2 - t0) * 1000.0
@@ -509,12 +506,10 @@ class _Run:
             t0, token = self._fence()
             self.out.fence_at = t0
             self.out.stamps["fence"] = t0
-            self.out.wall_stamps["fence"] = self._t0_wall
             if not j.at_least("drained"):
                 t1 = self._drain_explained(token)
                 if t1 is not None:
                     self.out.stamps["drained"] = t1
-                    self.out.wall_stamps["drained"] = self._t1_wall
         return t0, t1, token
 
     def _facts(self) -> dict[str, Any]:
@@ -807,7 +802,8 @@ class _Run:
             if earlier is None:
                 raise
             raise _OurFenceFound(earlier) from None
-        t0, self._t0_wall = sent[0]
+        # the wall-clock times are taken where each boundary is, beside its monotonic stamp
+        t0, self.out.wall_stamps["fence"] = sent[0]
         # No journal write here: it would sit inside the window, and the `fencing` entry (our
         # exact claim) already lets a resume read back that the fence applied.
         self.out.phase_ms["fence"] = (self.clock() - t0) * 1000.0
@@ -897,7 +893,7 @@ class _Run:
         _crash("mid_drain")
         t_read = self.clock()
         self.quorum.append_records(delta + trailer, timestamp_ms=self._ts(snapshot))
-        t1, self._t1_wall = self.clock(), time.time()
+        t1, self.out.wall_stamps["drained"] = self.clock(), time.time()
         self.out.phase_ms["drain_sync"] = (t_sync - start) * 1000.0
         self.out.phase_ms["drain_reread"] = (t_read - t_sync) * 1000.0
         self.out.phase_ms["drain_append"] = (t1 - t_read) * 1000.0
@@ -953,7 +949,7 @@ class _Run:
         while self.clock() < deadline:
             try:
                 if read_fence_state(self.session).kraft_controller_epoch > self.epoch:
-                    t2, self._t2_wall = self.clock(), time.time()
+                    t2, self.out.wall_stamps["claimed"] = self.clock(), time.time()
                     self.sink.say("a KRaft controller claimed /controller: handoff complete")
                     return t2
             except ZkUnreachableError:
