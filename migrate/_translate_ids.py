@@ -7,6 +7,9 @@ is recognisably the same migration). The id is a name-based (version 5) UUID in 
 namespace, avoiding the values `Uuid.randomUuid()` never returns either: the reserved
 `Uuid(0,0)` and `Uuid(0,1)` and any id whose text starts with `-` (which Kafka's command-line
 tools would take for a flag).
+
+Version 5 is relied on: `verify.BrokerRegistration.registered_by_broker` tells a registration
+zk2kraft copied from ZooKeeper from a broker's own (Kafka draws version-4 ids) by it.
 """
 
 from __future__ import annotations

@@ -91,7 +91,6 @@ from migrate._translate_configs import (
     broker_resource_name,
 )
 from migrate._translate_framing import producer_id_records
-from migrate._translate_ids import derived_uuid
 from migrate._translate_quotas import (
     quota_entity,
     quota_records,
@@ -101,7 +100,6 @@ from migrate._translate_tokens import token_path, token_records
 from migrate._translate_topics import partition_record, topic_records
 from migrate.errors import TranslationError
 from verify import (
-    BrokerRegistration,
     ClusterImage,
     MetadataImage,
     PartitionImage,
@@ -529,7 +527,7 @@ def _diff_broker(key: EntityKey, held: ClusterImage, snap: ClusterSnapshot,
     copied = delta.apply().brokers[broker_id]
     if copied == registered:
         return EntityDelta()
-    if registered is not None and not _copied_from_zookeeper(registered, ctx.cluster_id):
+    if registered is not None and registered.registered_by_broker:
         # The broker registered itself with the stand-in (its own incarnation, epoch = offset
         # of its record). That registration supersedes ours, as it supersedes the ZooKeeper
         # copy in Kafka's controller; overwriting it would make its heartbeats stale. A broker
@@ -538,13 +536,6 @@ def _diff_broker(key: EntityKey, held: ClusterImage, snap: ClusterSnapshot,
         if (copied.endpoints, copied.rack) == (registered.endpoints, registered.rack):
             return EntityDelta()
     return wanted
-
-
-def _copied_from_zookeeper(registered: BrokerRegistration, cluster_id: str) -> bool:
-    """True for a registration zk2kraft wrote from `/brokers/ids` (its incarnation id is the one
-    `broker_records` derives from its epoch, the znode's czxid)."""
-    return registered.incarnation_id == derived_uuid(
-        "incarnation", cluster_id, registered.broker_id, registered.epoch)
 
 
 # -- topics and partitions

@@ -149,7 +149,7 @@ class MetadataLoader:
             self._aborted += 1
         else:
             try:
-                self._delta.replay(record, offset=offset)
+                self._delta.replay(record)
             except ReplayError as exc:
                 raise exc.at(offset) from None
             self._txn_records += self._txn is not None

@@ -223,9 +223,13 @@ def diff_rows(kind: str, key: str, zookeeper: Row | None, quorum: Row | None) ->
         return [Difference(kind, key, EXISTS, zookeeper is not None, quorum is not None)]
     zk = zookeeper or {}
     q = quorum or {}
-    if kind == "broker" and q.get(_BY_BROKER):
-        zk = {f: v for f, v in zk.items() if f != "brokerEpoch"}
-        q = {f: v for f, v in q.items() if f not in ("brokerEpoch", _BY_BROKER)}
+    if kind == "broker":
+        # The marker tells who wrote the quorum's registration; the expected image's
+        # registrations carry a placeholder incarnation, so its marker means nothing.
+        zk = {f: v for f, v in zk.items() if f != _BY_BROKER}
+        if q.get(_BY_BROKER):  # a broker's own epoch is an offset, never ZooKeeper's czxid
+            zk.pop("brokerEpoch", None)
+            q = {f: v for f, v in q.items() if f not in ("brokerEpoch", _BY_BROKER)}
     out = []
     for field in sorted(set(zk) | set(q)):
         a, b = zk.get(field), q.get(field)

@@ -150,9 +150,8 @@ class ClusterDelta:
             return self._brokers[broker_id]
         return self._base.brokers.get(broker_id)
 
-    def replay_register(self, data: Data, offset: int = -1) -> None:
-        """Apply a `RegisterBrokerRecord` (v0-3) held at `offset` (-1: unknown): a new
-        registration replaces any older one."""
+    def replay_register(self, data: Data) -> None:
+        """Apply a `RegisterBrokerRecord` (v0-3): a new registration replaces any older one."""
         broker_id = int(data["brokerId"])
         self._brokers[broker_id] = BrokerRegistration(
             broker_id=broker_id,
@@ -165,7 +164,6 @@ class ClusterDelta:
             in_controlled_shutdown=bool(data.get("inControlledShutdown", False)),
             is_migrating_zk_broker=bool(data.get("isMigratingZkBroker", False)),
             log_dirs=tuple(data.get("logDirs") or ()),
-            registered_at=offset,
         )
 
     def replay_unregister(self, data: Data) -> None:
@@ -203,7 +201,7 @@ class ClusterDelta:
         self._brokers[broker_id] = BrokerRegistration(
             broker_id, cur.epoch, cur.incarnation_id, cur.endpoints, cur.features, cur.rack,
             new_fenced, shutdown, cur.is_migrating_zk_broker,
-            tuple(log_dirs) if log_dirs else cur.log_dirs, cur.registered_at,
+            tuple(log_dirs) if log_dirs else cur.log_dirs,
         )
 
     def replay_register_controller(self, data: Data) -> None:
@@ -668,7 +666,6 @@ class MetadataDelta:
         self._acls: AclsDelta | None = None
         self._producer_ids: ProducerIdsImage | None = None
         self._tokens: DelegationTokensDelta | None = None
-        self._offset = -1  # the offset of the record being replayed, when the caller knows it
         self._zk_migration_state: int | None = None
         self.records_replayed = 0
 
@@ -762,9 +759,8 @@ class MetadataDelta:
             self._tokens = DelegationTokensDelta(self.base.delegation_tokens)
         return self._tokens
 
-    def replay(self, record: MetadataRecord, *, offset: int = -1) -> None:
-        """Replay one metadata record (`offset`: where the log holds it, when the caller knows;
-        a broker registration keeps it, see `BrokerRegistration.registered_at`).
+    def replay(self, record: MetadataRecord) -> None:
+        """Replay one metadata record.
 
         Raises:
             UnknownRecordTypeError: no handler for the record's type.
@@ -774,7 +770,6 @@ class MetadataDelta:
         handler = _ROUTES.get(record.type)
         if handler is None:
             raise UnknownRecordTypeError("unknown metadata record type", record_type=record.type)
-        self._offset = offset
         try:
             handler(self, record)
         except ReplayError as exc:
@@ -896,7 +891,7 @@ def _tokens(d: MetadataDelta) -> DelegationTokensDelta:
 
 
 _ROUTES: dict[str, _Handler] = {
-    "REGISTER_BROKER_RECORD": lambda d, r: _cluster(d).replay_register(r.data, d._offset),
+    "REGISTER_BROKER_RECORD": lambda d, r: _cluster(d).replay_register(r.data),
     "UNREGISTER_BROKER_RECORD": lambda d, r: _cluster(d).replay_unregister(r.data),
     "TOPIC_RECORD": lambda d, r: _topics(d).replay_topic(r.data),
     "PARTITION_RECORD": lambda d, r: _topics(d).replay_partition(r.data, r.version),

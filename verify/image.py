@@ -15,8 +15,9 @@ executors) and cheap to compare. `MetadataImage.records()` is the inverse of rep
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from writers import MetadataRecord
@@ -51,6 +52,18 @@ V = TypeVar("V")
 
 MIGRATING_DIRECTORY = "AAAAAAAAAAAAAAAAAAAAAA"
 """`DirectoryId.MIGRATING` (Uuid 0/0): the directory of every replica of a v0 PartitionRecord."""
+
+
+def _name_based_uuid(text: str) -> bool:
+    """True when a Kafka Uuid text is a version-5 (name-based, RFC 4122 variant) UUID, the kind
+    zk2kraft derives; False for anything else, malformed text included."""
+    if len(text) != 22:
+        return False
+    try:
+        raw = base64.urlsafe_b64decode(text + "==")
+    except ValueError:  # binascii.Error is one
+        return False
+    return len(raw) == 16 and raw[6] >> 4 == 5 and raw[8] >> 6 == 0b10
 
 
 class FrozenMap(Mapping[K, V], Generic[K, V]):
@@ -159,16 +172,25 @@ class BrokerRegistration:
     in_controlled_shutdown: bool
     is_migrating_zk_broker: bool
     log_dirs: tuple[str, ...] = ()
-    # Offset of its RegisterBrokerRecord when the replay knew it (a log loaded from disk), else
-    # -1. Not part of equality: the same registration read from a log or built by the mirror.
-    registered_at: int = field(default=-1, compare=False)
 
     @property
     def registered_by_broker(self) -> bool:
-        """Registered by the broker itself through a KRaft controller (or the stand-in):
-        Kafka's controller gives such a registration the offset of its record as broker
-        epoch, while a registration copied from ZooKeeper carries the znode's czxid."""
-        return self.registered_at >= 0 and self.epoch == self.registered_at
+        """Registered by the broker itself (with the stand-in or any KRaft controller), not
+        copied from ZooKeeper's `/brokers/ids` by zk2kraft. The one rule the mirror
+        (`migrate.entities`, keeps such a registration) and parity (`verify`, leaves its epoch
+        out) both use.
+
+        Decided by the incarnation id, the only mark a registration carries on its own: a
+        broker draws its incarnation with Kafka's `Uuid.randomUuid()` (a random, version-4
+        UUID), while every id zk2kraft writes comes from `derived_uuid`, a name-based version-5
+        UUID. That holds wherever the image comes from: a log replayed from disk, from a
+        snapshot, or the image the online mirror keeps with `apply_records` (none of which
+        knows a record's offset), and for a broker that registered again with the same
+        incarnation, whose epoch stays its first record's offset. The epoch cannot decide it:
+        a self-registration's epoch is the offset of a RegisterBrokerRecord, a copy's is the
+        znode's czxid, and telling them apart needs offsets the mirror never has.
+        """
+        return not _name_based_uuid(self.incarnation_id)
 
     def record(self, version: int = 2) -> MetadataRecord:
         """The `RegisterBrokerRecord` that recreates this registration."""
