@@ -6,6 +6,7 @@ it. Prints figures; it is not a test.
     python benchmarks/rehearsal.py --sizes 1000 10000 --runs 3
     python benchmarks/rehearsal.py --transport voter        # the local-voter variant
     python benchmarks/rehearsal.py --keep                   # keep every node's logs
+    python benchmarks/rehearsal.py --only kafka --kafka-restart   # + a cold controller's reconcile
 
 Per size and run, two fresh clusters of real Kafka 3.9.1 ZooKeeper-mode brokers in migration mode
 (`tests/support/migration_cluster.py`, `--brokers` of them, 2 by default), the partitions created
@@ -16,7 +17,14 @@ ZooKeeper tree and the canary against the brokers:
   migration mode, and migrates (claim of `/controller` -> ZK_MIGRATION -> SYNC_KRAFT_TO_ZK ->
   KRAFT_CONTROLLER_TO_BROKER_COMM -> DUAL_WRITE). Figures: claim -> DUAL_WRITE from its log
   (millisecond timestamps), and the canary's observed window (the longest gap between served
-  controller requests after the controller's launch) and producer stall.
+  controller requests after the controller's launch) and producer stall. With
+  `--kafka-restart`, its controller is then restarted on the same log (a new JVM that never ran
+  Kafka's ZooKeeper read path, the only controller, nothing else loading the image) and that
+  controller's claim -> DUAL_WRITE and reconcile are printed too, with a second canary running
+  across the restart (its observed window printed as well): Kafka's own cold reconcile under
+  the same client load, to compare with the one after our handover. Every reconcile is split
+  into its wait on the migration driver's queue and the sync itself ("Performing a full metadata
+  sync" -> KRAFT_CONTROLLER_TO_BROKER_COMM).
 * **Ours, through the stand-in** (default): the brokers' `controller.quorum.voters` names 3000,
   3001 and 3002; real controllers 3001 and 3002 run in migration mode before zk2kraft starts
   (long election timeout, `tests/support/standin.py`); `zk2kraft migrate --cutover now
@@ -80,10 +88,11 @@ from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 from kazoo.client import KazooClient  # noqa: E402
 
 from migrate._canary import Canary  # noqa: E402
-from tests.support.kafka import free_port, storage_format  # noqa: E402
+from tests.support.kafka import KafkaController, free_port, storage_format  # noqa: E402
 from tests.support.migration_cluster import (  # noqa: E402
     CONTROLLER_ID,
     dual_write_at,
+    log_ts,
     migration_cluster,
     migration_controller,
     on_cutover_gate,
@@ -118,6 +127,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="zk2kraft's --handoff-timeout (seconds)")
     p.add_argument("--json", help="write the figures here too")
     p.add_argument("--only", choices=["kafka", "ours"], help="run one side only")
+    p.add_argument("--kafka-restart", action="store_true",
+                   help="after Kafka's own migration reaches DUAL_WRITE, restart its controller "
+                        "(a new JVM on the same log) and time that controller's reconcile")
     p.add_argument("--keep", action="store_true",
                    help="keep the work directory (every node's logs, zk2kraft's --json report "
                         "and journal; ~300 MB a run at 10,000 partitions); removed by default")
@@ -185,6 +197,21 @@ def _chroot(base: str, name: str) -> str:
     return f"{base}{name}"
 
 
+def _marks(controller: KafkaController) -> dict[str, float]:
+    """`state_times`, plus "sync_start": Kafka 3.9's "Performing a full metadata sync from KRaft
+    to ZK" line. Entering SYNC_KRAFT_TO_ZK only queues the sync on the migration driver's event
+    queue, behind whatever that queue holds, so the reconcile splits into that wait and the sync
+    itself (which ends with the move to KRAFT_CONTROLLER_TO_BROKER_COMM)."""
+    marks = state_times(controller)
+    for line in controller.log_text().splitlines():
+        ts = log_ts(line)
+        if (ts is not None and ts >= marks.get("SYNC_KRAFT_TO_ZK", float("inf"))
+                and "Performing a full metadata sync from KRaft to ZK" in line):
+            marks["sync_start"] = ts
+            break
+    return marks
+
+
 def _durations(states: dict[str, float]) -> dict[str, float | None]:
     def d(a: str, b: str) -> float | None:
         if a in states and b in states:
@@ -193,6 +220,8 @@ def _durations(states: dict[str, float]) -> dict[str, float | None]:
 
     return {"claim_to_dual_write_ms": d("claim", "DUAL_WRITE"),
             "reconcile_ms": d("SYNC_KRAFT_TO_ZK", "KRAFT_CONTROLLER_TO_BROKER_COMM"),
+            "reconcile_wait_ms": d("SYNC_KRAFT_TO_ZK", "sync_start"),
+            "reconcile_sync_ms": d("sync_start", "KRAFT_CONTROLLER_TO_BROKER_COMM"),
             "broker_rpcs_ms": d("KRAFT_CONTROLLER_TO_BROKER_COMM", "DUAL_WRITE"),
             "zk_migration_ms": d("ZK_MIGRATION", "SYNC_KRAFT_TO_ZK")}
 
@@ -204,8 +233,11 @@ def _created(side: str, bootstrap: str, size: int) -> None:
           f"({_uptime()})", flush=True)
 
 
-def kafkas_own(root: Path, connect: str, size: int, brokers: int, heap: str) -> dict[str, Any]:
-    """Kafka's own migration of an untouched ZooKeeper-mode cluster, with the canary."""
+def kafkas_own(root: Path, connect: str, size: int, brokers: int, heap: str,
+               restart: bool = False) -> dict[str, Any]:
+    """Kafka's own migration of an untouched ZooKeeper-mode cluster, with the canary; with
+    `restart`, then its controller restarted on the same log (a JVM that has not run Kafka's
+    ZooKeeper code yet, alone in the quorum) and that controller's reconcile timed too."""
     with migration_cluster(root, connect, brokers=brokers, heap=heap) as cluster:
         _created("kafka", cluster.bootstrap, size)
         canary = Canary(cluster.bootstrap)
@@ -222,7 +254,11 @@ def kafkas_own(root: Path, connect: str, size: int, brokers: int, heap: str) -> 
             if not canary.wait_for_t2(time.monotonic(), 300):
                 print("  kafka: WARNING: no canary request served after DUAL_WRITE", flush=True)
             report = canary.stop(launched)
-            states = state_times(controller)
+            states = _marks(controller)
+            load_after = os.getloadavg()
+            again: dict[str, Any] = {}
+            if restart:
+                again = _restarted(controller, cluster.bootstrap)
         finally:
             controller.stop()
     doc = report.to_json()
@@ -230,7 +266,26 @@ def kafkas_own(root: Path, connect: str, size: int, brokers: int, heap: str) -> 
             "observed_gap_after_launch_ms": doc["gap_ms"],
             "producer_stall_ms": doc["producer_stall_ms"], "records": doc["records"],
             "requests": doc["requests"], "load_before": load_before,
-            "load_after": os.getloadavg()}
+            "load_after": load_after, "restarted": again or None}
+
+
+def _restarted(controller: KafkaController, bootstrap: str) -> dict[str, Any]:
+    """Restart Kafka's own controller once it is in DUAL_WRITE (SIGTERM; the old log kept as
+    server.log.1) and time the new JVM's reconcile, with a second canary running throughout:
+    the clients' load on the host is then what it is around our handover's reconcile (with the
+    canary stopped, a restarted controller had a whole core to itself)."""
+    canary = Canary(bootstrap)
+    canary.start()
+    canary.warm_up()
+    load_before = os.getloadavg()
+    stopped = time.monotonic()
+    controller.restart()
+    dual_write_at(controller, timeout=900)
+    if not canary.wait_for_t2(time.monotonic(), 300):
+        print("  kafka: WARNING: no canary request served after the restart", flush=True)
+    doc = canary.stop(stopped).to_json()
+    return {**_durations(_marks(controller)), "observed_ms": doc["observed_ms"],
+            "load_before": load_before, "load_after": os.getloadavg()}
 
 
 def _ours_figures(doc: dict[str, Any]) -> dict[str, Any]:
@@ -280,7 +335,7 @@ def ours_standin(root: Path, connect: str, size: int, brokers: int, heap: str,
             election: dict[str, float | None] = {}
             if leader is not None:
                 dual_write_at(leader, timeout=900)
-                controller = _durations(state_times(leader))
+                controller = _durations(_marks(leader))
                 election = _election_steps(doc)
     return {**_ours_figures(doc), "controller": controller, "election_steps_ms": election,
             "load_before": load_before, "load_after": load_after}
@@ -353,18 +408,31 @@ def _print_run(size: int, run: int, k: dict[str, Any] | None,
     if k is not None:
         print(f"  [{size} partitions, run {run}] Kafka's own: claim -> DUAL_WRITE "
               f"{_fmt(k['claim_to_dual_write_ms'])} (copy {_fmt(k['zk_migration_ms'])}, "
-              f"reconcile {_fmt(k['reconcile_ms'])}, broker RPCs {_fmt(k['broker_rpcs_ms'])}); "
+              f"reconcile {_fmt(k['reconcile_ms'])} (queued {_fmt(k['reconcile_wait_ms'])}, "
+              f"sync {_fmt(k['reconcile_sync_ms'])}), broker RPCs "
+              f"{_fmt(k['broker_rpcs_ms'])}); "
               f"canary observed {_fmt(k['observed_ms'])}, producer stall "
               f"{_fmt(k['producer_stall_ms'])}; records "
               f"{k['records']}; load {_load(k.get('load_before'))} -> "
               f"{_load(k.get('load_after'))}", flush=True)
+        r = k.get("restarted")
+        if r:
+            print(f"  [{size} partitions, run {run}] Kafka's controller restarted: claim -> "
+                  f"DUAL_WRITE {_fmt(r['claim_to_dual_write_ms'])}, reconcile "
+                  f"{_fmt(r['reconcile_ms'])} (queued {_fmt(r['reconcile_wait_ms'])}, sync "
+                  f"{_fmt(r['reconcile_sync_ms'])}), broker RPCs {_fmt(r['broker_rpcs_ms'])}; "
+                  f"canary observed {_fmt(r['observed_ms'])}; load {_load(r['load_before'])} "
+                  f"-> {_load(r['load_after'])}", flush=True)
     if o is None:
         return
     parts = ", ".join(f"{name} {_fmt(ms)}" for name, ms in o["parts_ms"].items())
     print(f"  [{size} partitions, run {run}] zk2kraft: t2 - t0 {_fmt(o['t2_minus_t0_ms'])}, tool "
           f"{_fmt(o['tool_ms'])}, election {_fmt(o['election_ms'])}, own part (tool + "
           f"election) {_fmt(o['own_part_ms'])}; parts: {parts}; new leader's claim -> "
-          f"DUAL_WRITE {_fmt(o['controller'].get('claim_to_dual_write_ms'))}; canary observed "
+          f"DUAL_WRITE {_fmt(o['controller'].get('claim_to_dual_write_ms'))} (reconcile "
+          f"{_fmt(o['controller'].get('reconcile_ms'))}: queued "
+          f"{_fmt(o['controller'].get('reconcile_wait_ms'))}, sync "
+          f"{_fmt(o['controller'].get('reconcile_sync_ms'))}); canary observed "
           f"{_fmt(o['observed_ms'])} (first request served {_fmt(o['clients_t2_ms'])} after the "
           f"fence), producer stall {_fmt(o['producer_stall_ms'])}; records {o['records']}; load "
           f"{_load(o.get('load_before'))} -> {_load(o.get('load_after'))}", flush=True)
@@ -450,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
                     one["kafka"] = kafkas_own(
                         work / f"kafka{size}-{run}",
                         _chroot(server.connect, f"/kafka{size}-{run}"), size, args.brokers,
-                        args.heap)
+                        args.heap, args.kafka_restart)
                 if args.only != "kafka":
                     one["ours"] = ours(work / f"ours{size}-{run}",
                                        _chroot(server.connect, f"/ours{size}-{run}"), size,

@@ -32,7 +32,7 @@ from kazoo.client import KazooClient
 
 from tests.support.kafka import KafkaController, KafkaZkBroker, free_port
 
-__all__ = ["CONTROLLER_ID", "MigrationCluster", "claim_on_cutover", "dual_write_at",
+__all__ = ["CONTROLLER_ID", "MigrationCluster", "claim_on_cutover", "dual_write_at", "log_ts",
            "migration_cluster", "migration_controller", "on_cutover_gate", "state_times",
            "wait_for_kraft_claim"]
 
@@ -142,7 +142,7 @@ def on_cutover_gate(root: Path, controller: KafkaController) -> Iterator[str]:
         controller.stop()
 
 
-def _log_ts(line: str) -> float | None:
+def log_ts(line: str) -> float | None:
     m = _LOG_TIME.match(line)
     if m is None:
         return None
@@ -156,7 +156,7 @@ def state_times(controller: KafkaController) -> dict[str, float]:
     out: dict[str, float] = {}
     for line in controller.log_text().splitlines():
         m = re.search(r"transitioning from \w+ to (\w+) state", line)
-        ts = _log_ts(line)
+        ts = log_ts(line)
         if ts is None:
             continue
         if m and m.group(1) not in out:
