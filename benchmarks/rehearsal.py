@@ -7,6 +7,7 @@ it. Prints figures; it is not a test.
     python benchmarks/rehearsal.py --transport voter        # the local-voter variant
     python benchmarks/rehearsal.py --keep                   # keep every node's logs
     python benchmarks/rehearsal.py --only kafka --kafka-restart   # + a cold controller's reconcile
+    python benchmarks/rehearsal.py --controller-jvm-flag=-XX:TieredStopAtLevel=1   # C1 only
 
 Per size and run, two fresh clusters of real Kafka 3.9.1 ZooKeeper-mode brokers in migration mode
 (`tests/support/migration_cluster.py`, `--brokers` of them, 2 by default), the partitions created
@@ -39,6 +40,11 @@ ZooKeeper tree and the canary against the brokers:
 * **Ours, local voter** (`--transport voter`): `migrate --voter 3000=DIR --on-cutover ...`
   writes the controller's directory and starts that controller after the fence, so its JVM
   start and election are inside our window (the variant measured before the stand-in existed).
+
+`--controller-jvm-flag` adds a flag to every KRaft controller's JVM on both sides (the brokers
+keep theirs): with `-XX:TieredStopAtLevel=1` a cold controller no longer spends seconds of CPU in
+the C2 compiler during its reconcile (docs/design.md, "Why the reconcile is longer after our
+handover").
 
 Targets (issue 9): observed window <= 0.5x Kafka's at 10,000 partitions and a ratio that falls
 as the cluster grows; our own part (tool + election) <= 200 ms at both sizes. Each side's load
@@ -127,6 +133,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="zk2kraft's --handoff-timeout (seconds)")
     p.add_argument("--json", help="write the figures here too")
     p.add_argument("--only", choices=["kafka", "ours"], help="run one side only")
+    p.add_argument("--controller-jvm-flag", action="append", default=[], metavar="FLAG",
+                   help="add FLAG to every KRaft controller's JVM on both sides, brokers "
+                        "unchanged (repeatable; write --controller-jvm-flag=-XX:...)")
     p.add_argument("--kafka-restart", action="store_true",
                    help="after Kafka's own migration reaches DUAL_WRITE, restart its controller "
                         "(a new JVM on the same log) and time that controller's reconcile")
@@ -234,7 +243,7 @@ def _created(side: str, bootstrap: str, size: int) -> None:
 
 
 def kafkas_own(root: Path, connect: str, size: int, brokers: int, heap: str,
-               restart: bool = False) -> dict[str, Any]:
+               restart: bool = False, jvm_flags: list[str] | None = None) -> dict[str, Any]:
     """Kafka's own migration of an untouched ZooKeeper-mode cluster, with the canary; with
     `restart`, then its controller restarted on the same log (a JVM that has not run Kafka's
     ZooKeeper code yet, alone in the quorum) and that controller's reconcile timed too."""
@@ -245,6 +254,7 @@ def kafkas_own(root: Path, connect: str, size: int, brokers: int, heap: str,
         canary.warm_up()
         voter = root / f"voter{CONTROLLER_ID}"
         controller = migration_controller(root, cluster, voter, heap=heap)
+        controller.jvm_flags = list(jvm_flags or [])
         storage_format(controller.config_path, _cluster_id(connect))
         load_before = os.getloadavg()
         try:
@@ -302,7 +312,7 @@ def _ours_figures(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def ours_standin(root: Path, connect: str, size: int, brokers: int, heap: str,
-                 handoff_timeout: float) -> dict[str, Any]:
+                 handoff_timeout: float, jvm_flags: list[str] | None = None) -> dict[str, Any]:
     """`zk2kraft migrate --cutover now --standin ...` leading warm controllers 3001 and 3002,
     with the canary."""
     ports = {n: free_port() for n in (STANDIN, *STANDIN_FOLLOWERS)}
@@ -310,8 +320,8 @@ def ours_standin(root: Path, connect: str, size: int, brokers: int, heap: str,
     with migration_cluster(root, connect, brokers=brokers, heap=heap, voters=voters) as cluster:
         _created("ours", cluster.bootstrap, size)
         with migration_mode_controllers(root, connect, _cluster_id(connect),
-                                        _STANDIN_CONTROLLER_PROPS, ports=ports,
-                                        heap=heap) as (_, nodes):
+                                        _STANDIN_CONTROLLER_PROPS, ports=ports, heap=heap,
+                                        jvm_flags=jvm_flags or []) as (_, nodes):
             logs = [f"--controller-log={n.server_log}" for n in nodes]
             load_before = os.getloadavg()
             proc = migrate_through_standin(
@@ -353,13 +363,15 @@ def _election_steps(doc: dict[str, Any]) -> dict[str, float | None]:
 
 
 def ours_local_voter(root: Path, connect: str, size: int, brokers: int, heap: str,
-                     handoff_timeout: float) -> dict[str, Any]:
+                     handoff_timeout: float, jvm_flags: list[str] | None = None
+                     ) -> dict[str, Any]:
     """`zk2kraft migrate --cutover now --voter ...` with the canary, the controller started by
     `--on-cutover` on the directory zk2kraft wrote."""
     with migration_cluster(root, connect, brokers=brokers, heap=heap) as cluster:
         _created("ours", cluster.bootstrap, size)
         voter = root / f"voter{CONTROLLER_ID}"
         controller = migration_controller(root, cluster, voter, heap=heap)
+        controller.jvm_flags = list(jvm_flags or [])
         report_path = root / "report.json"
         load_before = os.getloadavg()
         with on_cutover_gate(root, controller) as command:
@@ -503,8 +515,10 @@ def main(argv: list[str] | None = None) -> int:
                                "transport": args.transport, "load_avg_start": os.getloadavg(),
                                "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
                                "sizes": {}}
+    figures["controller_jvm_flags"] = args.controller_jvm_flag
     print(f"{figures['started']}, {os.cpu_count()} cores, {_uptime()}; ours through "
-          f"{args.transport}", flush=True)
+          f"{args.transport}; controllers' extra JVM flags: "
+          f"{' '.join(args.controller_jvm_flag) or 'none'}", flush=True)
     ours = ours_standin if args.transport == "standin" else ours_local_voter
     server = ZkServer(heap="1g").start()
     try:
@@ -518,11 +532,12 @@ def main(argv: list[str] | None = None) -> int:
                     one["kafka"] = kafkas_own(
                         work / f"kafka{size}-{run}",
                         _chroot(server.connect, f"/kafka{size}-{run}"), size, args.brokers,
-                        args.heap, args.kafka_restart)
+                        args.heap, args.kafka_restart, args.controller_jvm_flag)
                 if args.only != "kafka":
                     one["ours"] = ours(work / f"ours{size}-{run}",
                                        _chroot(server.connect, f"/ours{size}-{run}"), size,
-                                       args.brokers, args.heap, args.handoff_timeout)
+                                       args.brokers, args.heap, args.handoff_timeout,
+                                       args.controller_jvm_flag)
                 runs.append(one)
                 _print_run(size, run, one.get("kafka"), one.get("ours"))
                 if args.json:  # after every run: a later failure keeps what was measured

@@ -300,6 +300,7 @@ class _KafkaProcess:
     def __init__(self, workdir: Path, *, heap: str, start_timeout: float) -> None:
         self.workdir = Path(workdir)
         self.log4j = _SERVER_LOG4J  # a benchmark may point one node at a quieter config
+        self.jvm_flags: list[str] = []  # a benchmark may add some (e.g. the JIT's tiers)
         self.heap = heap
         self.start_timeout = start_timeout
         self.logs_dir = self.workdir / "logs"
@@ -356,6 +357,7 @@ class _KafkaProcess:
             f"-Xmx{self.heap}",
             "-Xms64m",
             "-XX:+UseSerialGC",
+            *self.jvm_flags,
             f"-Dlog4j.configuration=file:{self.log4j}",
             f"-Dkafka.logs.dir={self.logs_dir}",
             "-cp",

@@ -228,11 +228,12 @@ def transitions(node: KafkaController) -> list[str]:
 @contextlib.contextmanager
 def migration_mode_controllers(
     root: Path, connect: str, cluster_id: str, extra: Mapping[str, str] | None = None, *,
-    ports: Mapping[int, int] | None = None, heap: str = "512m",
+    ports: Mapping[int, int] | None = None, heap: str = "512m", jvm_flags: Sequence[str] = (),
 ) -> Iterator[tuple[dict[int, int], list[KafkaController]]]:
     """Real controllers 3001 and 3002 in migration mode on ZooKeeper `connect`, formatted with
     `cluster_id` and waiting for stand-in 3000 (long election timeout, so that it wins the first
-    election). `ports` gives every voter's port (brokers configured beforehand need them).
+    election). `ports` gives every voter's port (brokers configured beforehand need them);
+    `jvm_flags` are added to each controller's JVM command line.
     Yields every voter's port and the controllers; all stopped on exit."""
     ports = dict(ports) if ports else {n: free_port() for n in (STANDIN, *STANDIN_FOLLOWERS)}
     props = {**LONG_ELECTION,
@@ -244,6 +245,7 @@ def migration_mode_controllers(
                              quorum=ports, extra=props) for n in STANDIN_FOLLOWERS]
     try:
         for node in nodes:
+            node.jvm_flags = list(jvm_flags)
             storage_format(node.config_path, cluster_id)
             node.launch()
         for node in nodes:
