@@ -60,19 +60,27 @@ Kafka's own migration"):
     10,000  20.1 s             19.0 s            3.7 s      168 ms  1,728 ms  14.4 s    0.65
 
 Those runs predate the brokers registering with the stand-in and the faster resignation.
-Measured 2026-11-25, 20:15-20:32 UTC, one run a size, 2 brokers, load average 4-14:
+Measured 2026-11-25, 23:48-00:20 UTC, 2 brokers, the host otherwise quiet (load average 1-9),
+medians of 2 runs a size with Kafka's default JIT, then one run a size with
+`--controller-jvm-flag=-XX:TieredStopAtLevel=1` (every KRaft controller, both sides):
 
-    size    Kafka's claim->DW  Kafka's observed  our t2-t0  tool    election  observed  ratio
-    1,000   4.1 s              4.6 s             1.0 s      29 ms   213 ms    3.0 s     0.66
-    10,000  10.3 s             9.9 s             2.7 s      123 ms  1,793 ms  11.1 s    1.12
+    size    JIT      Kafka claim->DW  Kafka observed  our t2-t0  tool    election  observed  ratio
+    1,000   default  2.1 s            2.3 s           0.5 s      44 ms   185 ms    1.7 s     0.72
+    10,000  default  9.1 s            9.0 s           1.5 s      129 ms  674 ms    6.6 s     0.74
+    1,000   C1 only  1.7 s            2.0 s           0.5 s      57 ms   139 ms    1.3 s     0.66
+    10,000  C1 only  5.3 s            5.4 s           0.4 s      27 ms   102 ms    2.5 s     0.47
 
-Targets not met: observed 1.12x Kafka's at 10,000 and not falling with size; tool + election
-242 ms at 1,000 and 1,916 ms at 10,000. At 10,000 the new controller's reconcile
-(SYNC_KRAFT_TO_ZK) took 6.2 s after our handover against 2.1 s in Kafka's own migration (a cold
-JVM compiling Kafka's ZooKeeper read path on a crowded host, as after any controller change:
-docs/design.md, "Why the reconcile is longer after our handover"), and the election 1.8 s
-(Kafka's controllers load the migrated image when the transaction closes, i.e. at our cutover:
-docs/design.md, "The election, measured step by step").
+With the default JIT the targets are not met: the ratio does not fall with size (0.72 -> 0.74),
+and tool + election was 186 / 272 ms at 1,000 and 1,096 / 511 ms at 10,000. What clients wait
+for after t2 is mostly the new controller's reconcile (SYNC_KRAFT_TO_ZK, 3.9-4.1 s at 10,000
+against Kafka's 1.6-1.9 s): a cold JVM compiling Kafka's ZooKeeper read path on a crowded host,
+as after any controller change (`--kafka-restart`; docs/design.md, "Why the reconcile is longer
+after our handover"). The election at 10,000 waits on Kafka's controllers loading the migrated
+image when the transaction closes, i.e. at our cutover (docs/design.md, "The election, measured
+step by step"). With C1 only, one run a size: the ratio fell 0.66 -> 0.47 and tool + election
+was 196 / 129 ms, so both targets were met there; a lead for operators to try (the controllers'
+KAFKA_OPTS during the migration), not advice: what C1-only code costs a controller in steady
+state was not measured.
 """
 
 from __future__ import annotations
