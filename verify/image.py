@@ -15,12 +15,11 @@ executors) and cheap to compare. `MetadataImage.records()` is the inverse of rep
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
-from writers import MetadataRecord
+from writers import MetadataRecord, uuid_to_bytes
 
 __all__ = [
     "MIGRATING_DIRECTORY",
@@ -57,13 +56,11 @@ MIGRATING_DIRECTORY = "AAAAAAAAAAAAAAAAAAAAAA"
 def _name_based_uuid(text: str) -> bool:
     """True when a Kafka Uuid text is a version-5 (name-based, RFC 4122 variant) UUID, the kind
     zk2kraft derives; False for anything else, malformed text included."""
-    if len(text) != 22:
-        return False
     try:
-        raw = base64.urlsafe_b64decode(text + "==")
-    except ValueError:  # binascii.Error is one
+        raw = uuid_to_bytes(text)
+    except ValueError:
         return False
-    return len(raw) == 16 and raw[6] >> 4 == 5 and raw[8] >> 6 == 0b10
+    return raw[6] >> 4 == 5 and raw[8] >> 6 == 0b10
 
 
 class FrozenMap(Mapping[K, V], Generic[K, V]):

@@ -38,11 +38,11 @@ ones itself).
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from writers._codegen import uuid_to_bytes
 from writers._mv import MetadataVersion, record_version
 from writers._records import MetadataRecord
 
@@ -90,11 +90,10 @@ class Outcome:
 def _reserved_dir(uuid: str) -> bool:
     """Kafka's `DirectoryId.reserved`: the first 100 UUIDs (high 64 bits 0, low < 100)."""
     try:
-        raw = base64.urlsafe_b64decode(uuid + "==")
+        raw = uuid_to_bytes(uuid)
     except ValueError:
         return True
-    return len(raw) != 16 or (int.from_bytes(raw[:8], "big") == 0
-                              and int.from_bytes(raw[8:], "big") < 100)
+    return int.from_bytes(raw[:8], "big") == 0 and int.from_bytes(raw[8:], "big") < 100
 
 
 class BrokerRegistry:
