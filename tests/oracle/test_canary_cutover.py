@@ -22,8 +22,10 @@ from typing import Any
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from tests.support.kafka import nodes_failure
 from tests.support.migration_cluster import (
     CONTROLLER_ID,
+    MigrationCluster,
     dual_write_at,
     migration_cluster,
     migration_controller,
@@ -36,12 +38,15 @@ pytestmark = [pytest.mark.oracle, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _create_topics(bootstrap: str, topics: dict[str, int]) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+def _create_topics(cluster: MigrationCluster, topics: dict[str, int]) -> None:
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
     futures = admin.create_topics([NewTopic(t, num_partitions=n, replication_factor=2)
                                    for t, n in topics.items()], request_timeout=120)
-    for f in futures.values():
-        f.result(180)
+    try:
+        for f in futures.values():
+            f.result(180)
+    except Exception as exc:  # the brokers' logs say why; the client's error does not
+        raise nodes_failure(f"creating {sorted(topics)} failed: {exc}", cluster.brokers) from exc
 
 
 def test_canary_measures_the_window_and_loses_no_record(
@@ -50,7 +55,7 @@ def test_canary_measures_the_window_and_loses_no_record(
     connect = f"{zk_server.connect}{zk_chroot}"
     report_path = tmp_path / "report.json"
     with migration_cluster(tmp_path, connect, brokers=2) as cluster:
-        _create_topics(cluster.bootstrap, {"orders": 8, "payments": 4})
+        _create_topics(cluster, {"orders": 8, "payments": 4})
         voter = tmp_path / f"voter{CONTROLLER_ID}"
         controller = migration_controller(tmp_path, cluster, voter)
         with on_cutover_gate(tmp_path, controller) as command:

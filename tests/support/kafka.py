@@ -46,6 +46,7 @@ __all__ = [
     "dump_log_payloads",
     "free_port",
     "metadata_shell",
+    "nodes_failure",
     "random_cluster_id",
     "run_kafka_class",
     "storage_format",
@@ -333,6 +334,11 @@ class _KafkaProcess:
         except FileNotFoundError:
             return ""
 
+    def assert_running(self) -> None:
+        """Fail with the node's log if its JVM has exited since it was launched."""
+        if self._proc is not None and self._proc.poll() is not None:
+            raise self._failure(f"exited with code {self._proc.returncode}")
+
     def _failure(self, why: str) -> AssertionError:
         stdout = self.logs_dir / "stdout"
         out = stdout.read_text(errors="replace")[-3000:] if stdout.exists() else ""
@@ -601,6 +607,14 @@ def admin_tool(main_class: str, *args: str, timeout: float = 120.0) -> str:
             f"--- stdout ---\n{proc.stdout[-4000:]}\n--- stderr ---\n{proc.stderr[-4000:]}"
         )
     return proc.stdout
+
+
+def nodes_failure(why: str, nodes: Sequence[_KafkaProcess]) -> AssertionError:
+    """An AssertionError saying `why`, with the tail of each node's log (a cluster-wide
+    failure has no one node to blame)."""
+    tails = "".join(f"\n--- {n._label} ({n.workdir}) server.log tail ---\n"
+                    f"{n.log_text()[-4000:]}" for n in nodes)
+    return AssertionError(f"{why}{tails}")
 
 
 class KafkaZkBroker(_KafkaProcess):
