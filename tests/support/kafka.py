@@ -308,6 +308,9 @@ class _KafkaProcess:
         self.logs_dir.mkdir(parents=True, exist_ok=True)
         self.config_path = self.workdir / "server.properties"
         self._proc: subprocess.Popen[bytes] | None = None
+        # where server.log stood at the last launch: a node launched again on its work dir
+        # (stop, launch) appends to its old log, whose lines must not count as the new JVM's
+        self._log_at_launch = 0
 
     def _write_config(self) -> None:
         self.config_path.write_text(
@@ -326,6 +329,10 @@ class _KafkaProcess:
     def server_log(self) -> Path:
         """The node's log4j file."""
         return self.logs_dir / "server.log"
+
+    def launched_log_text(self) -> str:
+        """What the server log holds from the last launch on (all of it after the first)."""
+        return self.log_text()[self._log_at_launch:]
 
     def log_text(self) -> str:
         """The server log so far ('' before the first line)."""
@@ -371,6 +378,7 @@ class _KafkaProcess:
             "kafka.Kafka",
             str(self.config_path),
         ]
+        self._log_at_launch = len(self.log_text())
         with open(self.logs_dir / "stdout", "ab") as out:
             self._proc = subprocess.Popen(
                 cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
@@ -395,11 +403,12 @@ class _KafkaProcess:
             time.sleep(0.2)  # polling a child process's log; there is no event to wait on
 
     def wait_for_log(self, pattern: str, timeout: float = 60.0) -> re.Match[str]:
-        """Wait until the server log matches `pattern` (regex); fail with the log otherwise."""
+        """Wait until the log written since the last launch matches `pattern` (regex); fail
+        with the log otherwise."""
         rx = re.compile(pattern)
         deadline = time.monotonic() + timeout
         while True:
-            m = rx.search(self.log_text())
+            m = rx.search(self.launched_log_text())
             if m:
                 return m
             if self._proc is not None and self._proc.poll() is not None:
@@ -541,7 +550,8 @@ class KafkaController(_KafkaProcess):
 
     def _ready(self) -> bool:
         ports = [self.controller_port] + ([self.broker_port] if self.broker_port else [])
-        return "Kafka Server started" in self.log_text() and all(_port_open(p) for p in ports)
+        return ("Kafka Server started" in self.launched_log_text()
+                and all(_port_open(p) for p in ports))
 
 
 
@@ -688,4 +698,4 @@ class KafkaZkBroker(_KafkaProcess):
         # it runs BrokerServer, which logs "Kafka Server started" instead
         started = ("Kafka Server started" if "process.roles" in self.properties
                    else f"[KafkaServer id={self.broker_id}] started")
-        return started in self.log_text() and _port_open(self.port)
+        return started in self.launched_log_text() and _port_open(self.port)
