@@ -621,7 +621,7 @@ def test_standin_rehearsal_manual_cutover_then_brokers_to_kraft_and_finalised(
                 produce_and_consume(cluster.bootstrap, after)
                 assert zk.exists(f"/brokers/topics/{after}") is None  # no dual-write any more
                 fatal = [c.node_id for c in controllers if "Encountered fatal fault" in
-                         c.log_text()]
+                         c.all_logs_text()]
                 assert not fatal, fatal
                 # brokers first: a broker stopping without a controller waits out its
                 # controlled-shutdown timeout (30 s each here) before it is killed

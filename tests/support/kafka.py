@@ -341,6 +341,13 @@ class _KafkaProcess:
         except FileNotFoundError:
             return ""
 
+    def all_logs_text(self) -> str:
+        """Every server log this node wrote, oldest first: the ones `restart()` set aside
+        (server.log.1, .2, ...) and the current one (a check for a fault must see them all)."""
+        aside = sorted(self.logs_dir.glob("server.log.*"), key=lambda p: int(p.suffix[1:]))
+        return "".join(p.read_text(encoding="utf-8", errors="replace") for p in aside) \
+            + self.log_text()
+
     def assert_running(self) -> None:
         """Fail with the node's log if its JVM has exited since it was launched."""
         if self._proc is not None and self._proc.poll() is not None:
