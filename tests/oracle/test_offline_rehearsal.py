@@ -41,7 +41,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from tests.support.kafka import KafkaZkBroker, admin_tool, free_port, nodes_failure
+from tests.support.kafka import KafkaZkBroker, admin_tool, free_port, wait_until_serving
 from tests.support.kraft import KAFKA_39, KAFKA_41, KafkaDist, KraftNode, run_tool
 
 with warnings.catch_warnings():
@@ -315,44 +315,6 @@ def _produce(bootstrap: str) -> None:
         consumer.close()
 
 
-def _wait_until_serving(brokers: list[KafkaZkBroker], timeout_s: float = 180.0) -> None:
-    """Wait until every broker's answer names a controller and all the brokers.
-
-    "[KafkaServer id=N] started" comes about 300 ms after N registers in ZooKeeper (a quiet
-    run here); the controller adds N and sends UpdateMetadata on its own thread. CreateTopics
-    without an assignment picks replicas from the controller's metadata cache, so an RF 3 topic
-    created before that update fails "Replication factor: 3 larger than available brokers: 2"
-    (Kafka's AdminUtils). A ZooKeeper-mode broker learns brokers only from the controller's
-    UpdateMetadata, so all of them named means the controller has sent it to every broker.
-    """
-    want = {b.broker_id for b in brokers}
-    deadline = time.monotonic() + timeout_s
-    seen: dict[int, str] = {}
-    while True:
-        for b in brokers:
-            b.assert_running()
-            try:
-                admin = KafkaAdminClient(bootstrap_servers=b.bootstrap_servers,
-                                         request_timeout_ms=10_000)
-                try:
-                    cluster = admin.describe_cluster()
-                finally:
-                    admin.close()
-            except KafkaError as exc:
-                seen[b.broker_id] = f"failed: {exc!r}"
-                continue
-            ids = {int(n["broker_id"]) for n in cluster["brokers"]}
-            seen[b.broker_id] = f"controller {cluster['controller_id']}, brokers {sorted(ids)}"
-            if cluster["controller_id"] in want and ids == want:
-                seen.pop(b.broker_id)
-        if not seen:
-            return
-        if time.monotonic() > deadline:
-            raise nodes_failure(f"ZooKeeper-mode brokers not serving within {timeout_s:.0f}s: "
-                                f"{seen}", brokers)
-        time.sleep(0.5)  # polling the brokers' metadata; there is no event to wait on
-
-
 @dataclass
 class StoppedCluster:
     """The ZooKeeper-mode cluster after its clean stop, and what clients saw before it."""
@@ -389,7 +351,7 @@ def stopped_cluster(tmp_path_factory: pytest.TempPathFactory, zk_server: Any,
             b.launch()
         for b in brokers:
             b.wait_started()
-        _wait_until_serving(brokers)
+        wait_until_serving(brokers)
         _populate(brokers[0].bootstrap_servers)
         before = _view(brokers[0].bootstrap_servers, KAFKA_39)
     finally:

@@ -50,6 +50,7 @@ __all__ = [
     "random_cluster_id",
     "run_kafka_class",
     "storage_format",
+    "wait_until_serving",
 ]
 
 KAFKA_DIR = Path(__file__).resolve().parents[1] / "kafka"
@@ -308,9 +309,7 @@ class _KafkaProcess:
         self.logs_dir.mkdir(parents=True, exist_ok=True)
         self.config_path = self.workdir / "server.properties"
         self._proc: subprocess.Popen[bytes] | None = None
-        # where server.log stood at the last launch: a node launched again on its work dir
-        # (stop, launch) appends to its old log, whose lines must not count as the new JVM's
-        self._log_at_launch = 0
+        self._log_at_launch = 0  # where server.log stood at the last launch (`_spawn`)
 
     def _write_config(self) -> None:
         self.config_path.write_text(
@@ -385,6 +384,12 @@ class _KafkaProcess:
             "kafka.Kafka",
             str(self.config_path),
         ]
+        self._spawn(cmd)
+
+    def _spawn(self, cmd: list[str]) -> None:
+        """Start `cmd` as this node's JVM, its output appended to `logs/stdout`, noting where
+        server.log stood: a node launched again on its work dir appends to its old log, whose
+        lines must not count as the new JVM's."""
         self._log_at_launch = len(self.log_text())
         with open(self.logs_dir / "stdout", "ab") as out:
             self._proc = subprocess.Popen(
@@ -442,7 +447,8 @@ class _KafkaProcess:
                 ready_to_start: Callable[[], bool] | None = None) -> None:
         """Stop the node, rewrite its config (properties removed, then updated), and start it
         again, waiting until it serves. The old log is kept beside the new one (server.log.N),
-        so that start-up and `wait_for_log` see only what the new process writes.
+        so that `log_text()`, and what reads it (the migration states' times, checks on the
+        log), holds only what the new process writes (`all_logs_text()` holds both).
         `ready_to_start` is polled (up to 120 s) before the start: a ZooKeeper-mode broker
         killed after its stop timeout leaves its ephemeral `/brokers/ids/N` until its session
         expires, and a broker that finds it refuses to start (NodeExists)."""
@@ -632,6 +638,46 @@ def nodes_failure(why: str, nodes: Sequence[_KafkaProcess]) -> AssertionError:
     tails = "".join(f"\n--- {n._label} ({n.workdir}) server.log tail ---\n"
                     f"{n.log_text()[-4000:]}" for n in nodes)
     return AssertionError(f"{why}{tails}")
+
+
+def wait_until_serving(brokers: Sequence[KafkaZkBroker], timeout_s: float = 180.0) -> None:
+    """Wait until every ZooKeeper-mode broker's Metadata names a controller among `brokers` and
+    exactly `brokers`.
+
+    "[KafkaServer id=N] started" comes before the controller has handled N's registration and
+    sent its UpdateMetadata, and a ZooKeeper-mode broker learns other brokers only from that
+    update. Requests sent earlier fail: CreateTopics without an assignment picks replicas from
+    the controller's cache ("Replication factor: 3 larger than available brokers: 2"), and a
+    CI run's create_topics waited 120 s for a controller it could not see. Fails at once if a
+    JVM exited, and after `timeout_s` with what each broker answered and every broker's log.
+    """
+    from confluent_kafka.admin import AdminClient  # the canary's client; imported when used
+
+    want = {b.broker_id for b in brokers}
+    admins = {b.broker_id: AdminClient({"bootstrap.servers": b.bootstrap_servers})
+              for b in brokers}
+    deadline = time.monotonic() + timeout_s
+    seen: dict[int, str] = {}
+    while True:
+        for b in brokers:
+            b.assert_running()
+            try:
+                meta = admins[b.broker_id].list_topics(timeout=10)
+            except Exception as exc:  # noqa: BLE001 - retried until the deadline, then shown
+                seen[b.broker_id] = f"Metadata failed: {exc}"
+                continue
+            if meta.controller_id in want and set(meta.brokers) == want:
+                seen.pop(b.broker_id, None)
+            else:
+                seen[b.broker_id] = (f"controller {meta.controller_id}, "
+                                     f"brokers {sorted(meta.brokers)}")
+        if not seen:
+            return
+        if time.monotonic() > deadline:
+            raise nodes_failure(f"ZooKeeper-mode brokers not serving within {timeout_s:.0f}s "
+                                f"(want brokers {sorted(want)} and a controller among them): "
+                                f"{seen}", brokers)
+        time.sleep(0.5)  # polling Metadata; the cluster has no event to wait on
 
 
 class KafkaZkBroker(_KafkaProcess):

@@ -160,10 +160,7 @@ class KraftNode(_KafkaProcess):
         cmd = [_java(), f"-Xmx{self.heap}", "-Xms64m", "-XX:+UseSerialGC",
                *self.dist.server_logging, f"-Dkafka.logs.dir={self.logs_dir}",
                "-cp", self.dist.classpath(), "kafka.Kafka", str(self.config_path)]
-        self._log_at_launch = len(self.log_text())
-        with open(self.logs_dir / "stdout", "ab") as out:
-            self._proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                          start_new_session=True)
+        self._spawn(cmd)
 
     def _ready(self) -> bool:
         return "Kafka Server started" in self.launched_log_text() and all(

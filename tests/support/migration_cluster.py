@@ -30,7 +30,7 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
-from tests.support.kafka import KafkaController, KafkaZkBroker, free_port, nodes_failure
+from tests.support.kafka import KafkaController, KafkaZkBroker, free_port, wait_until_serving
 
 __all__ = ["CONTROLLER_ID", "MigrationCluster", "claim_on_cutover", "dual_write_at", "log_ts",
            "migration_cluster", "migration_controller", "on_cutover_gate", "state_times",
@@ -63,36 +63,6 @@ class MigrationCluster:
     def voters(self) -> str:
         return f"{CONTROLLER_ID}@127.0.0.1:{self.controller_port}"
 
-    def wait_until_serving(self, timeout_s: float = 180.0) -> None:
-        """Wait until Metadata names a ZooKeeper controller and every broker.
-
-        "[KafkaServer id=N] started" comes before the controller has sent that broker its
-        first UpdateMetadata; an admin request sent then waits for a controller it cannot
-        see (a CI run's topic creation failed "Failed while waiting for controller" after
-        120 s, one bootstrap port refusing). Failing here names which broker is down and
-        shows its log, instead of a client timeout.
-        """
-        from confluent_kafka.admin import AdminClient  # the canary's client; imported late
-
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        want = {b.broker_id for b in self.brokers}
-        deadline = time.monotonic() + timeout_s
-        seen = "no Metadata response"
-        while time.monotonic() < deadline:
-            for b in self.brokers:
-                b.assert_running()
-            try:
-                meta = admin.list_topics(timeout=10)
-            except Exception as exc:  # noqa: BLE001 - retried until the deadline, then shown
-                seen = f"Metadata failed: {exc}"
-            else:
-                if meta.controller_id >= 0 and want <= set(meta.brokers):
-                    return
-                seen = f"controller {meta.controller_id}, brokers {sorted(meta.brokers)}"
-            time.sleep(0.5)  # polling Metadata; the cluster has no event to wait on
-        raise nodes_failure(
-            f"cluster not serving after {timeout_s:.0f}s (last seen: {seen}; want brokers "
-            f"{sorted(want)} and a controller)", self.brokers)
 
 
 def _migration_props(voters: str, zk_connect: str) -> dict[str, str]:
@@ -127,9 +97,8 @@ def migration_cluster(root: Path, zk_connect: str, *, brokers: int = 2,
             n.launch()
         for n in nodes:
             n.wait_started()
-        cluster = MigrationCluster(nodes, port, zk_connect)
-        cluster.wait_until_serving()
-        yield cluster
+        wait_until_serving(nodes)
+        yield MigrationCluster(nodes, port, zk_connect)
     finally:
         for n in nodes:
             n.stop()
