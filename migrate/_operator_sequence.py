@@ -603,8 +603,8 @@ def offline_sequence(
                      "such event on a busy host (0.7-1.9 s measured on a loaded 2-core host), "
                      "whoever wrote the log. The threshold printed above keeps that from "
                      "being an ERROR; it changes only what Kafka logs. Starting the "
-                     "controllers before the brokers (step 8) keeps their first replay off a "
-                     "host busy with brokers.")
+                     "controllers before the brokers (the start step) keeps their first replay "
+                     "off a host busy with brokers.")
     return OperatorSequence(OFFLINE, cluster_id, mv, target_kafka, None, controllers, brokers,
                             removals,
                             _offline_steps(voter_flags=voter_flags, voters=voters, mv=mv,
@@ -624,9 +624,10 @@ def _offline_steps(*, voter_flags: str, voters: str, mv: str, zookeeper: str,
                     "directory.id line prepare-broker added to be exact; the voter directories "
                     "can simply be deleted)")
     after_start = ("not rehearsed: whatever clients wrote in KRaft mode exists only in the "
-                   "KRaft log; copy the brokers' data directories before step 8 if a way back "
-                   "must stay open" + ("; Kafka 4.x brokers cannot run in ZooKeeper mode at all"
-                                       if target_kafka != "3.9" else ""))
+                   "KRaft log; copy the brokers' data directories before the KRaft start if a "
+                   "way back must stay open")
+    if target_kafka != "3.9":
+        after_start += "; Kafka 4.x brokers cannot run in ZooKeeper mode at all"
     # Numbered steps are data: a step that runs after the start (e.g. one that waits for the
     # partitions' ISR) goes in between "Start" and "Check".
     return (

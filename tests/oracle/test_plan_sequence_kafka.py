@@ -7,9 +7,11 @@ the sequence for stand-in 3000 and controller 3001, then:
   migrating ZooKeeper broker's config at start: explicit broker.id, controller listener mapped,
   voters, IBP);
 * controller 3001, formatted as step 3 says (`kafka-storage format --cluster-id <the printed
-  id> --release-version 3.9-IV0`), starts with its printed properties, and its migration driver
-  runs (connects to ZooKeeper, "transitioning from UNINITIALIZED to INACTIVE"), without
-  standing for election (the stand-in is absent; the printed long election timeout holds it).
+  id> --release-version 3.9-IV0`), starts with its printed properties (its directory filled in
+  where the printed placeholder stands: the one value the operator supplies), and its
+  migration driver runs (connects to ZooKeeper, "transitioning from UNINITIALIZED to
+  INACTIVE"), without standing for election (the stand-in is absent; the printed long
+  election timeout holds it).
 """
 
 from __future__ import annotations
@@ -48,11 +50,17 @@ def test_printed_properties_start_a_migrating_broker_and_a_controller(
     # step 2: the broker in migration mode, with exactly the printed properties
     migrating = KafkaZkBroker(tmp_path / "broker", connect, broker_id=0, heap="384m",
                               start_timeout=240, extra=broker["properties"])
-    # step 3: the controller, formatted with the printed cluster id and release
-    node = KafkaController(tmp_path / "c3001", tmp_path / "c3001" / "meta", node_id=3001,
+    # step 3: the controller, formatted with the printed cluster id and release; the only
+    # value the operator supplies is its directory, where the printed placeholder stands
+    meta = tmp_path / "c3001" / "meta"
+    placeholder = "<controller 3001's metadata directory>"
+    props = controller["properties"]
+    assert props["metadata.log.dir"] == props["log.dirs"] == placeholder
+    filled = {k: str(meta) if v == placeholder else v for k, v in props.items()}
+    node = KafkaController(tmp_path / "c3001", meta, node_id=3001,
                            heap="384m", start_timeout=240,
                            quorum={3000: standin_port, 3001: controller_port},
-                           extra=controller["properties"])
+                           extra=filled)
     storage_format(node.config_path, seq["cluster_id"], release_version="3.9-IV0")
     with migrating:
         node.launch()
