@@ -17,14 +17,23 @@ the sequence for stand-in 3000 and controller 3001, then:
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.kafka import KafkaController, KafkaZkBroker, free_port, storage_format
+from tests.support.kafka import (
+    KafkaController,
+    KafkaZkBroker,
+    free_port,
+    run_kafka_class,
+    storage_format,
+)
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]
 
@@ -72,3 +81,46 @@ def test_printed_properties_start_a_migrating_broker_and_a_controller(
         finally:
             node.stop()
         assert "zookeeper.metadata.migration.enable = true" in migrating.log_text()
+
+
+def test_printed_quorum_commands_run_against_a_kraft_controller(
+    tmp_path: Path, sample_cluster: Callable[..., Any]
+) -> None:
+    """The catch-up check finalising prints (and the offline start check) is a command Kafka
+    3.9.1's own tool takes, and it shows a controller's Lag: run literally, with only the
+    controller's address filled in where the printed placeholder stands."""
+    from zkreader.sample import SampleSpec
+
+    cluster = sample_cluster(SampleSpec.clean(topics=1, partitions_per_topic=1,
+                                              replication_factor=1, brokers=1))
+    proc = subprocess.run(
+        [sys.executable, "-m", "migrate.cli", "plan", "--zookeeper", cluster.connect,
+         "--json", "-", "--voter", f"3000={tmp_path / 'c3000'}"],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr
+    steps = json.loads(proc.stdout)["operator_sequence"]["steps"]
+    assert steps[-1]["title"] == "Finalise"
+    (printed,) = [m for a in steps[-1]["actions"]
+                  for m in re.findall(r"kafka-metadata-quorum\.sh (.*? describe --replication)",
+                                      a)]
+    port = free_port()
+    args = printed.replace("<controller 3000's host:port>", f"127.0.0.1:{port}").split()
+    assert args == ["--bootstrap-controller", f"127.0.0.1:{port}", "describe", "--replication"]
+    node = KafkaController(tmp_path / "node", tmp_path / "c3000", node_id=3000, heap="320m",
+                           start_timeout=240, quorum={3000: port})
+    storage_format(node.config_path, "5Fq3yP0nQ1-nAbq4xK2rWg")
+    with node:
+        deadline = time.monotonic() + 120
+        while True:
+            out = run_kafka_class("org.apache.kafka.tools.MetadataQuorumCommand", *args,
+                                  check=False)
+            # Kafka's table: NodeId DirectoryId LogEndOffset Lag LastFetchTimestamp
+            # LastCaughtUpTimestamp Status; the sole voter leads with lag 0
+            rows = [line.split() for line in out.stdout.splitlines()]
+            if rows and "Lag" in rows[0]:
+                lag = rows[0].index("Lag")
+                mine = [r for r in rows[1:] if r and r[0] == "3000"]
+                if mine and mine[0][lag] == "0" and mine[0][-1] == "Leader":
+                    break
+            assert time.monotonic() < deadline, out.stdout + out.stderr
+            time.sleep(2)
