@@ -283,9 +283,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Pre-flight: find what would block or endanger a migration (blockers, "
         "warnings), count the records `migrate` would write and, with --voter, diff voters "
         "that already hold a log against ZooKeeper. With --standin and --controller (or "
-        "--quorum-voters), as migrate takes them, also print the operator's sequence: the "
-        "properties each controller and each broker (from /brokers/ids) must run with, and "
-        "Kafka's procedure as numbered steps with the rollback of each. Writes nothing "
+        "--quorum-voters), or with --voter (online, or with --offline), as migrate takes "
+        "them, also print the operator's sequence of that path: the properties each "
+        "controller and each broker must run with, and the procedure as numbered steps with "
+        "the rollback of each (the runbooks in docs/runbooks/ are this text). --offline "
+        "judges a stopped cluster without --voter; --voter adds the sequence. Writes nothing "
         "anywhere but the reports.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -294,8 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_voters(p, required=False)
     _add_standin(p)
     p.add_argument("--controller-listener-name", default="CONTROLLER", metavar="NAME",
-                   help="with --standin: the controllers' controller.listener.names, as the "
-                   "printed properties use it (default CONTROLLER)")
+                   help="the controllers' controller.listener.names, as the printed sequence "
+                   "uses it (default CONTROLLER)")
     _add_metadata_version(p)
     _add_offline(p, target=True)
     _add_output(p)
