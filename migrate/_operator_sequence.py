@@ -616,6 +616,8 @@ def offline_sequence(
 def _offline_steps(*, voter_flags: str, voters: str, mv: str, zookeeper: str,
                    target_kafka: str, broker_ids: Sequence[int]) -> tuple[Step, ...]:
     target = "" if target_kafka == "3.9" else f" --target-kafka {target_kafka}"
+    release = "Kafka 3.9 (3.9.1 rehearsed)" if target_kafka == "3.9" else (
+        "Kafka 4.0 or 4.1 (4.1.1 rehearsed)")
     bootstrap = ",".join(v.split("@", 1)[1] for v in voters.split(","))
     untouched = ("nothing to undo: ZooKeeper is untouched; start the brokers again in "
                  "ZooKeeper mode with their old configuration")
@@ -632,7 +634,9 @@ def _offline_steps(*, voter_flags: str, voters: str, mv: str, zookeeper: str,
     # partitions' ISR) goes in between "Start" and "Check".
     return (
         Step("Stop every broker",
-             ("stop producers and consumers, then the brokers one by one (a clean stop: "
+             (f"before, while the cluster still runs: zk2kraft plan --zookeeper {zookeeper} "
+              "(without --offline) shows what would block, with time to fix it",
+              "stop producers and consumers, then the brokers one by one (a clean stop: "
               "controlled shutdown moves leadership away from each broker as it goes), the "
               "ZooKeeper controller last if you know which one it is",
               f"expected: the last brokers to stop log \"{_UNCLEAN_SHUTDOWN}\": with every "
@@ -666,13 +670,16 @@ def _offline_steps(*, voter_flags: str, voters: str, mv: str, zookeeper: str,
                 "refuses while the broker runs",),
              before_start),
         Step("Configure the controllers",
-             ("give each controller the properties listed for it above; do not run "
+             (f"install {release} on every controller host",
+              "give each controller the properties listed for it above; do not run "
               "kafka-storage format (migrate --offline wrote meta.properties with the "
-              "cluster's id); no zookeeper.* settings",),
+              "cluster's id); no zookeeper.* settings"),
              before_start),
         Step("Configure the brokers",
-             ("give each broker the properties listed for it above and remove the ones listed "
-              "for removal; keep its log.dirs and listeners",),
+             (f"install {release} on every broker host: it starts on the ZooKeeper-mode data "
+              "dirs as they are (their meta.properties, with prepare-broker's directory.id)",
+              "give each broker the properties listed for it above and remove the ones listed "
+              "for removal; keep its log.dirs and listeners"),
              before_start),
         Step("Start",
              ("start every controller; wait until one leads: kafka-metadata-quorum.sh "
