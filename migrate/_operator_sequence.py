@@ -77,6 +77,8 @@ TOKEN_SECRET_PLACEHOLDER = "<the same secret as the brokers' delegation.token.se
 _SOURCE = ("Kafka 3.9 documentation, operations: \"ZooKeeper to KRaft Migration\" "
            "(https://kafka.apache.org/39/documentation.html#kraft_zk_migration)")
 _KRAFT_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+_CONTROLLER_SUPER_USERS = ("<the brokers' super.users, and the principal brokers connect with on "
+                           "the {listener} listener (User:ANONYMOUS over PLAINTEXT)>")
 _UNCLEAN_SHUTDOWN = ("Proceeding to do an unclean shutdown as all the controlled shutdown "
                      "attempts failed")
 
@@ -553,6 +555,7 @@ def offline_sequence(
         }
         if acls:
             props["authorizer.class.name"] = _KRAFT_AUTHORIZER
+            props["super.users"] = _CONTROLLER_SUPER_USERS.format(listener=controller_listener)
         if four:
             props["controller.performance.always.log.threshold.ms"] = str(
                 SLOW_EVENT_THRESHOLD_MS)
@@ -595,7 +598,11 @@ def offline_sequence(
     ]
     if acls:
         notes.append("ZooKeeper holds ACLs: the nodes use Kafka's KRaft authorizer "
-                     f"({_KRAFT_AUTHORIZER}) with the same super.users as before.")
+                     f"({_KRAFT_AUTHORIZER}); brokers keep their super.users. The controllers "
+                     "authorize what brokers send them (their registration, and the admin "
+                     "requests brokers forward), so the principal brokers use on the "
+                     f"{controller_listener} listener must be a super user there, beside the "
+                     "brokers' own super users.")
     if four:
         notes.append("Kafka 4.x controllers log ERROR \"Exceptionally slow controller event\" "
                      "for any event over controller.performance.always.log.threshold.ms (2000 "
