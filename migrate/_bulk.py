@@ -526,6 +526,8 @@ def _run_locked(
         )
         t_encoded = clock()
         jvm_peak = runtime.jvm_peak_rss_bytes() if runtime is not None else None
+        workers_peak = (runtime.python_workers_peak_rss_bytes() if runtime is not None
+                        else None)
     finally:
         if starter is not None:
             starter.stop()
@@ -533,7 +535,8 @@ def _run_locked(
     # now the records actually encoded.
     summary = dataclasses.replace(judged, records=dict(encoded.counts))
     outcome = BulkOutcome(summary, engine=encoded.engine, engine_choice=engine)
-    outcome.peak_rss_bytes = {"cli": None, "spark_driver": jvm_peak}
+    outcome.peak_rss_bytes = {"cli": None, "spark_driver": jvm_peak,
+                              "spark_python_workers": workers_peak}
     assert snapshot.cluster_id is not None  # CLUSTER_ID_MISSING is a blocker
     cluster_id = snapshot.cluster_id.cluster_id
     batches = plan_batches(
