@@ -276,3 +276,60 @@ def test_manual_cutover_on_enter_at_a_terminal(
     assert mig["kraft_metadata_offset"] == doc["last_offset"]
     assert_one_closed_transaction(tmp_path)
     assert verify(cluster.connect, tmp_path).returncode == 0
+
+
+def test_a_topic_reusing_an_id_during_the_mirror_stops_before_the_fence(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    """Issue 17: topic-00001's znode copied to topic.with_dot while `--cutover manual` mirrors.
+    The run stops by itself before any fence (no SIGUSR1 needed to see it), naming both znodes
+    and the id; ZooKeeper's controller is untouched; deleting the copy and running the same
+    command again resumes from the journal and cuts over with parity."""
+    from tests.integration.test_migrate_cli import tree_state
+
+    cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2))
+    zk = cluster.client
+    controller_before, epoch_before = zk.get("/controller"), zk.get("/controller_epoch")
+    proc = online(cluster.connect, tmp_path, mode="manual")
+    journal = tmp_path / ".zk2kraft-journal" / "journal.json"
+    deadline = time.monotonic() + 120
+    while not (journal.exists() and json.loads(journal.read_text())["phase"] == "mirror"):
+        assert proc.poll() is None and time.monotonic() < deadline, finish(proc)
+        time.sleep(0.1)
+    data, _ = zk.get("/brokers/topics/topic-00001")
+    topic_id = json.loads(data)["topic_id"]
+    zk.create("/brokers/topics/topic.with_dot", data)
+    zk_after_copy = tree_state(zk)
+    try:
+        code, out, err = finish(proc, timeout=120)
+    finally:
+        if proc.poll() is None:  # still mirroring: the copy went unnoticed
+            proc.kill()
+            proc.communicate()
+    assert code == 1, out + err
+    assert "DUPLICATE_TOPIC_ID /brokers/topics/topic.with_dot" in err
+    assert "/brokers/topics/topic-00001" in err and topic_id in err
+    assert "Stopped before the fence: ZooKeeper was not changed" in err
+    assert "Traceback" not in err
+    # ZooKeeper: not fenced, nothing written (its controller and epoch as they were)
+    assert tree_state(zk) == zk_after_copy
+    assert zk.get("/controller") == controller_before
+    assert zk.get("/controller_epoch") == epoch_before
+    assert zk.exists("/migration") is None
+    assert json.loads(journal.read_text())["phase"] == "mirror"
+    names = [r["name"] for r in _topic_records(tmp_path / f"c{VOTERS[0]}")]
+    assert "topic.with_dot" not in names and "topic-00001" in names
+    # the way out the message gives: delete the copy, run the same command again
+    zk.delete("/brokers/topics/topic.with_dot")
+    rerun = online(cluster.connect, tmp_path, mode="now")
+    code, out, err = finish(rerun)
+    assert code == 0, out + err
+    assert_one_closed_transaction(tmp_path)
+    assert verify(cluster.connect, tmp_path).returncode == 0
+
+
+def _topic_records(voter: Path) -> list[dict[str, Any]]:
+    out = []
+    for e in open_log_source(voter).entries():
+        out += [dict(r.data) for r in e.batch.records if r.type == "TOPIC_RECORD"]
+    return out
