@@ -333,3 +333,41 @@ def _topic_records(voter: Path) -> list[dict[str, Any]]:
     for e in open_log_source(voter).entries():
         out += [dict(r.data) for r in e.batch.records if r.type == "TOPIC_RECORD"]
     return out
+
+
+def test_a_topic_reusing_an_id_after_the_last_mirror_read_stops_the_drain_saying_zk_is_fenced(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    """The copy lands between the mirror's last read and the fence (the run held there by the
+    test-only pause hook): the drain refuses it, saying ZooKeeper IS fenced, with nothing of it
+    in the log; deleting the copy and running the same command again finishes the drain."""
+    cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2))
+    zk = cluster.client
+    gate = tmp_path / "gate"
+    proc = online(cluster.connect, tmp_path,
+                  env={"ZK2KRAFT_TEST_PAUSE_AT": f"before_fence:{gate}"})
+    try:
+        deadline = time.monotonic() + 120
+        while not Path(f"{gate}.reached").exists():
+            assert proc.poll() is None and time.monotonic() < deadline, finish(proc)
+            time.sleep(0.1)
+        data, _ = zk.get("/brokers/topics/topic-00001")
+        topic_id = json.loads(data)["topic_id"]
+        zk.create("/brokers/topics/topic.with_dot", data)
+        Path(f"{gate}.go").write_text("")
+        code, out, err = finish(proc, timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert code == 1, out + err
+    assert "DUPLICATE_TOPIC_ID /brokers/topics/topic.with_dot" in err
+    assert "/brokers/topics/topic-00001" in err and topic_id in err
+    assert "ZooKeeper IS fenced" in err and "Traceback" not in err
+    assert json.loads(zk.get("/controller")[0])["brokerid"] == VOTERS[0]  # our claim
+    assert "topic.with_dot" not in [r["name"] for r in _topic_records(tmp_path / "c3000")]
+    zk.delete("/brokers/topics/topic.with_dot")
+    code, out, err = finish(online(cluster.connect, tmp_path))
+    assert code == 0, out + err
+    assert_one_closed_transaction(tmp_path)
+    assert verify(cluster.connect, tmp_path).returncode == 0
