@@ -371,3 +371,23 @@ def test_a_topic_reusing_an_id_after_the_last_mirror_read_stops_the_drain_saying
     assert code == 0, out + err
     assert_one_closed_transaction(tmp_path)
     assert verify(cluster.connect, tmp_path).returncode == 0
+
+
+def test_an_online_run_over_a_tree_with_a_topic_id_used_twice_writes_nothing(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    from tests.integration.test_migrate_cli import tree_state
+
+    cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2))
+    data, _ = cluster.client.get("/brokers/topics/topic-00001")
+    cluster.client.create("/brokers/topics/topic.with_dot", data)
+    before = tree_state(cluster.client)
+    code, out, err = finish(online(cluster.connect, tmp_path), timeout=120)
+    assert code == 1, out + err
+    assert "DUPLICATE_TOPIC_ID /brokers/topics/topic.with_dot" in err
+    assert "/brokers/topics/topic-00001" in err and json.loads(data)["topic_id"] in err
+    assert tree_state(cluster.client) == before  # not fenced, nothing written
+    assert not (tmp_path / ".zk2kraft-journal" / "journal.json").exists()
+    for v in VOTERS:  # at most the lock file: no log, no meta.properties
+        voter = tmp_path / f"c{v}"
+        assert not voter.exists() or {p.name for p in voter.iterdir()} <= {".lock"}
