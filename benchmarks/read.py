@@ -13,10 +13,11 @@ Figures (all on the same generated tree, same server, same machine):
   (b') the raw pipeline on exactly the path list (c) reads, without decoding: like for like;
   (b'') kazoo `get_async` with the same bounded window (the naive pipelined baseline);
   (c)  the Java client (benchmarks/java/ReadBench.java, compiled here with javac against Debian's
-       /usr/share/java/zookeeper.jar): async getData, semaphore window, best of --rounds;
+       /usr/share/java/zookeeper.jar): async getData, semaphore window, median of --rounds;
   (d)  the same Java client using `multi` with `Op.getData` (ZooKeeper 3.6+'s read-only multi)
        in batches of --batch with --window reads in flight: the same batch size and window as
-       (b), so the like-for-like peer. b/d >= 1.0 is the target.
+       (b), so the like-for-like peer. b/d >= 1.0 (median/median) is the target.
+(b), (b'), (c) and (d) run interleaved, round by round, so load drift favours none of them.
 For every round the ZooKeeper server's CPU while serving it is printed (utime + stime of its
 JVM from /proc/<pid>/stat, as a share of one core over the round's wall time): how close to the
 server's own limit each reader gets. With --connect, pass --zk-pid to get it. Beside it, the
@@ -111,6 +112,11 @@ def _timed(fn: Callable[[], int]) -> tuple[float, int]:
     return time.perf_counter() - started, n
 
 
+def _median(values: list[float]) -> float:
+    """The middle value (upper middle for an even count): the headline figure of every reader."""
+    return sorted(values)[len(values) // 2]
+
+
 def _rate(seconds: float, n: int) -> float:
     return n / seconds if seconds > 0 else 0.0
 
@@ -198,6 +204,13 @@ def main(argv: list[str] | None = None) -> int:
                  + [_paths.broker(b) for b in snap.brokers])
         paths_file = work / "paths.txt"
         paths_file.write_text("\n".join(chroot + p for p in paths) + "\n")
+        # (b') raw pipeline on the same list as Java; (b'') kazoo get_async, same window
+        def raw(multi: bool) -> int:
+            pipe = ReadPipeline(session, window=args.window, batch=args.batch,
+                                multi_read=multi)
+            # replies(): the bare stream read_cluster consumes, no request/result objects
+            return sum(1 for _ in pipe.replies([(GET_DATA, p) for p in paths]))
+
         classpath = _compile_java(work)
         java = _Java(classpath, connect, paths_file, args.java_window, args.rounds + 2)
         jmulti = _Java(classpath, connect, paths_file, args.window, args.rounds + 2,
@@ -206,9 +219,11 @@ def main(argv: list[str] | None = None) -> int:
             java_rounds = [java.round()]  # a warm-up round for each JVM
             multi_rounds = [jmulti.round()]
             b_rates = []
+            raw_runs = []
             java_cpu: list[tuple[float, float]] = [(float("nan"), float("nan"))]
             multi_cpu: list[tuple[float, float]] = [(float("nan"), float("nan"))]
-            # (b), (c) and (d) alternate, so all see the same load on this shared machine
+            # (b), (b'), (c) and (d) alternate round by round, so load drift on this shared
+            # machine cannot favour one reader
             for _ in range(args.rounds):
                 stats = ReadStats()
 
@@ -226,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
                 got, share, own = cpu.during(jmulti.round, jmulti.proc.pid)
                 multi_rounds.append(got)  # type: ignore[arg-type]
                 multi_cpu.append((share, own))
+                raw_runs.append(cpu.during(lambda: _timed(lambda: raw(True)), os.getpid()))
         finally:
             java.close()
             jmulti.close()
@@ -235,15 +251,6 @@ def main(argv: list[str] | None = None) -> int:
             if any(r["errors"] or r["missing"] for r in rounds_):
                 print(f"warning: the Java client {name} saw errors or missing znodes: {rounds_}")
 
-        # (b') raw pipeline on the same list as Java; (b'') kazoo get_async, same window
-        def raw(multi: bool) -> int:
-            pipe = ReadPipeline(session, window=args.window, batch=args.batch,
-                                multi_read=multi)
-            # replies(): the bare stream read_cluster consumes, no request/result objects
-            return sum(1 for _ in pipe.replies([(GET_DATA, p) for p in paths]))
-
-        raw_runs = [cpu.during(lambda: _timed(lambda: raw(True)), os.getpid())
-                    for _ in range(args.rounds)]
         raw_rates = [_rate(*t) for t, _, _ in raw_runs]  # type: ignore[misc]
         raw_cpu = ((max(c for _, c, _ in raw_runs), max(o for _, _, o in raw_runs))
                    if raw_runs else (float("nan"), float("nan")))
@@ -272,8 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         for i, (r, n, s, c) in enumerate(b_rates, 1):
             print(f"{f'(b)  read_cluster, watches, {n} reads in {s:.2f}s (round {i})':<62} "
                   f"{r:>10,.0f} {pct(c):>7}")
-        label = f"(b1) raw multiRead pipeline, same {len(paths)} znodes as (c)/(d), best"
-        print(f"{label:<62} {max(raw_rates):>10,.0f} {pct(raw_cpu):>7}")
+        label = f"(b1) raw multiRead pipeline, same {len(paths)} znodes as (c)/(d), median"
+        print(f"{label:<62} {_median(raw_rates):>10,.0f} {pct(raw_cpu):>7}")
         print(f"{'(b2) kazoo get_async, window ' + str(args.window) + ', best':<62} "
               f"{max(naive_rates):>10,.0f}")
         for r, c in zip(java_rounds, java_cpu, strict=True):
@@ -286,17 +293,21 @@ def main(argv: list[str] | None = None) -> int:
         print("     (round 1 of (c) and (d) is the JVM warm-up; its CPU is not measured. CPU: share"
               " of one core, the ZooKeeper server's and the reading client's own process's)")
         print()
-        b_median = sorted(r for r, _, _, _ in b_rates)[len(b_rates) // 2]
-        c_median = sorted(r["per_s"] for r in java_rounds[1:])[(len(java_rounds) - 1) // 2]
-        d_median = sorted(r["per_s"] for r in multi_rounds[1:])[(len(multi_rounds) - 1) // 2]
-        print(f"b/d  = {b_best / multi_best:.2f}   (best read_cluster / best Java multi round;"
-              " target >= 1.0)")
-        print(f"b/d  = {b_median / d_median:.2f}   (median / median, warm-up excluded)")
-        print(f"b1/d = {max(raw_rates) / multi_best:.2f}   (raw pipeline / best Java multi)")
-        print(f"b/c  = {b_best / java_best:.2f}   (best read_cluster / best Java getData round)")
-        print(f"b/c  = {b_median / c_median:.2f}   (median / median, warm-up round excluded)")
-        print(f"b1/c = {max(raw_rates) / java_best:.2f}   (raw pipeline / best Java round)")
-        print(f"b/a  = {b_best / seq_rate:.1f}x over sequential kazoo")
+        b_median = _median([r for r, _, _, _ in b_rates])
+        raw_median = _median(raw_rates)
+        c_median = _median([r["per_s"] for r in java_rounds[1:]])
+        d_median = _median([r["per_s"] for r in multi_rounds[1:]])
+        verdict = "met" if b_median / d_median >= 1.0 else "MISSED"
+        # The headline is median/median: a single best round of (d) swings 3-4x within a run,
+        # so best/best moves with luck. Best/best is printed below it only as a spread.
+        print(f"b/d  = {b_median / d_median:.2f}   (median read_cluster / median Java multi,"
+              f" warm-up excluded; target >= 1.0: {verdict})")
+        print(f"b1/d = {raw_median / d_median:.2f}   (median raw pipeline / median Java multi)")
+        print(f"b/c  = {b_median / c_median:.2f}   (median / median vs Java getData)")
+        print(f"b1/c = {raw_median / c_median:.2f}   (median raw pipeline / median Java getData)")
+        print(f"b/a  = {b_median / seq_rate:.1f}x over sequential kazoo (median b)")
+        print(f"spread only: b/d best/best = {b_best / multi_best:.2f}, "
+              f"b/c best/best = {b_best / java_best:.2f}")
         session.close()
     finally:
         try:

@@ -49,7 +49,8 @@ handover").
 Targets (issue 9): observed window <= 0.5x Kafka's at 10,000 partitions and a ratio that falls
 as the cluster grows; our own part (tool + election) <= 200 ms at both sizes. Each side's load
 averages (as `uptime` prints them) are recorded beside its figures: the host is shared, and every
-figure moves with its load.
+figure moves with its load. The two sides alternate which runs first, run by run (Kafka's first
+in odd runs), so a load that drifts during a benchmark cannot favour one side.
 
 Measured 2026-11-23, 21:25-22:09 UTC, on a 2-core host shared with a CI run (load average 6-33),
 2 brokers, 3 runs a size (medians; every run and its load in docs/design.md, "Rehearsal against
@@ -538,16 +539,28 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{size} partitions, run {run}/{args.runs}: {args.brokers} ZooKeeper-mode "
                       f"brokers in migration mode ({_uptime()})", flush=True)
                 one: dict[str, Any] = {}
-                if args.only != "ours":
+
+                def kafka_side(run: int = run, size: int = size, one: dict[str, Any] = one) -> None:
                     one["kafka"] = kafkas_own(
                         work / f"kafka{size}-{run}",
                         _chroot(server.connect, f"/kafka{size}-{run}"), size, args.brokers,
                         args.heap, args.kafka_restart, args.controller_jvm_flag)
-                if args.only != "kafka":
+
+                def ours_side(run: int = run, size: int = size, one: dict[str, Any] = one) -> None:
                     one["ours"] = ours(work / f"ours{size}-{run}",
                                        _chroot(server.connect, f"/ours{size}-{run}"), size,
                                        args.brokers, args.heap, args.handoff_timeout,
                                        args.controller_jvm_flag)
+
+                # The sides alternate which goes first, run by run, so a load that drifts over
+                # the run cannot favour one side; the order is recorded with the run.
+                sides = [("kafka", kafka_side), ("ours", ours_side)]
+                if run % 2 == 0:
+                    sides.reverse()
+                one["order"] = [name for name, _ in sides if args.only in (None, name)]
+                for name, side in sides:
+                    if args.only in (None, name):
+                        side()
                 runs.append(one)
                 _print_run(size, run, one.get("kafka"), one.get("ours"))
                 if args.json:  # after every run: a later failure keeps what was measured

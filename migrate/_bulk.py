@@ -71,6 +71,7 @@ from writers import (
     VoterUnavailableError,
     fault_point,
     hold_voter_locks,
+    interrupted_staging,
     open_log_source,
     read_back,
     read_meta_properties,
@@ -90,6 +91,7 @@ __all__ = [
     "expected_log",
     "judge",
     "overrides_given",
+    "staging_findings",
     "voter_state_findings",
     "run_bulk",
 ]
@@ -188,6 +190,37 @@ def voter_state_findings(targets: Sequence[VoterTarget], cluster_id: str,
             raise
         except VoterStateError as exc:
             out.append(Finding("VOTER_STATE", str(exc), str(t.path)))
+    return out
+
+
+def staging_findings(targets: Sequence[VoterTarget]) -> list[Finding]:
+    """Warnings for what a killed `migrate` left in these voters' staging dirs (for `plan`).
+
+    `migrate` finishes or removes it first thing (`writers.recover_interrupted`), so nothing is
+    blocked; but until then the voters may differ, and what `plan` diffs is not the whole story.
+    Call only for voters whose `.lock` no one holds (a running `migrate` stages right now).
+    """
+    out: list[Finding] = []
+    for left in interrupted_staging(targets):
+        v = left.voter
+        if left.committed:
+            where = ("its staged log is not yet moved into place" if left.log_staged
+                     else "its own log is in place, the staging dir is not yet removed")
+            out.append(Finding(
+                "PROMOTION_UNFINISHED",
+                f"voter {v.node_id}: a `migrate` run was killed while promoting its log into "
+                f"{', '.join(left.named) or v.path} ({v.staging} holds the commit marker; "
+                f"{where}): the promotion is unfinished, and the voters may differ until it is. "
+                "Running `migrate` again with the same --voter flags finishes it for every one "
+                "of them before anything else.",
+                str(v.path)))
+        else:
+            out.append(Finding(
+                "STAGING_LEFT_OVER",
+                f"voter {v.node_id}: {v.staging} is the incomplete staging copy of a `migrate` "
+                "run killed before its promotion; no voter was changed by it, and `migrate` "
+                "removes it when run again.",
+                str(v.path)))
     return out
 
 
@@ -526,6 +559,8 @@ def _run_locked(
         )
         t_encoded = clock()
         jvm_peak = runtime.jvm_peak_rss_bytes() if runtime is not None else None
+        workers_peak = (runtime.python_workers_peak_rss_bytes() if runtime is not None
+                        else None)
     finally:
         if starter is not None:
             starter.stop()
@@ -533,7 +568,8 @@ def _run_locked(
     # now the records actually encoded.
     summary = dataclasses.replace(judged, records=dict(encoded.counts))
     outcome = BulkOutcome(summary, engine=encoded.engine, engine_choice=engine)
-    outcome.peak_rss_bytes = {"cli": None, "spark_driver": jvm_peak}
+    outcome.peak_rss_bytes = {"cli": None, "spark_driver": jvm_peak,
+                              "spark_python_workers": workers_peak}
     assert snapshot.cluster_id is not None  # CLUSTER_ID_MISSING is a blocker
     cluster_id = snapshot.cluster_id.cluster_id
     batches = plan_batches(

@@ -185,7 +185,8 @@ def _sequence(args: argparse.Namespace, snapshot: ClusterSnapshot, standin: Stan
 def _with_voter_blockers(summary: PlanSummary, snapshot: ClusterSnapshot,
                          result: TranslationResult,
                          voters: Sequence[tuple[int, Path]]) -> PlanSummary:
-    """Add a blocker for every voter `migrate` would refuse (the same checks).
+    """Add a blocker for every voter `migrate` would refuse (the same checks), and a warning
+    for what a killed `migrate` left in a voter's staging dir (`_bulk.staging_findings`).
 
     `VOTER_LOCKED`: its `.lock` is held by another process (a running Kafka controller, another
     zk2kraft run), which `migrate` refuses with exit 3 naming the holder; plan names the same
@@ -195,19 +196,23 @@ def _with_voter_blockers(summary: PlanSummary, snapshot: ClusterSnapshot,
     controller would not start on; plan runs that check against the bytes migrate would write,
     so the two agree.
     """
-    from migrate._bulk import VoterTarget, expected_log, voter_state_findings
+    from migrate._bulk import VoterTarget, expected_log, staging_findings, voter_state_findings
     from writers import encode_record, voter_lock_holder
 
     targets = [VoterTarget(node_id, Path(d).expanduser().resolve()) for node_id, d in voters]
     found = [Finding("VOTER_LOCKED", f"`migrate` refuses it (exit 3): {held}", str(t.path))
              for t in targets if (held := voter_lock_holder(t.path)) is not None]
+    # what a killed run left (`PROMOTION_UNFINISHED`, `STAGING_LEFT_OVER`): warnings, as
+    # migrate finishes or removes it first; a locked voter's staging is a running run's
+    locked = {f.path for f in found}
+    left = staging_findings([t for t in targets if str(t.path) not in locked])
     if snapshot.cluster_id is not None:  # else CLUSTER_ID_MISSING already blocks
         expected = expected_log([encode_record(r) for r in result.records], snapshot)
         found += voter_state_findings(targets, snapshot.cluster_id.cluster_id, expected)
-    if not found:
+    if not found and not left:
         return summary
     report = type(summary.report)(summary.report.blockers + tuple(found),
-                                  summary.report.warnings)
+                                  summary.report.warnings + tuple(left))
     return PlanSummary(report, summary.records, summary.brokers, summary.topics,
                        summary.partitions)
 

@@ -70,7 +70,7 @@ from migrate._standin_transport import open_standin
 from migrate._standinargs import StandInSpec
 from migrate._translate_framing import ZK_MIGRATION_STATE_MIGRATION
 from migrate.entities import EntityDelta, delta_records, resync_keys
-from migrate.errors import BadFlagError
+from migrate.errors import BadFlagError, BlockersFoundError
 from migrate.translate import TranslationOptions, header_records, trailer_records
 from verify import MetadataImage, apply_records
 from writers import (
@@ -616,7 +616,11 @@ class _Run:
         now = self.clock()
         if events:
             self._last_lag = now - min(e.at for e in events)
-        delta = self._delta(events, watch=True)
+        try:
+            delta = self._delta(events, watch=True)
+        except BlockersFoundError as exc:  # a topic reusing another's id (refuse_reused_topic_ids)
+            raise BlockersFoundError(f"{exc} Stopped before the fence: ZooKeeper was not "
+                                     "changed and its controller keeps running.") from None
         _crash("mirror_append")
         self.out.mirrored_records += len(delta)
         self.out.mirror_steps += 1
@@ -857,6 +861,11 @@ class _Run:
         except VoterUnavailableError as exc:
             raise VoterUnavailableError(_fenced_without_log(exc, self.controller_id, token)
                                         ) from exc
+        except BlockersFoundError as exc:  # a topic reusing another's id, made in the window
+            raise BlockersFoundError(
+                f"{exc} ZooKeeper IS fenced (/controller claimed by {self.controller_id}) and "
+                "the log is not closed, so the cluster has no controller until that re-run "
+                "finishes the drain.") from None
 
     def _drain(self, token: FenceToken) -> float | None:
         """sync, re-read what was notified before the fence, append the final delta with

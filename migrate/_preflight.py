@@ -32,6 +32,12 @@ __all__ = [
 _LEADER_NONE = -1
 _RECOVERING = 1
 
+NO_SHARED_LISTENER = "NO_SHARED_LISTENER"
+_STANDIN_LISTENER = (
+    "With --standin this blocks: the brokers are in migration mode with these listeners, and "
+    "the cutover would hand the fenced ZooKeeper to a controller that cannot reach every broker "
+    "(no cluster controller until the brokers are changed).")
+
 
 @dataclass(frozen=True, slots=True)
 class PreflightReport:
@@ -123,11 +129,13 @@ def preflight(
         *_kraft_controller(snapshot),
         *_cluster_id_missing(snapshot),
         *_topics_without_id(snapshot),
+        *_duplicate_topic_ids(snapshot),
         *(_brokers_still_running(snapshot) if offline else _unregistered_brokers(snapshot)),
         *_log_dir_events(snapshot),
         *_voter_ids_taken(snapshot, voter_ids),
     ]
     warnings = [
+        *_no_shared_listener(snapshot),
         *_pending_deletions(snapshot),
         *_reassignments(snapshot),
         *_partition_warnings(snapshot, offline=offline),
@@ -244,18 +252,33 @@ def standin_migration_finding(m: MigrationZnode | None) -> Finding | None:
 
 
 def standin_summary(summary: PlanSummary, migration: MigrationZnode | None) -> PlanSummary:
-    """Judge `/migration` as `--standin` does (`standin_migration_finding`): the controllers'
-    empty one blocks nothing, any other keeps its `MIGRATION_ZNODE_EXISTS` blocker, saying why
-    the stand-in cannot take it over. `plan --standin` and `migrate --standin` both use this."""
-    if not any(f.code == "MIGRATION_ZNODE_EXISTS" for f in summary.report.blockers):
+    """Judge the tree as `--standin` does. `plan --standin` and `migrate --standin` both use this.
+
+    `/migration` (`standin_migration_finding`): the controllers' empty one blocks nothing, any
+    other keeps its `MIGRATION_ZNODE_EXISTS` blocker, saying why the stand-in cannot take it over.
+    `NO_SHARED_LISTENER` becomes a blocker: with the stand-in the brokers are already in migration
+    mode, with the listeners they will keep, and the run's own cutover hands the fenced ZooKeeper
+    to a controller that can never reach every broker (docs/design.md, "Findings that guard
+    Kafka's keys").
+    """
+    blockers: list[Finding] = []
+    for f in summary.report.blockers:
+        if f.code == "MIGRATION_ZNODE_EXISTS":
+            replaced = standin_migration_finding(migration)
+            if replaced is not None:
+                blockers.append(replaced)
+        else:
+            blockers.append(f)
+    warnings: list[Finding] = []
+    for f in summary.report.warnings:
+        if f.code == NO_SHARED_LISTENER:
+            blockers.append(Finding(f.code, f"{f.message} {_STANDIN_LISTENER}", f.path))
+        else:
+            warnings.append(f)
+    if (tuple(blockers), tuple(warnings)) == (summary.report.blockers, summary.report.warnings):
         return summary
-    finding = standin_migration_finding(migration)
-    blockers = tuple(f if f.code != "MIGRATION_ZNODE_EXISTS" else finding
-                     for f in summary.report.blockers)
-    report = type(summary.report)(tuple(f for f in blockers if f is not None),
-                                  summary.report.warnings)
-    return PlanSummary(report, summary.records, summary.brokers, summary.topics,
-                       summary.partitions)
+    return PlanSummary(type(summary.report)(tuple(blockers), tuple(warnings)), summary.records,
+                       summary.brokers, summary.topics, summary.partitions)
 
 
 def _kraft_controller(snapshot: ClusterSnapshot) -> Iterator[Finding]:
@@ -297,6 +320,30 @@ def _topics_without_id(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 "migration aborts on it. Let a controller with IBP >= 2.8 assign ids first "
                 "(a controller failover does it).",
                 _topic_path(topic.name),
+            )
+
+
+def _duplicate_topic_ids(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    # Kafka keys a topic by its id (TopicsImage.topicsById, the brokers' partition.metadata):
+    # two migrated topics with one id replay as one, and the other is lost without an error.
+    # A copied topic znode does this. Reported on the later-created one (czxid), naming both.
+    by_id: dict[str, list[Topic]] = {}
+    for topic in _migrated_topics(snapshot):
+        assert topic.topic_id is not None  # migrating_topic: only topics with an id
+        by_id.setdefault(topic.topic_id, []).append(topic)
+    for topic_id, topics in sorted(by_id.items()):
+        if len(topics) < 2:
+            continue
+        topics.sort(key=lambda t: (t.stat.czxid, t.name))
+        paths = [_topic_path(t.name) for t in topics]
+        for later in topics[1:]:
+            yield Finding(
+                "DUPLICATE_TOPIC_ID",
+                f"{_topic_path(later.name)} has topic_id {topic_id}, the id of "
+                f"{paths[0]} (created earlier): Kafka keys topics by id, so migrating both "
+                "would silently lose one. Find out which znode was copied and delete it (or "
+                "recreate that topic so it gets its own id) before migrating.",
+                _topic_path(later.name),
             )
 
 
@@ -371,6 +418,36 @@ def _log_dir_events(snapshot: ClusterSnapshot) -> Iterator[Finding]:
 
 
 # --- warnings -------------------------------------------------------------------------------
+
+
+def _no_shared_listener(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    # A KRaft controller in migration mode sends UpdateMetadata/LeaderAndIsr/StopReplica to
+    # every ZooKeeper-mode broker on one listener, its `inter.broker.listener.name` (Kafka 3.9
+    # ControllerChannelManager via Broker.node(listenerName)). A broker that does not advertise
+    # it fails with BrokerEndPointNotAvailableException in KRAFT_CONTROLLER_TO_BROKER_COMM, over
+    # and over, and the migration never reaches DUAL_WRITE. ZooKeeper does not record the
+    # controllers' setting, but when no name is advertised by every broker, none can work.
+    listeners = {b.broker_id: sorted({e.listener for e in b.endpoints})
+                 for b in snapshot.brokers.values()}
+    if len(listeners) < 2 or set.intersection(*(set(n) for n in listeners.values())):
+        return
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for broker_id in sorted(listeners):
+        groups.setdefault(tuple(listeners[broker_id]), []).append(broker_id)
+    described = "; ".join(
+        f"{'broker' if len(ids) == 1 else 'brokers'} {_ids(ids)} "
+        f"{'advertises' if len(ids) == 1 else 'advertise'} {', '.join(names) or 'nothing'}"
+        for names, ids in sorted(groups.items(), key=lambda g: g[1][0]))
+    yield Finding(
+        NO_SHARED_LISTENER,
+        f"the brokers share no listener name ({described}): the KRaft controllers reach every "
+        "ZooKeeper-mode broker on one listener, their inter.broker.listener.name, and a broker "
+        "without it makes the controller that takes over fail in "
+        "KRAFT_CONTROLLER_TO_BROKER_COMM (BrokerEndPointNotAvailableException) and never reach "
+        "DUAL_WRITE. Give every broker that listener (a rolling restart) before the "
+        "controllers take over.",
+        "/brokers/ids",
+    )
 
 
 def _pending_deletions(snapshot: ClusterSnapshot) -> Iterator[Finding]:

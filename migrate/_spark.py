@@ -170,14 +170,23 @@ class SparkRuntime:
         """
         if self._jvm_pid is None:
             return None
-        try:
-            with open(f"/proc/{self._jvm_pid}/status", encoding="ascii") as status:
-                for line in status:
-                    if line.startswith("VmHWM:"):
-                        return int(line.split()[1]) * 1024
-        except OSError:
+        return _vm_hwm(self._jvm_pid)
+
+    def python_workers_peak_rss_bytes(self) -> int | None:
+        """Summed peak resident memory (`VmHWM`) of the PySpark Python processes under the JVM.
+
+        The driver JVM forks PySpark's daemon, which forks the workers; they are part of what a
+        Spark run costs in memory but not of the JVM's own VmHWM nor of this process's
+        ru_maxrss. None when the JVM is unknown; 0 when no worker is alive.
+        """
+        if self._jvm_pid is None:
             return None
-        return None
+        total = 0
+        for pid in _descendants(self._jvm_pid):
+            peak = _vm_hwm(pid)
+            if peak is not None:
+                total += peak
+        return total
 
     def map_chunks(self, chunks: Sequence[T], fn: Callable[[T], R]) -> list[R]:
         """Apply `fn` to every chunk in Spark `mapPartitions`, one Spark partition per chunk.
@@ -484,3 +493,36 @@ class SparkStarter:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _vm_hwm(pid: int) -> int | None:
+    """A live process's peak resident memory in bytes, from /proc (None if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every live descendant of `pid`, read from /proc/<pid>/task/*/children."""
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        parent = pending.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children", encoding="ascii") as children:
+                    kids = [int(c) for c in children.read().split()]
+            except OSError:
+                continue
+            found.extend(kids)
+            pending.extend(kids)
+    return found

@@ -98,7 +98,7 @@ from migrate._translate_quotas import (
 )
 from migrate._translate_tokens import token_path, token_records
 from migrate._translate_topics import partition_record, topic_records
-from migrate.errors import TranslationError
+from migrate.errors import BlockersFoundError, TranslationError
 from verify import (
     ClusterImage,
     MetadataImage,
@@ -443,8 +443,45 @@ def delta_records(
     Raises:
         BadFlagError: the metadata.version is unknown or predates ZK migration.
         TranslationError: a znode holds data that cannot be expressed (names the path).
+        BlockersFoundError: the records would give a topic an id another topic holds
+            (`refuse_reused_topic_ids`).
     """
-    return diff_entities(image, snapshot_part, keys, _ctx(snapshot_part, options))
+    delta = diff_entities(image, snapshot_part, keys, _ctx(snapshot_part, options))
+    refuse_reused_topic_ids(image, delta.records)
+    return delta
+
+
+def refuse_reused_topic_ids(image: MetadataImage, records: Iterable[MetadataRecord]) -> None:
+    """Refuse a delta that would give a topic an id another topic holds.
+
+    Kafka keys topics by id: replayed, the second `TopicRecord` with an id takes the first
+    topic's place and that topic is lost, with no error anywhere (a copied topic znode does
+    this). The records are followed in log order, so a topic removed earlier in the same delta
+    frees its id. The bulk copy never gets here: pre-flight's `DUPLICATE_TOPIC_ID` blocks it.
+
+    Raises:
+        BlockersFoundError: naming both topics' znodes and the id (exit 1); nothing of the
+            delta was written.
+    """
+    owners: dict[str, str | None] = {}  # this delta's changes over `image.topics.by_id`
+    for record in records:
+        if record.type == "REMOVE_TOPIC_RECORD":
+            owners[str(record.data["topicId"])] = None
+        elif record.type == "TOPIC_RECORD":
+            topic_id, name = str(record.data["topicId"]), str(record.data["name"])
+            if topic_id in owners:
+                owner = owners[topic_id]
+            else:
+                held = image.topics.by_id.get(topic_id)
+                owner = held.name if held is not None else None
+            if owner is not None and owner != name:
+                raise BlockersFoundError(
+                    f"DUPLICATE_TOPIC_ID /brokers/topics/{name}: it has topic_id {topic_id}, the "
+                    f"id of /brokers/topics/{owner}: Kafka keys topics by id, so writing it "
+                    "would silently lose one of the two topics. Nothing of this change was "
+                    "written. Delete the copied znode (or recreate that topic so it gets its "
+                    "own id), then run the same command again: it resumes from its journal.")
+            owners[topic_id] = name
 
 
 def diff_entities(image: MetadataImage, snapshot_part: ClusterSnapshot,

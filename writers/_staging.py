@@ -70,8 +70,10 @@ from writers.errors import (
 __all__ = [
     "STAGING_DIR_NAME",
     "ExpectedLog",
+    "InterruptedStaging",
     "StagedVoter",
     "check_free_space",
+    "interrupted_staging",
     "read_back",
     "recover_interrupted",
     "stage_and_promote",
@@ -403,6 +405,42 @@ def _read_json(path: Path) -> object:
         return json.loads(path.read_bytes())
     except (OSError, ValueError):
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class InterruptedStaging:
+    """What a killed run left in one voter's staging dir, as read without changing it.
+
+    Attributes:
+        voter: the voter whose directory holds `.zk2kraft-staging`.
+        committed: a `PROMOTE` marker is there: the promotion was committed, and the next run
+            finishes it for every voter in `named` (`recover_interrupted`).
+        log_staged: the staged `__cluster_metadata-0` is still there (not yet moved into place).
+        named: the voter directories the marker names (empty without one).
+    """
+
+    voter: StagedVoter
+    committed: bool
+    log_staged: bool
+    named: tuple[str, ...]
+
+
+def interrupted_staging(voters: Sequence[StagedVoter]) -> list[InterruptedStaging]:
+    """Read, without changing anything, what `recover_interrupted` would find (for `plan`).
+
+    Only meaningful while no run holds the voters' locks (a running one is staging right now).
+    """
+    out: list[InterruptedStaging] = []
+    for v in voters:
+        if not v.staging.is_dir():
+            continue
+        marker = _read_json(v.staging / _PROMOTE)
+        named = (tuple(str(entry[1]) for entry in marker
+                       if isinstance(entry, list) and len(entry) == 2)
+                 if isinstance(marker, list) else ())
+        out.append(InterruptedStaging(v, isinstance(marker, list),
+                                      (v.staging / METADATA_PARTITION_DIR).is_dir(), named))
+    return out
 
 
 def recover_interrupted(voters: Sequence[StagedVoter]) -> list[str]:

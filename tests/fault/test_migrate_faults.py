@@ -404,3 +404,58 @@ def test_sigterm_during_promotion_puts_every_voter_back(
     again = migrate(cluster.connect, root)
     assert again.returncode == 0, again.stderr
     assert files_under(root) == expected
+
+
+def plan_json(connect: str, root: Path) -> tuple[int, dict[str, Any], str]:
+    """`zk2kraft plan --voter ... --json -` on the same voters: exit code, document, stderr."""
+    import json
+
+    proc = subprocess.run([*ZK2KRAFT, "plan", "--zookeeper", connect, *voter_flags(root),
+                           "--json", "-"], capture_output=True, text=True, timeout=600,
+                          stdin=subprocess.DEVNULL)
+    return proc.returncode, json.loads(proc.stdout), proc.stderr
+
+
+def test_plan_over_a_copy_killed_mid_promotion_says_it_is_unfinished_and_how_to_finish(
+    sample_cluster: Callable[..., Any], tmp_path: Path,
+    reference: Callable[[str], dict[str, bytes]],
+) -> None:
+    # issue 17: killed after the first voter's log was moved into place, before the others'
+    cluster = sample_cluster(SPEC)
+    expected = reference(cluster.connect)
+    root = tmp_path / "voters"
+    killed = migrate(cluster.connect, root, fault="promote-renamed@1:kill")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    left = files_under(root)
+    code, doc, err = plan_json(cluster.connect, root)
+    assert code == 0, err  # nothing blocks: migrate finishes it
+    unfinished = {w["path"]: w["message"] for w in doc["warnings"]
+                  if w["code"] == "PROMOTION_UNFINISHED"}
+    assert sorted(unfinished) == sorted(str(root / f"c{v}") for v in VOTERS)
+    first, *rest = VOTERS  # the voters in --voter order: the first one was moved into place
+    assert "its own log is in place" in unfinished[str(root / f"c{first}")]
+    for v in rest:
+        assert "not yet moved into place" in unfinished[str(root / f"c{v}")]
+    for message in unfinished.values():
+        assert "Running `migrate` again with the same --voter flags finishes it" in message
+    assert files_under(root) == left and list(root.rglob(STAGING))  # plan changed nothing
+    # and so it does; afterwards plan has nothing to say about the voters
+    again = migrate(cluster.connect, root)
+    assert again.returncode == 0, again.stderr
+    assert files_under(root) == expected
+    code, doc, err = plan_json(cluster.connect, root)
+    assert code == 0 and doc["warnings"] == [], err
+
+
+def test_plan_over_a_copy_killed_before_promotion_says_migrate_removes_the_staging_copy(
+    sample_cluster: Callable[..., Any], tmp_path: Path,
+) -> None:
+    cluster = sample_cluster(SPEC)
+    root = tmp_path / "voters"
+    killed = migrate(cluster.connect, root, fault="staged:kill")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    code, doc, err = plan_json(cluster.connect, root)
+    assert code == 0, err
+    assert sorted((w["code"], w["path"]) for w in doc["warnings"]) == sorted(
+        ("STAGING_LEFT_OVER", str(root / f"c{v}")) for v in VOTERS)
+    assert all("no voter was changed" in w["message"] for w in doc["warnings"])

@@ -219,6 +219,27 @@ def test_blockers_refuse_with_exit_1_and_write_nothing(
     assert tree_state(cluster.client) == before
 
 
+def test_a_topic_id_used_twice_is_refused_naming_both_paths_with_nothing_written(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    # the audit's case: topic-00001's znode copied to topic.with_dot, one id for two topics
+    cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=4))
+    data, _ = cluster.client.get("/brokers/topics/topic-00001")
+    topic_id = json.loads(data)["topic_id"]
+    cluster.client.create("/brokers/topics/topic.with_dot", data)
+    before = tree_state(cluster.client)
+    result = migrate(cluster.connect, tmp_path, "--cutover", "none")
+    assert result.returncode == 1, result.stderr
+    assert "DUPLICATE_TOPIC_ID /brokers/topics/topic.with_dot" in result.stderr
+    assert "/brokers/topics/topic-00001" in result.stderr and topic_id in result.stderr
+    assert "nothing was written" in result.stderr
+    assert not any((tmp_path / f"c{v}").exists() for v in VOTERS)
+    assert tree_state(cluster.client) == before
+    doc = json.loads((tmp_path / "migrate.json").read_text())
+    assert [(b["code"], b["path"]) for b in doc["blockers"]] == [
+        ("DUPLICATE_TOPIC_ID", "/brokers/topics/topic.with_dot")]
+
+
 def test_refused_before_spark_starts_and_quiet_error_lists_the_blockers(
     sample_cluster: Callable[..., Any], tmp_path: Path
 ) -> None:

@@ -276,3 +276,118 @@ def test_manual_cutover_on_enter_at_a_terminal(
     assert mig["kraft_metadata_offset"] == doc["last_offset"]
     assert_one_closed_transaction(tmp_path)
     assert verify(cluster.connect, tmp_path).returncode == 0
+
+
+def test_a_topic_reusing_an_id_during_the_mirror_stops_before_the_fence(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    """Issue 17: topic-00001's znode copied to topic.with_dot while `--cutover manual` mirrors.
+    The run stops by itself before any fence (no SIGUSR1 needed to see it), naming both znodes
+    and the id; ZooKeeper's controller is untouched; deleting the copy and running the same
+    command again resumes from the journal and cuts over with parity."""
+    from tests.integration.test_migrate_cli import tree_state
+
+    cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2))
+    zk = cluster.client
+    controller_before, epoch_before = zk.get("/controller"), zk.get("/controller_epoch")
+    proc = online(cluster.connect, tmp_path, mode="manual")
+    journal = tmp_path / ".zk2kraft-journal" / "journal.json"
+    deadline = time.monotonic() + 120
+    while not (journal.exists() and json.loads(journal.read_text())["phase"] == "mirror"):
+        assert proc.poll() is None and time.monotonic() < deadline, finish(proc)
+        time.sleep(0.1)
+    data, _ = zk.get("/brokers/topics/topic-00001")
+    topic_id = json.loads(data)["topic_id"]
+    zk.create("/brokers/topics/topic.with_dot", data)
+    zk_after_copy = tree_state(zk)
+    try:
+        code, out, err = finish(proc, timeout=120)
+    finally:
+        if proc.poll() is None:  # still mirroring: the copy went unnoticed
+            proc.kill()
+            proc.communicate()
+    assert code == 1, out + err
+    assert "DUPLICATE_TOPIC_ID /brokers/topics/topic.with_dot" in err
+    assert "/brokers/topics/topic-00001" in err and topic_id in err
+    assert "Stopped before the fence: ZooKeeper was not changed" in err
+    assert "Traceback" not in err
+    # ZooKeeper: not fenced, nothing written (its controller and epoch as they were)
+    assert tree_state(zk) == zk_after_copy
+    assert zk.get("/controller") == controller_before
+    assert zk.get("/controller_epoch") == epoch_before
+    assert zk.exists("/migration") is None
+    assert json.loads(journal.read_text())["phase"] == "mirror"
+    names = [r["name"] for r in _topic_records(tmp_path / f"c{VOTERS[0]}")]
+    assert "topic.with_dot" not in names and "topic-00001" in names
+    # the way out the message gives: delete the copy, run the same command again
+    zk.delete("/brokers/topics/topic.with_dot")
+    rerun = online(cluster.connect, tmp_path, mode="now")
+    code, out, err = finish(rerun)
+    assert code == 0, out + err
+    assert_one_closed_transaction(tmp_path)
+    assert verify(cluster.connect, tmp_path).returncode == 0
+
+
+def _topic_records(voter: Path) -> list[dict[str, Any]]:
+    out = []
+    for e in open_log_source(voter).entries():
+        out += [dict(r.data) for r in e.batch.records if r.type == "TOPIC_RECORD"]
+    return out
+
+
+def test_a_topic_reusing_an_id_after_the_last_mirror_read_stops_the_drain_saying_zk_is_fenced(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    """The copy lands between the mirror's last read and the fence (the run held there by the
+    test-only pause hook): the drain refuses it, saying ZooKeeper IS fenced, with nothing of it
+    in the log; deleting the copy and running the same command again finishes the drain."""
+    cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2))
+    zk = cluster.client
+    gate = tmp_path / "gate"
+    proc = online(cluster.connect, tmp_path,
+                  env={"ZK2KRAFT_TEST_PAUSE_AT": f"before_fence:{gate}"})
+    try:
+        deadline = time.monotonic() + 120
+        while not Path(f"{gate}.reached").exists():
+            assert proc.poll() is None and time.monotonic() < deadline, finish(proc)
+            time.sleep(0.1)
+        data, _ = zk.get("/brokers/topics/topic-00001")
+        topic_id = json.loads(data)["topic_id"]
+        zk.create("/brokers/topics/topic.with_dot", data)
+        Path(f"{gate}.go").write_text("")
+        code, out, err = finish(proc, timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert code == 1, out + err
+    assert "DUPLICATE_TOPIC_ID /brokers/topics/topic.with_dot" in err
+    assert "/brokers/topics/topic-00001" in err and topic_id in err
+    assert "ZooKeeper IS fenced" in err and "Traceback" not in err
+    assert json.loads(zk.get("/controller")[0])["brokerid"] == VOTERS[0]  # our claim
+    assert "topic.with_dot" not in [r["name"] for r in _topic_records(tmp_path / "c3000")]
+    zk.delete("/brokers/topics/topic.with_dot")
+    code, out, err = finish(online(cluster.connect, tmp_path))
+    assert code == 0, out + err
+    assert_one_closed_transaction(tmp_path)
+    assert verify(cluster.connect, tmp_path).returncode == 0
+
+
+def test_an_online_run_over_a_tree_with_a_topic_id_used_twice_writes_nothing(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    from tests.integration.test_migrate_cli import tree_state
+
+    cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2))
+    data, _ = cluster.client.get("/brokers/topics/topic-00001")
+    cluster.client.create("/brokers/topics/topic.with_dot", data)
+    before = tree_state(cluster.client)
+    code, out, err = finish(online(cluster.connect, tmp_path), timeout=120)
+    assert code == 1, out + err
+    assert "DUPLICATE_TOPIC_ID /brokers/topics/topic.with_dot" in err
+    assert "/brokers/topics/topic-00001" in err and json.loads(data)["topic_id"] in err
+    assert tree_state(cluster.client) == before  # not fenced, nothing written
+    assert not (tmp_path / ".zk2kraft-journal" / "journal.json").exists()
+    for v in VOTERS:  # at most the lock file: no log, no meta.properties
+        voter = tmp_path / f"c{v}"
+        assert not voter.exists() or {p.name for p in voter.iterdir()} <= {".lock"}

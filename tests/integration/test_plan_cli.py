@@ -594,3 +594,59 @@ def test_a_voter_locked_by_another_process_blocks_the_plan_naming_the_holder_as_
     again = subprocess.run([*cli, "plan", *flags, "--json", "-"], capture_output=True,
                            text=True, timeout=120, cwd=ROOT)
     assert again.returncode == 0 and json.loads(again.stdout)["blockers"] == [], again.stderr
+
+
+# --- issue 17: a topic id used twice, brokers sharing no listener ------------------------------
+
+
+def test_a_topic_znode_copied_under_another_name_blocks_naming_both_paths_and_the_id(
+    sample_cluster: Any, run_plan: RunPlan
+) -> None:
+    from zkreader.sample import SampleSpec
+
+    cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2))
+    data, _ = cluster.client.get("/brokers/topics/topic-00001")
+    topic_id = json.loads(data)["topic_id"]
+    cluster.client.create("/brokers/topics/topic.with_dot", data)  # the audit's copy
+    code, out, err = run_plan("--json", "-", zookeeper=cluster.connect)
+    assert code == 1, err
+    doc = json.loads(out)
+    dup = [b for b in doc["blockers"] if b["code"] == "DUPLICATE_TOPIC_ID"]
+    assert [b["path"] for b in dup] == ["/brokers/topics/topic.with_dot"]
+    assert "/brokers/topics/topic-00001" in dup[0]["message"]
+    assert topic_id in dup[0]["message"]
+    assert "BLOCKED" in err and "DUPLICATE_TOPIC_ID" in err
+
+
+def _listeners_broker(tree: Tree, broker_id: int, listeners: dict[str, str]) -> None:
+    tree.c.create(f"/brokers/ids/{broker_id}", _j({
+        "version": 5, "host": "localhost", "port": 9092 + broker_id, "jmx_port": -1,
+        "timestamp": "1700000000000",
+        "endpoints": [f"{name}://b{broker_id}:{9092 + i * 100 + broker_id}"
+                      for i, name in enumerate(listeners)],
+        "listener_security_protocol_map": listeners, "features": {}}), ephemeral=True)
+
+
+def test_brokers_sharing_no_listener_name_warn_naming_each_broker_and_block_the_standin(
+    tree: Tree, run_plan: RunPlan, tmp_path: Path
+) -> None:
+    # the audit's tree: broker 3 advertises only INTERNAL/EXTERNAL, the others PLAINTEXT
+    _listeners_broker(tree, 1, {"PLAINTEXT": "PLAINTEXT"})
+    _listeners_broker(tree, 2, {"PLAINTEXT": "PLAINTEXT"})
+    _listeners_broker(tree, 3, {"INTERNAL": "SASL_SSL", "EXTERNAL": "SSL"})
+    tree.controller()
+    tree.topic("orders", {0: [1, 2, 3]})
+    tree.state("orders", 0, 1, [1, 2, 3])
+    code, doc = _doc(run_plan)
+    assert code == 0, doc["blockers"]
+    assert _found(doc["warnings"]) == {("NO_SHARED_LISTENER", "/brokers/ids")}
+    message = doc["warnings"][0]["message"]
+    assert "brokers 1, 2 advertise PLAINTEXT; broker 3 advertises EXTERNAL, INTERNAL" in message
+    assert "inter.broker.listener.name" in message
+    # with the stand-in the run itself would cut over into a controller that cannot reach
+    # broker 3: the same finding blocks
+    code, doc = _doc(run_plan, "--standin", f"3000@127.0.0.1:19093={tmp_path / 's'}",
+                     "--controller", "3001@127.0.0.1:19094")
+    assert code == 1
+    assert _found(doc["blockers"]) == {("NO_SHARED_LISTENER", "/brokers/ids")}
+    assert "NO_SHARED_LISTENER" not in {w["code"] for w in doc["warnings"]}

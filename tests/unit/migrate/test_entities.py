@@ -27,6 +27,7 @@ from test_translate import (
 )
 
 from migrate import EntityKey, bulk_entity_keys, delta_records, entity_key_for_path, translate
+from migrate.errors import BlockersFoundError
 from verify import MetadataImage, apply_records, compare, expected_image
 from writers import MetadataRecord, sanitize
 from zkreader import (
@@ -211,6 +212,35 @@ def test_a_topic_recreated_under_its_name_is_removed_then_written_anew() -> None
           isr=[1], removingReplicas=[], addingReplicas=[], leader=1, leaderEpoch=0,
           partitionEpoch=0, leaderRecoveryState=0),
     ]
+
+
+def test_a_created_topic_reusing_an_existing_topics_id_is_refused_naming_both() -> None:
+    old = full_snapshot()
+    topics = dict(old.topics)
+    topics["orders.copy"] = mk_topic("orders.copy", {0: (1,)}, topic_id=ORDERS)
+    new = with_state(changed(old, topics=topics), ("orders.copy", 0), leader=1, isr=(1,),
+                     leader_epoch=0, version=0)
+    with pytest.raises(BlockersFoundError) as refused:
+        delta_records(image_of(old), new, [EntityKey.topic("orders.copy")], opts())
+    message = str(refused.value)
+    assert "/brokers/topics/orders.copy" in message and "/brokers/topics/orders:" in message
+    assert ORDERS in message
+
+
+def test_an_id_freed_earlier_in_the_same_delta_may_be_taken() -> None:
+    old = full_snapshot()
+    topics = {n: t for n, t in old.topics.items() if n != "orders"}
+    topics["orders.renamed"] = mk_topic("orders.renamed", {0: (1,)}, topic_id=ORDERS)
+    new = with_state(changed(old, topics=topics, partition_states={
+        k: v for k, v in old.partition_states.items() if k[0] != "orders"}),
+        ("orders.renamed", 0), leader=1, isr=(1,), leader_epoch=0, version=0)
+    got = delta_records(image_of(old), new,
+                        [EntityKey.topic("orders"), EntityKey.topic("orders.renamed")], opts())
+    assert [r.type for r in got.records][:2] == ["REMOVE_TOPIC_RECORD", "TOPIC_RECORD"]
+    # the other order would replay as: orders.renamed replaces orders, then is removed
+    with pytest.raises(BlockersFoundError):
+        delta_records(image_of(old), new,
+                      [EntityKey.topic("orders.renamed"), EntityKey.topic("orders")], opts())
 
 
 # ---------------------------------------------------------------------------------- configs

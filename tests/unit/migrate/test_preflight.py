@@ -12,10 +12,12 @@ from migrate._preflight import (
     PreflightReport,
     migrated_partition_count,
     preflight,
+    standin_summary,
     summarize,
 )
 from zkreader import (
     Broker,
+    BrokerEndpoint,
     ClusterIdZnode,
     ClusterSnapshot,
     ControllerZnode,
@@ -30,8 +32,11 @@ STAT = ZnodeStat(czxid=10, mzxid=11, version=3, ctime_ms=1, mtime_ms=2)
 EPHEMERAL = replace(STAT, ephemeral_owner=0x1234)
 
 
-def broker(i: int) -> Broker:
-    return Broker(i, 5, (), None, -1, 0, {}, EPHEMERAL)
+def broker(i: int, *listeners: str) -> Broker:
+    """A registration advertising `listeners` (PLAINTEXT when none are named)."""
+    endpoints = tuple(BrokerEndpoint(name, f"b{i}", 9092 + n, "PLAINTEXT")
+                      for n, name in enumerate(listeners or ("PLAINTEXT",)))
+    return Broker(i, 5, endpoints, None, -1, 0, {}, EPHEMERAL)
 
 
 def topic(name: str, assignment: dict[int, tuple[int, ...]], **kw: object) -> Topic:
@@ -251,3 +256,50 @@ def test_voter_id_of_an_unregistered_assigned_broker_is_a_blocker_too() -> None:
 
 def test_distinct_voter_ids_pass() -> None:
     assert preflight(clean(), voter_ids=[100, 101, 102]).ok
+
+
+def test_two_topics_with_one_id_block_on_the_later_created_naming_both() -> None:
+    copied = "AAAAAAAAAAAAAAAAAAAAAQ"  # the id `topic()` gives "orders"
+    snap = clean(topics={
+        "orders": topic("orders", {0: (1, 2, 3)}),
+        "orders.copy": topic("orders.copy", {0: (1, 2, 3)},
+                             stat=replace(STAT, czxid=99)),  # created after "orders"
+        "other": topic("other", {0: (1,)}, topic_id="AAAAAAAAAAAAAAAAAAAAAg"),
+    })
+    report = preflight(snap)
+    assert codes(report.blockers) == [("DUPLICATE_TOPIC_ID", "/brokers/topics/orders.copy")]
+    message = report.blockers[0].message
+    assert "/brokers/topics/orders.copy" in message and "/brokers/topics/orders " in message
+    assert copied in message
+
+
+def test_a_copy_queued_for_deletion_is_not_a_duplicate() -> None:
+    snap = clean(topics={"orders": topic("orders", {0: (1, 2, 3)}),
+                         "orders.copy": topic("orders.copy", {0: (1, 2, 3)})},
+                 pending_deletions=frozenset({"orders.copy"}))
+    assert preflight(snap).ok
+
+
+def test_brokers_sharing_no_listener_name_warn_naming_each_brokers_listeners() -> None:
+    snap = clean(brokers={1: broker(1, "PLAINTEXT"), 2: broker(2, "PLAINTEXT"),
+                          3: broker(3, "INTERNAL", "EXTERNAL")})
+    report = preflight(snap)
+    assert report.ok
+    assert codes(report.warnings) == [("NO_SHARED_LISTENER", "/brokers/ids")]
+    message = report.warnings[0].message
+    assert "brokers 1, 2 advertise PLAINTEXT; broker 3 advertises EXTERNAL, INTERNAL" in message
+
+
+def test_brokers_sharing_one_listener_name_among_others_pass() -> None:
+    snap = clean(brokers={1: broker(1, "INTERNAL", "PLAINTEXT"), 2: broker(2, "INTERNAL"),
+                          3: broker(3, "INTERNAL", "EXTERNAL")})
+    assert preflight(snap) == PreflightReport((), ())
+
+
+def test_no_shared_listener_blocks_with_the_standin() -> None:
+    snap = clean(brokers={1: broker(1, "PLAINTEXT"), 2: broker(2, "PLAINTEXT"),
+                          3: broker(3, "INTERNAL")})
+    summary = standin_summary(summarize(snap, records={}), None)
+    assert codes(summary.report.blockers) == [("NO_SHARED_LISTENER", "/brokers/ids")]
+    assert summary.report.warnings == ()
+    assert "--standin" in summary.report.blockers[0].message
