@@ -155,12 +155,16 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         _print_tables(summary, samples, diffs, source=args.zookeeper,
                       to_stderr=json_to_stdout or html_to_stdout)
-        if sequence is not None:
-            from verify import plan_console
+        from verify import plan_console
 
-            console = plan_console(stderr=json_to_stdout or html_to_stdout)
+        console = plan_console(stderr=json_to_stdout or html_to_stdout)
+        if sequence is not None:
             for line in sequence.lines():
                 console.print(line, markup=False, highlight=False, soft_wrap=True)
+        elif args.offline:
+            console.print("To print the operator's sequence for this cluster, add the --voter "
+                          "ID=DIR flags `migrate --offline` will get.", markup=False,
+                          highlight=False, soft_wrap=True)
     return 1 if summary.report.blockers else 0
 
 

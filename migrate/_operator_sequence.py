@@ -76,6 +76,9 @@ TOKEN_SECRET_PLACEHOLDER = "<the same secret as the brokers' delegation.token.se
 
 _SOURCE = ("Kafka 3.9 documentation, operations: \"ZooKeeper to KRaft Migration\" "
            "(https://kafka.apache.org/39/documentation.html#kraft_zk_migration)")
+_OFFLINE_SOURCE = ("zk2kraft's offline rehearsal (3.9.1 and 4.1.1 nodes on the migrated log: "
+                   "docs/design.md, \"Offline migration\") and Kafka's KRaft configuration "
+                   "(https://kafka.apache.org/documentation/#kraft_config)")
 _KRAFT_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 _CONTROLLER_SUPER_USERS = ("<the brokers' super.users, and the principal brokers connect with on "
                            "the {listener} listener (User:ANONYMOUS over PLAINTEXT)>")
@@ -141,7 +144,7 @@ class OperatorSequence:
         """The `operator_sequence` entry of `plan --json` (no secrets: placeholders only)."""
         return {
             "path": self.path,
-            "source": _SOURCE,
+            "source": _OFFLINE_SOURCE if self.path == OFFLINE else _SOURCE,
             "cluster_id": self.cluster_id,
             "metadata_version": self.metadata_version,
             "target_kafka": self.target_kafka,

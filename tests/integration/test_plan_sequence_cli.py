@@ -291,6 +291,7 @@ def test_offline_plan_with_voters_prints_plain_kraft_nodes_and_the_stopped_clust
     seq = json.loads(out)["operator_sequence"]
     assert (seq["path"], seq["target_kafka"], seq["metadata_version"], seq["cluster_id"]) == (
         "offline", "4.x", "4.0-IV3", CLUSTER_ID)
+    assert seq["standin"] is None and "offline rehearsal" in seq["source"]
     voters = "3000@<controller 3000's host:port>,3001@<controller 3001's host:port>"
     assert seq["controllers"] == [
         {"node_id": n, "properties": {
@@ -344,6 +345,7 @@ def test_offline_plan_with_voters_prints_plain_kraft_nodes_and_the_stopped_clust
         seq["controllers"][0]["properties"]
     code, out, err = plan("--json", "-", "--offline")
     assert code == 0 and "operator_sequence" not in json.loads(out), err
+    assert "add the --voter ID=DIR flags `migrate --offline` will get" in " ".join(err.split())
 
 
 def test_online_voter_plan_prints_migration_mode_nodes_on_the_voter_directories(
