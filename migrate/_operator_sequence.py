@@ -428,7 +428,7 @@ def _to_kraft_step(revert_zk: str) -> Step:
                  "the broker (AssignmentsManager, retried) and on the active controller "
                  "(ControllerApis) while the broker reports its replicas' directories before its "
                  "own metadata image holds its new registration (the migrated log names no "
-                 "directories); they stop once it is unfenced"),
+                 "directories); they stop once its metadata catches up"),
                 "on each broker remove process.roles, replace node.id with broker.id and "
                 "restore zookeeper.connect (and other zookeeper.* settings), keeping "
                 "zookeeper.metadata.migration.enable=true, and roll the brokers; then "
