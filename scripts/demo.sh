@@ -23,7 +23,9 @@
 # resigns at the cutover, and one of them claims /controller (its log gives the window's
 # reconcile and broker_rpcs parts); after the controllers stop, `verify` checks each voter's copy.
 # The sample's brokers exist only in ZooKeeper, so the cutover does not wait for them. It takes
-# minutes, not seconds: two JVMs start.
+# minutes, not seconds: two JVMs start. Its verify can find a SCRAM credential missing from
+# ZooKeeper: Kafka 3.9.1's own takeover loses it when the writer created and removed another
+# user with that mechanism (docs/design.md, "Kafka 3.9.1 can lose a SCRAM credential").
 # The demo exits with the first failing step's code. The HTML reports stay in a directory it
 # prints (zk2kraft-demo-report.* under $TMPDIR or /tmp); everything else is removed and every
 # process it started stopped on exit (trap EXIT). Knobs (environment):
