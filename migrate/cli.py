@@ -105,9 +105,21 @@ compared (kind: fields; a missing entity is field "<exists>"):
       digest, never printed    acl: each binding    producer_ids: nextProducerId
   delegation_token: owner, requester, renewers, timestamps
   voter: a voter whose log differs from the first --voter's (first differing offset)
+  voter_files: meta.properties, quorum-state, partition.metadata a controller would refuse
   transaction: a metadata transaction still open at the end of the log
+three classes; only differences fail (exit 1):
+  difference        the two sides disagree as no healthy cluster does
+  changed by Kafka  Kafka's own change since the migration, in dual-write: a producer-id
+                    block a KRaft controller allocated (ZooKeeper {broker -1, block_start =
+                    the log's nextProducerId}, one block ahead); a broker registered through
+                    KRaft that /brokers/ids no longer lists (rolled to KRaft, or stopped)
+  not checked       a quorum-state listing more voters than the --voter ids: pass
+                    --quorum-voters
+when: after a bulk copy; in the mirror and in dual-write on a controller's metadata.log.dir;
+  after the brokers rolled to KRaft. Not after finalising (ZooKeeper is no longer written).
 --json (FILE or - for stdout, mode 0600): {"parity": bool, "differences": [{"kind", "key",
-  "field", "zookeeper", "quorum"}], "checked": {kind: entities}, "provenance": {...}}
+  "field", "zookeeper", "quorum"}], "changed_by_kafka": [... "reason"], "not_checked":
+  [... "reason"], "checked": {kind: entities}, "provenance": {...}}
 
 """
 
@@ -442,7 +454,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quorum-voters", metavar="ID@HOST:PORT,...",
                    help="the controllers' controller.quorum.voters, when --voter names only "
                    "some of them (after a --standin migration the controllers' disks are on "
-                   "their own hosts): quorum-state's voter set is checked against it")
+                   "their own hosts): quorum-state's voter set is checked against it; without "
+                   "it a quorum-state listing more voters than the --voter ids is 'not "
+                   "checked'")
     _add_offline(p, target=False)
     _add_output(p)
     p.add_argument("--spark-master", default="in-process", metavar="in-process|URL",
