@@ -111,6 +111,8 @@ def _print(outcome: BulkOutcome, *, source: str, to_stderr: bool, offline: bool,
         topics=summary.topics,
         partitions=summary.partitions,
         source=source,
+        title="zk2kraft migrate" + (" --offline" if offline else ""),
+        records_title="records of the migration",
     )
     if summary.report.blockers:
         return

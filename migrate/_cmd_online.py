@@ -197,7 +197,8 @@ def _print(console: Console, outcome: OnlineOutcome, *, source: str) -> None:
         s = outcome.summary
         render_plan(console, blockers=s.report.blockers, warnings=s.report.warnings,
                     records=s.records, brokers=s.brokers, topics=s.topics,
-                    partitions=s.partitions, source=source)
+                    partitions=s.partitions, source=source,
+                    title="zk2kraft migrate (online)", records_title="records of the migration")
         return
     doc = outcome.to_json()
     window = doc["window_ms"]

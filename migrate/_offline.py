@@ -18,7 +18,7 @@ from migrate._preflight import preflight
 from migrate.errors import BadFlagError, BlockersFoundError
 from migrate.translate import (
     DEFAULT_METADATA_VERSION,
-    TARGET_4X,
+    KAFKA_4_TARGETS,
     parse_target_version,
     require_target,
 )
@@ -40,13 +40,14 @@ def resolve_metadata_version(metadata_version: MetadataVersion | None, *, offlin
         target_kafka: `--target-kafka`.
 
     Raises:
-        BadFlagError: `--target-kafka 4.x` without `--offline` (Kafka 4 cannot run a
+        BadFlagError: `--target-kafka 4.0|4.1|4.x` without `--offline` (Kafka 4 cannot run a
             migration from ZooKeeper: it has none), or a metadata.version the target cannot run.
     """
-    if target_kafka == TARGET_4X and not offline:
+    if target_kafka in KAFKA_4_TARGETS and not offline:
         raise BadFlagError(
-            "--target-kafka 4.x needs --offline: Kafka 4 has no ZooKeeper and no migration "
-            "code, so only a final log written with every broker stopped can go to it directly"
+            f"--target-kafka {target_kafka} needs --offline: Kafka 4 has no ZooKeeper and no "
+            "migration code, so only a final log written with every broker stopped can go to it "
+            "directly"
         )
     mv = metadata_version or parse_target_version(DEFAULT_METADATA_VERSION[target_kafka])
     require_target(mv, target_kafka)

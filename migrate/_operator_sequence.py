@@ -626,8 +626,9 @@ def offline_sequence(
 def _offline_steps(*, voter_flags: str, voters: str, mv: str, zookeeper: str,
                    target_kafka: str, broker_ids: Sequence[int]) -> tuple[Step, ...]:
     target = "" if target_kafka == "3.9" else f" --target-kafka {target_kafka}"
-    release = "Kafka 3.9 (3.9.1 rehearsed)" if target_kafka == "3.9" else (
-        "Kafka 4.0 or 4.1 (4.1.1 rehearsed)")
+    release = {"3.9": "Kafka 3.9 (3.9.1 rehearsed)", "4.0": "Kafka 4.0",
+               "4.1": "Kafka 4.1 (4.1.1 rehearsed)"}.get(
+        target_kafka, "Kafka 4.0 or 4.1 (4.1.1 rehearsed)")
     bootstrap = ",".join(v.split("@", 1)[1] for v in voters.split(","))
     untouched = ("nothing to undo: ZooKeeper is untouched; start the brokers again in "
                  "ZooKeeper mode with their old configuration")
