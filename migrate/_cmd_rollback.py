@@ -121,14 +121,14 @@ def run(args: argparse.Namespace) -> int:
             owner = _judge_claim(before, journal, journal_dir)
             fenced = owner is not None or (journal is not None and journal.at_least("fenced"))
             doc: dict[str, object]
-            if before.controller is not None and before.controller_ephemeral and \
-                    before.migration is None:
-                doc = {"rolled_back": False,
-                       "reason": "no KRaft claim: ZooKeeper already has its own controller"}
-            elif journal is not None and not fenced:
+            if journal is not None and not fenced:
                 doc = {"rolled_back": False,
                        "reason": f"this migration never fenced ZooKeeper (journal phase "
                        f"{journal.phase})"}
+            elif before.controller is not None and before.controller_ephemeral and \
+                    before.migration is None:
+                doc = {"rolled_back": False,
+                       "reason": "no KRaft claim: ZooKeeper already has its own controller"}
             else:
                 snapshot = read_cluster(session, watch=False)
                 highest = max((s.controller_epoch for s in snapshot.partition_states.values()),
