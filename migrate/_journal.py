@@ -191,16 +191,16 @@ class Journal:
 
     def _write_failed(self, exc: OSError, held: str, held_offset: int) -> str:
         """The message of a failed save: the file, the errno, and what is safe now."""
-        on_file = (f"it still holds phase {held!r} (last durable offset {held_offset})"
-                   if self.path.is_file() else "none was saved yet")
+        on_file = (f"the file still holds phase {held!r} (last durable offset {held_offset})"
+                   if self.path.is_file() else "no journal was saved yet")
         head = (f"journal {self.path}: cannot write ({_os_error(exc)}); the run stopped here, "
                 f"as a crash would, and {on_file}. ")
         if PHASES.index(self.phase) < PHASES.index("fenced"):
             return head + ("ZooKeeper is untouched (not fenced: its own controller still "
                            "leads). Make the journal's filesystem writable (free space) and "
                            "re-run this same command: it resumes from the journal")
-        return head + ("ZooKeeper IS fenced by this run: no controller leads until the run is "
-                       "finished. Make the journal's filesystem writable (free space) and "
+        return head + ("ZooKeeper IS fenced by this migration: no controller leads until the "
+                       "run is finished. Make the journal's filesystem writable (free space) and "
                        "re-run this same command: it resumes from the journal and never fences "
                        "twice; or stop here with `zk2kraft rollback` (same --zookeeper, --voter "
                        "and --journal) to hand ZooKeeper back")

@@ -162,7 +162,7 @@ def test_journal_unwritable_after_the_fence_says_zookeeper_is_fenced_and_a_rerun
     assert "Traceback" not in err and "internal error" not in err, err
     assert (f"journal {journal_dir / 'journal.json'}: cannot write "
             "(EPERM: Operation not permitted)") in err, err
-    assert "it still holds phase 'fencing'" in err and "ZooKeeper IS fenced" in err, err
+    assert "the file still holds phase 'fencing'" in err and "ZooKeeper IS fenced" in err, err
     assert "re-run this same command" in err and "zk2kraft rollback" in err, err
     assert zk.get("/controller_epoch")[0] == b"4"  # the sample's 3, fenced once
     assert zk.get("/controller")[1].ephemeralOwner == 0
