@@ -93,7 +93,9 @@ def _judge_claim(state: FenceState, journal: Journal | None, journal_dir: Path) 
         f"/controller holds a persistent claim ({state.controller.decode(errors='replace')}) "
         f"that is none of the claims in the journal {journal.path} "
         f"({len(journal.claims)} claim(s), phase {journal.phase}) nor a KRaft controller's "
-        "above them: another controller or tool wrote it; refusing to remove it")
+        "above them: another controller or tool wrote it; refusing to remove it (a KRaft "
+        "migration zk2kraft did not fence, e.g. Kafka's own after a stand-in stopped early, is "
+        "reverted as Kafka's guide says)")
 
 
 def run(args: argparse.Namespace) -> int:
