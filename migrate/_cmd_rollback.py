@@ -41,7 +41,7 @@ from migrate._private_file import check_output_path, write_private
 from migrate._translate_framing import ZK_MIGRATION_STATE_POST_MIGRATION
 from migrate._voterargs import check_voter_flags
 from migrate._zkargs import connect_options
-from migrate.errors import BadFlagError, BlockersFoundError
+from migrate.errors import BadFlagError, BlockersFoundError, JournalWriteError
 from writers import METADATA_PARTITION_DIR, hold_voter_locks, open_log_source
 from zkreader import FenceState, open_session, read_cluster, read_fence_state, release_claim
 
@@ -147,7 +147,16 @@ def run(args: argparse.Namespace) -> int:
         moved = None
         if journal is not None and fenced:
             moved = journal_dir / "journal.rolled-back.json"
-            os.replace(journal.path, moved)
+            try:
+                os.replace(journal.path, moved)
+            except OSError as exc:
+                raise JournalWriteError(
+                    f"journal {journal.path}: cannot move it aside to {moved} "
+                    f"({exc.strerror or exc}) after "
+                    + ("the rollback: ZooKeeper IS handed back" if doc["rolled_back"] else
+                       "finding ZooKeeper handed back")
+                    + "; remove the journal by hand before migrating again (a `migrate` "
+                    "would resume the rolled-back run from it)") from exc
             doc["journal_moved_to"] = str(moved)
         elif journal is not None:
             doc["journal_kept"] = str(journal.path)

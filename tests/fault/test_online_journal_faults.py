@@ -264,3 +264,23 @@ def test_rollback_removes_only_a_controller_claim_the_journal_vouches_for(
     assert "rolled back: removed /controller, /migration" in back.stdout, back.stdout
     assert zk.exists("/controller") is None and zk.exists("/migration") is None
     assert not journal.exists()
+
+
+def test_rollback_that_cannot_move_the_journal_aside_says_so_with_exit_3(
+    sample_cluster: Callable[..., Any], tmp_path: Path, immutable: Immutable
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=2, partitions_per_topic=2))
+    zk = cluster.client
+    dirs = {v: tmp_path / f"c{v}" for v in VOTERS}
+    done = subprocess.run([*ZK2KRAFT, "migrate", "--zookeeper", cluster.connect, "--cutover",
+                           "now", *[f"--voter={v}={d}" for v, d in dirs.items()]],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    journal_dir = tmp_path / ".zk2kraft-journal"
+    immutable.freeze([journal_dir])
+    back = rollback(cluster.connect, dirs)
+    assert back.returncode == 3, back.stdout + back.stderr
+    assert "Traceback" not in back.stderr and "internal error" not in back.stderr
+    assert f"journal {journal_dir / 'journal.json'}: cannot move it aside" in back.stderr
+    assert "ZooKeeper IS handed back" in back.stderr and "remove the journal" in back.stderr
+    assert zk.exists("/controller") is None and zk.exists("/migration") is None
