@@ -71,6 +71,13 @@ def test_broker_wait_with_local_voters_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "c3000").exists()
 
 
+def test_broker_wait_without_a_cutover_is_refused(tmp_path: Path) -> None:
+    r = run("migrate", "--zookeeper", NOWHERE, "--broker-wait", "5", *voters(tmp_path))
+    assert r.returncode == 2, r.stderr
+    assert "--broker-wait needs --cutover now or manual with --standin" in r.stderr, r.stderr
+    assert not (tmp_path / "c3000").exists()
+
+
 @pytest.mark.parametrize(("value", "problem"), [
     ("notahostport", "expected HOST:PORT"),
     ("127.0.0.1:0", "port must be 1..65535"),
