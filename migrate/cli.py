@@ -14,6 +14,7 @@ import importlib
 import logging
 import math
 import os
+import re
 import signal
 import sys
 import threading
@@ -124,6 +125,9 @@ when: after a bulk copy; in the mirror and in dual-write on a controller's metad
 """
 
 
+_DASH_VALUE = re.compile(r"^-\d+[=@]")  # `-1=DIR`, `-1@HOST:PORT=DIR`: values, never options
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that exits 2 with the flag named (argparse's own default is also 2)."""
 
@@ -131,6 +135,13 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         sys.stderr.write(f"zk2kraft: error: {message}\n")
         raise SystemExit(EXIT_BAD_INPUT)
+
+    def _parse_optional(self, arg_string: str) -> Any:
+        # `-1=DIR` is a value (a --voter with a negative id), not an unknown option: argparse
+        # would say "expected one argument"; as a value, --voter's own check names the id
+        if _DASH_VALUE.match(arg_string):
+            return None
+        return super()._parse_optional(arg_string)
 
 
 def _positive_float(value: str) -> float:
@@ -403,17 +414,21 @@ def build_parser() -> argparse.ArgumentParser:
                    "controllers (must be safe to run again: a resumed run re-runs it)")
     p.add_argument("--journal", metavar="DIR",
                    help="where the online run's journal lives (default: "
-                   "<parent of the first voter dir>/.zk2kraft-journal); a re-run resumes from it")
+                   "<parent of the first voter dir>/.zk2kraft-journal, 0700, on the first "
+                   "voter's filesystem: give a DIR on another filesystem to survive that disk "
+                   "filling); a re-run and rollback find it with the same flags. A journal "
+                   "that cannot be written stops the run (exit 3; before the fence ZooKeeper "
+                   "is untouched)")
     p.add_argument("--handoff-timeout", type=float, default=120.0, metavar="S",
                    help="how long to wait for a KRaft controller to claim /controller after "
                    "--on-cutover (t2; default 120)")
-    p.add_argument("--broker-wait", type=float, default=60.0, metavar="S",
+    p.add_argument("--broker-wait", type=float, default=None, metavar="S",
                    help="with --standin: how long the cutover waits for every broker in "
                    "/brokers/ids to register with the stand-in and be unfenced, as Kafka's "
                    "WAIT_FOR_BROKERS does (brokers in migration mode with "
                    "controller.quorum.voters do so on their own); after that it cuts over "
                    "with a warning and they register with the next controller (default 60; "
-                   "0: do not wait)")
+                   "0: do not wait; refused without --standin)")
     p.add_argument("--bootstrap-server", metavar="HOST:PORT[,HOST:PORT]",
                    help="run the canary against these brokers during the online migration: "
                    "controller-bound requests every 50 ms and an acks=all produce/consume "
@@ -470,10 +485,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "rollback",
         help="undo an online cutover before finalisation (ZooKeeper's controller leads again)",
-        description="Remove zk2kraft's (or a KRaft controller's) /controller claim and "
-        "/migration in one multi-op checking /controller_epoch, and lift /controller_epoch "
-        "above every controller_epoch in the partition state znodes (KAFKA-20488). Refuses "
-        "while a voter's .lock is held (exit 3) or after finalisation (exit 1).",
+        description="Remove the /controller claim the journal says this migration wrote (or "
+        "the claim of the KRaft controller that took over from it) and /migration in one "
+        "multi-op checking /controller_epoch, and lift /controller_epoch above every "
+        "controller_epoch in the partition state znodes (KAFKA-20488). Refuses while a "
+        "voter's .lock is held (exit 3), after finalisation (exit 1), or when /controller "
+        "holds a persistent claim the journal does not vouch for (exit 1). A run that never "
+        "fenced ZooKeeper has nothing to roll back: its journal is kept, and the same "
+        "migrate resumes it.",
         epilog=_SUB_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -481,7 +500,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_voters(p, required=True)
     _add_output(p)
     p.add_argument("--journal", metavar="DIR",
-                   help="the online run's journal dir, moved aside (default: beside the voters)")
+                   help="the online run's journal dir (default: <parent of the first voter "
+                   "dir>/.zk2kraft-journal): its claims decide what may be removed; moved "
+                   "aside once rolled back")
 
     p = sub.add_parser(
         "prepare-broker",
