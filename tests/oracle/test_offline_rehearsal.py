@@ -15,7 +15,11 @@ Then 3 KRaft controllers (ids 3000..3002) start on the migrated voter dirs and t
 brokers start in KRaft mode on their old data dirs (copies, so the 3.9.1 and the 4.1 rehearsal
 each start from the same stopped cluster). Kafka's clients must then find every record
 identical, committed offsets equal, configs/quotas/SCRAM/ACLs equal and enforced (a wrong SCRAM
-password refused, a topic without an ACL refused), a new topic and a reassignment working; and
+password refused, a topic without an ACL refused), a new topic and a reassignment working; the
+cluster must be available, not only whole (issue 18): every ISR full within IN_SYNC_BOUND_S of
+the last broker's start (the time is printed), no under-replicated, under-min-ISR or unavailable
+partition, acks=all writes to a min.insync.replicas=2 topic, a transactional producer's
+InitProducerId, a preferred leader election; and
 no controller or broker may log an ERROR line (none is expected: our quorum-state names no
 leader, the log names no broker, and `zk2kraft prepare-broker` gives each broker's log dir the
 directory.id the log names for its replicas, so nothing of ours can be stale at first start).
