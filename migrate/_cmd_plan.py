@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
 
         summary = _with_voter_blockers(summary, snapshot, result, voters)
         samples = record_samples(result.records)
-        diffs = voter_diffs(snapshot, voters)
+        diffs = voter_diffs(snapshot, voters, offline=args.offline)
     doc = summary.to_json()
     if voters:
         doc["voters"] = [_voter_json(d) for d in diffs]

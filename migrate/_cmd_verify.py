@@ -77,7 +77,7 @@ def _quorum_ids(args: argparse.Namespace) -> list[int] | None:
 def _compare(
     args: argparse.Namespace, logs: VoterLogs, snapshot: ClusterSnapshot
 ) -> ParityReport:
-    expected = expected_image(snapshot)
+    expected = expected_image(snapshot, offline=args.offline)
     p = logs.loaded.provenance
     cluster_id = snapshot.cluster_id.cluster_id if snapshot.cluster_id is not None else None
     extra = (logs.differences + transaction_differences(logs.loaded)

@@ -168,11 +168,13 @@ class TopicChunk:
         rows: the topics as plain tuples (see `_to_row`), cheap to pickle.
         dir_cluster: offline: the cluster id the replicas' directories derive from
             (`migrate._translate_topics.partition_record`); None names none.
+        offline: every broker is stopped: partitions name no leader (same function).
     """
 
     metadata_version: MetadataVersion
     rows: tuple[_TopicRow, ...]
     dir_cluster: str | None = None
+    offline: bool = False
 
     @property
     def topics(self) -> tuple[TopicWork, ...]:
@@ -204,7 +206,7 @@ def encode_topic_chunk(chunk: TopicChunk) -> EncodedChunk:
     """
     with paused_gc():  # unpickled rows and rebuilt models are acyclic too
         works = (_from_row(r) for r in chunk.rows)
-        return _encode_works(chunk.metadata_version, works, chunk.dir_cluster)
+        return _encode_works(chunk.metadata_version, works, chunk.dir_cluster, chunk.offline)
 
 
 def warm_worker(index: int) -> int:
@@ -214,13 +216,14 @@ def warm_worker(index: int) -> int:
 
 
 def _encode_works(mv: MetadataVersion, works: Iterable[TopicWork],
-                  dir_cluster: str | None = None) -> EncodedChunk:
+                  dir_cluster: str | None = None, offline: bool = False) -> EncodedChunk:
     """The one translate+encode loop, shared by Spark tasks and the in-process engine."""
     values: list[bytes] = []
     counts: Counter[str] = Counter()
     with paused_gc():
         for work in works:
-            for record in topic_records(work.topic, work.states, work.config, mv, dir_cluster):
+            for record in topic_records(work.topic, work.states, work.config, mv, dir_cluster,
+                                        offline):
                 values.append(encode_record(record))
                 counts[record.type] += 1
     return EncodedChunk(tuple(values), dict(counts))
@@ -246,6 +249,7 @@ def chunk_topics(
     parallelism: int = 1,
     max_chunk_partitions: int = _TARGET_CHUNK_PARTITIONS,
     dir_cluster: str | None = None,
+    offline: bool = False,
 ) -> list[TopicChunk]:
     """Cut the topic table into consecutive chunks of roughly equal partition counts.
 
@@ -256,6 +260,7 @@ def chunk_topics(
             topic does not leave a core idle, and none holds more than `max_chunk_partitions`.
         max_chunk_partitions: upper bound of partitions per chunk (a larger topic is one chunk).
         dir_cluster: offline: see `TopicChunk`.
+        offline: see `TopicChunk`.
 
     Returns:
         Chunks whose concatenation is every migrated topic in log (name) order.
@@ -271,10 +276,10 @@ def chunk_topics(
         current.append(_to_row(work))
         weight += max(1, len(work.topic.assignment))
         if weight >= target:
-            chunks.append(TopicChunk(mv, tuple(current), dir_cluster))
+            chunks.append(TopicChunk(mv, tuple(current), dir_cluster, offline))
             current, weight = [], 0
     if current:
-        chunks.append(TopicChunk(mv, tuple(current), dir_cluster))
+        chunks.append(TopicChunk(mv, tuple(current), dir_cluster, offline))
     return chunks
 
 
@@ -402,14 +407,14 @@ def _encode_log(
     dir_cluster = replica_dir_cluster(snapshot, options.offline)
     if spark is not None:
         chunks = chunk_topics(snapshot, mv, parallelism=spark.default_parallelism,
-                              dir_cluster=dir_cluster)
+                              dir_cluster=dir_cluster, offline=options.offline)
         if progress is not None:
             progress(0, len(chunks))
         encoded = spark.map_chunks(chunks, encode_topic_chunk)
         if progress is not None:
             progress(len(chunks), len(chunks))
     else:  # the same loop over the same topics, without the rows Spark needs for shipping
-        encoded = [_encode_works(mv, _topic_works(snapshot), dir_cluster)]
+        encoded = [_encode_works(mv, _topic_works(snapshot), dir_cluster, options.offline)]
         if progress is not None:
             progress(1, 1)
     cut = _splice_index(rest.records)

@@ -194,19 +194,20 @@ class VoterDiff:
 
 
 def voter_diffs(
-    snapshot: ClusterSnapshot, voters: Sequence[tuple[int, Path]]
+    snapshot: ClusterSnapshot, voters: Sequence[tuple[int, Path]], *, offline: bool = False
 ) -> list[VoterDiff]:
     """Compare every voter that holds a log with ZooKeeper's snapshot, by node id.
 
     Before a re-run, or after a `migrate --cutover none` done days ago, an operator wants to
     know how far the voters' copy has drifted from ZooKeeper without writing anything.
+    `offline`: the voters hold (or will hold) an `--offline` log, whose partitions name no leader.
 
     Raises:
         LogCorruptionError: a voter's log is damaged (exit 2, names the file and offset).
         ReplayError: a record does not apply (exit 2, names the offset).
         VoterUnavailableError: a voter's files cannot be read (exit 3).
     """
-    expected = expected_image(snapshot)
+    expected = expected_image(snapshot, offline=offline)
     cluster_id = snapshot.cluster_id.cluster_id if snapshot.cluster_id is not None else None
     ids = [node_id for node_id, _ in voters]
     out: list[VoterDiff] = []
