@@ -64,7 +64,7 @@ from migrate._bulk import VoterTarget, judge
 from migrate._journal import Journal
 from migrate._mirror_delta import LogState
 from migrate._pipeline import rest_counts, snapshot_timestamp_ms, translate_rest
-from migrate._preflight import PlanSummary, standin_summary
+from migrate._preflight import PlanSummary, standin_migration_finding, standin_summary
 from migrate._standin_takeover import explain_takeover
 from migrate._standin_transport import open_standin
 from migrate._standinargs import StandInSpec
@@ -95,6 +95,7 @@ from zkreader import (
     ControllerMovedError,
     FenceState,
     FenceToken,
+    MigrationMovedError,
     MigrationState,
     MigrationZnode,
     ZkSession,
@@ -124,6 +125,7 @@ _PRECOPY_CHUNK = int(os.environ.get("ZK2KRAFT_PRECOPY_CHUNK", "20000"))
 """Records per durable append of the pre-copy (tests lower it to crash between appends)."""
 _IGNORED = ("/controller", "/controller_epoch", "/migration", "/admin/reassign_partitions",
             "/log_dir_event_notification", "/isr_change_notification")
+_MIGRATION_PATH = "/migration"
 _OWN_CLAIM = frozenset({"MIGRATION_ZNODE_EXISTS", "CONTROLLER_IS_KRAFT"})
 _crash_counts: dict[str, int] = {}
 
@@ -264,6 +266,11 @@ class OnlineOutcome:
     wall_stamps: dict[str, float] = field(default_factory=dict)
     fence_wall_s: float | None = None
     parts: dict[str, Any] | None = None  # window_ms.parts, set by the command
+    zk_brokers: list[int] = field(default_factory=list)  # /brokers/ids as mirrored at the fence
+    # ok | refused | unconfirmed (exit 4) | failed (an error ended the run), set by the command
+    status: str = "ok"
+    problems: list[dict[str, str]] = field(default_factory=list)  # what Kafka did not confirm
+    error: dict[str, Any] | None = None  # the error that ended a failed run, and its exit code
 
     @property
     def refused(self) -> bool:
@@ -274,6 +281,9 @@ class OnlineOutcome:
         """The `migrate --json` document: the plan summary plus the online figures."""
         doc: dict[str, object] = self.summary.to_json() if self.summary is not None else {}
         doc.update({
+            "status": "refused" if self.refused else self.status,
+            "problems": self.problems,
+            "error": self.error,
             "cutover": self.cutover,
             "transport": self.transport,
             "handover": self.handover,
@@ -497,6 +507,7 @@ class _Run:
         # The window must not pay for the collector walking the pre-copy's millions of
         # objects (a full pass costs tenths of a second at 100k partitions): freeze what
         # exists and keep the collector off from the fence to t1.
+        self.out.zk_brokers = sorted(self.log.image.cluster.brokers)
         for record in trailer_records(self.mv):
             encode_record(record)  # their encoders compile on first use: now, not in t0..t1
         gc.collect()
@@ -788,22 +799,32 @@ class _Run:
         sent: list[tuple[float, float]] = []
         # every way here passes the pre-copy or the resync, which judged /migration
         assert self._migration_judged is not None
-        try:
-            token = fence_zk_controller(self.session, kraft_controller_id=self.controller_id,
-                                        kraft_epoch=self.epoch, timestamp_ms=ts,
-                                        migration_version=self._migration_judged,
-                                        on_sent=lambda: sent.append((self.clock(),
-                                                                     time.time())),
-                                        in_flight=_crash_in_flight(self.session, "fence_sent"))
-        except ControllerMovedError:
-            # Someone fenced first. An earlier run's fence, still in flight when this run read
-            # back "not applied", is one of them: its claim is journaled, and it is ours.
-            earlier = self._our_applied_fence(read_fence_state(self.session, synced=True))
-            if earlier is None:
-                raise
-            raise _OurFenceFound(earlier) from None
+        self._adopt_controllers_migration_znode()
+        retries = 3  # each for a new version of an empty /migration; a loop that never settles
+        while True:
+            try:
+                token = fence_zk_controller(
+                    self.session, kraft_controller_id=self.controller_id,
+                    kraft_epoch=self.epoch, timestamp_ms=ts,
+                    migration_version=self._migration_judged,
+                    on_sent=lambda: sent.append((self.clock(), time.time())),
+                    in_flight=_crash_in_flight(self.session, "fence_sent"))
+                break
+            except MigrationMovedError:
+                # nothing applied; a controller that created its empty /migration between the
+                # read above and the multi-op is taken over like one created earlier
+                retries -= 1
+                if retries < 0 or not self._adopt_controllers_migration_znode():
+                    raise
+            except ControllerMovedError:
+                # Someone fenced first. An earlier run's fence, still in flight when this run
+                # read back "not applied", is one of them: its claim is journaled, and it is ours.
+                earlier = self._our_applied_fence(read_fence_state(self.session, synced=True))
+                if earlier is None:
+                    raise
+                raise _OurFenceFound(earlier) from None
         # the wall-clock times are taken where each boundary is, beside its monotonic stamp
-        t0, self.out.wall_stamps["fence"] = sent[0]
+        t0, self.out.wall_stamps["fence"] = sent[-1]
         # No journal write here: it would sit inside the window, and the `fencing` entry (our
         # exact claim) already lets a resume read back that the fence applied.
         self.out.phase_ms["fence"] = (self.clock() - t0) * 1000.0
@@ -811,6 +832,35 @@ class _Run:
         _crash("after_fence")
         _pause("after_fence")
         return t0, token
+
+    def _adopt_controllers_migration_znode(self) -> bool:
+        """With the stand-in: take a `/migration` that changed since it was judged as judged
+        again when it is Kafka's "nothing migrated yet" (`ZkMigrationLeadershipState.EMPTY`,
+        all four fields -1), which every controller in migration mode get-or-creates when it
+        starts, whenever that is (before zk2kraft, with it or after it). The fence then writes
+        it at the version read here, so a controller that records a real claim after this read
+        still fails the fence (`MigrationMovedError`); a real claim read here keeps its
+        blocker's words and fails the fence as before. Returns True when it took a new version.
+        """
+        if self.o.standin is None:
+            return False
+        got = self.session.get(_MIGRATION_PATH)
+        version = MIGRATION_ABSENT if got is None else got[1].version
+        if version == self._migration_judged or got is None:
+            return False
+        kind = kind_for_path(_MIGRATION_PATH)
+        assert kind is not None
+        znode = kind.decode(*got)
+        assert isinstance(znode, MigrationZnode)
+        finding = standin_migration_finding(znode)
+        if finding is not None:
+            self.sink.say(f"WARNING: {finding.message}")
+            return False  # the fence refuses it (MigrationMovedError), nothing applied
+        self.sink.say(f"/migration appeared or changed since it was judged (version "
+                      f"{version}), holding Kafka's empty state (a controller in migration mode "
+                      "created it when it started): the fence takes it over at that version")
+        self._migration_judged = version
+        return True
 
     def _fence_readback(self) -> FenceToken | None:
         """A crash at `fencing` (or before it, after an earlier run's fence was sent): did one

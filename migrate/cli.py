@@ -348,6 +348,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run the canary against these brokers during the online migration: "
                    "controller-bound requests every 50 ms and an acks=all produce/consume "
                    "loop; the report gains window_ms.observed and the producer's stall")
+    p.add_argument("--max-window", type=float, default=None, metavar="S",
+                   help="with --bootstrap-server: the longest window (seconds) the clients may "
+                   "see (the canary's window_ms.observed); over it the run ends with exit 4 "
+                   "and WINDOW_OVER_BOUND in the report")
     p.add_argument("--command-config", metavar="FILE",
                    help="the canary's client properties (Kafka's Java client file: "
                    "security.protocol, sasl.*, ssl.* with PEM or PKCS#12 stores)")

@@ -16,6 +16,7 @@ __all__ = [
     "BadFlagError",
     "BlockersFoundError",
     "CanaryError",
+    "CutoverUnconfirmedError",
     "MigrateError",
     "ReportWriteError",
     "SparkError",
@@ -58,3 +59,10 @@ class ReportWriteError(MigrateError):
     Report paths are probed before any work starts (`BadFlagError` then), so this only happens
     when the filesystem changes under a running command; the message names the flag and file.
     """
+
+
+class CutoverUnconfirmedError(MigrateError):
+    """The cutover ran to its end, but what Kafka reports afterwards does not confirm a working
+    cluster: brokers not registered at the fence, brokers not serving with the new controller,
+    no controller claim, or the clients' window over `--max-window`. The message (and the
+    report's `status`/`problems`) says what was seen and what to do."""
