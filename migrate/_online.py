@@ -810,12 +810,12 @@ class _Run:
                     on_sent=lambda: sent.append((self.clock(), time.time())),
                     in_flight=_crash_in_flight(self.session, "fence_sent"))
                 break
-            except MigrationMovedError:
+            except MigrationMovedError as exc:
                 # nothing applied; a controller that created its empty /migration between the
                 # read above and the multi-op is taken over like one created earlier
                 retries -= 1
                 if retries < 0 or not self._adopt_controllers_migration_znode():
-                    raise
+                    raise MigrationMovedError(self._migration_moved_advice(exc)) from None
             except ControllerMovedError:
                 # Someone fenced first. An earlier run's fence, still in flight when this run
                 # read back "not applied", is one of them: its claim is journaled, and it is ours.
@@ -832,6 +832,21 @@ class _Run:
         _crash("after_fence")
         _pause("after_fence")
         return t0, token
+
+    def _migration_moved_advice(self, exc: MigrationMovedError) -> str:
+        """The fence's refusal, with what the operator does next. With the stand-in this run
+        now exits and the controllers stop hearing from it: after their
+        controller.quorum.fetch.timeout.ms one of them leads, so a re-run may find the quorum
+        led elsewhere and say how to start over (`_standin_takeover`)."""
+        if self.o.standin is None:
+            return str(exc)
+        return (f"{exc}. Once it is known, and only if nothing is migrating this cluster, "
+                f"delete {_MIGRATION_PATH} deliberately (e.g. `zookeeper-shell "
+                f"{self.o.connect.connect} delete {_MIGRATION_PATH}`; the controllers in migration "
+                "mode create their empty one again when they start) and run this same command "
+                f"again (journal {self.journal.path}). The controllers elect one of themselves "
+                "once they stop hearing from the stand-in (controller.quorum.fetch.timeout.ms); "
+                "then the re-run cannot lead again and says how to start over")
 
     def _adopt_controllers_migration_znode(self) -> bool:
         """With the stand-in: take a `/migration` that changed since it was judged as judged
