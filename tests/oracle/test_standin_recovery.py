@@ -215,7 +215,7 @@ def test_brokers_killed_right_after_the_handoff_end_with_exit_4(
                                         ports=ports, heap="320m") as (_, nodes):
             done = migrate_through_standin(
                 connect, ports, root, "--bootstrap-server", cluster.bootstrap,
-                "--broker-wait", "120", "--handoff-timeout", "60",
+                "--broker-wait", "120", "--handoff-timeout", "30",
                 "--on-cutover", f"kill -9 {pids}", "--html", str(root / "m.html"))
             said = _said(done)
             logs = "\n".join(n.log_text() for n in nodes)
