@@ -8,6 +8,9 @@ a problem that ends it with exit 4 (`CutoverUnconfirmedError`) and a report nami
 * `BROKERS_UNREGISTERED_AT_FENCE`: with the stand-in, brokers ZooKeeper listed were not
   registered with it and unfenced when it fenced (`--broker-wait` ran out); they register with
   the next controller only if their own Raft state agrees with it.
+* `BROKERS_NOT_FOLLOWING`: with the stand-in, brokers registered at the fence whose fetches the
+  new leader does not see after its claim (DescribeQuorum: their LastFetchTimestamp did not
+  move), asked without `--bootstrap-server` too.
 * `NO_CONTROLLER_CLAIM`: no KRaft controller claimed `/controller` within `--handoff-timeout`.
 * `NO_CONTROLLER_REQUEST_SERVED`: the canary (`--bootstrap-server`) saw no controller-bound
   request served after the fence.
@@ -109,6 +112,14 @@ def cutover_problems(outcome: Any, *, broker_wait_s: float, handoff_timeout_s: f
             "'raftManager fault'; `kafka-metadata-quorum --bootstrap-controller HOST:PORT "
             "describe --replication` must list it as an observer of the new leader. A broker "
             "that shut down must be started again (it registers with the new controller)."))
+    if outcome.brokers_not_following:
+        out.append(Problem(
+            "BROKERS_NOT_FOLLOWING",
+            f"broker(s) {outcome.brokers_not_following} do not fetch from the new KRaft leader "
+            "(its DescribeQuorum showed no new fetch from them within 30 s): check each "
+            "broker's log for a 'raftManager fault' or a shutdown, start any that stopped, and "
+            "check `kafka-metadata-quorum --bootstrap-controller HOST:PORT describe "
+            "--replication` lists them as observers."))
     if outcome.transport.get("kind") == "standin" and "claimed" not in outcome.stamps:
         out.append(Problem(
             "NO_CONTROLLER_CLAIM",

@@ -241,6 +241,8 @@ class OnlineOutcome:
     mirrored_records: int = 0
     broker_records: int = 0  # appended by the stand-in for the brokers' registrations/heartbeats
     brokers_unregistered: list[int] | None = None  # at the fence (stand-in only)
+    # brokers whose fetches the new leader did not see after the claim (stand-in only)
+    brokers_not_following: list[int] | None = None
     mirror_steps: int = 0
     changes_seen: int = 0
     delta_records: int = 0
@@ -298,6 +300,7 @@ class OnlineOutcome:
             "mirrored_records": self.mirrored_records,
             "broker_records": self.broker_records,
             "brokers_unregistered_at_fence": self.brokers_unregistered,
+            "brokers_not_following_new_leader": self.brokers_not_following,
             "precopy_records": self.precopy_records,
             "mirror_steps": self.mirror_steps,
             "changes_seen": self.changes_seen,
@@ -1016,6 +1019,7 @@ class _Run:
                 if read_fence_state(self.session).kraft_controller_epoch > self.epoch:
                     t2, self.out.wall_stamps["claimed"] = self.clock(), time.time()
                     self.sink.say("a KRaft controller claimed /controller: handoff complete")
+                    self._brokers_following()
                     return t2
             except ZkUnreachableError:
                 pass
@@ -1023,6 +1027,38 @@ class _Run:
         self.sink.say(f"no KRaft controller claimed /controller within "
                       f"{self.o.handoff_timeout_s:g}s: window_ms.total is null")
         return None
+
+    def _brokers_following(self) -> None:
+        """With the stand-in, after the claim: does every broker ZooKeeper listed at the fence
+        (and registered with the stand-in then) fetch from the new leader? Asked the way
+        `kafka-metadata-quorum describe --replication` asks (DescribeQuorum): a broker counts
+        once its LastFetchTimestamp moved between two answers, so a broker that died after its
+        last fetch does not. Waits at most 30 s (or --handoff-timeout)."""
+        if not isinstance(self.quorum, StandInLeader) or self.out.handover is None:
+            return
+        leader = int(self.out.handover["new_leader"])
+        expected = set(self.out.zk_brokers) - set(self.out.brokers_unregistered or [])
+        if leader < 0 or not expected:
+            return
+        deadline = self.clock() + min(30.0, self.o.handoff_timeout_s)
+        first: dict[int, int] | None = None
+        moved: set[int] = set()
+        while not expected <= moved and self.clock() < deadline:
+            try:
+                leader, seen = self.quorum.describe_quorum(leader)
+            except VoterUnavailableError:
+                seen = {}
+            if seen and first is None:
+                first = seen
+            elif seen and first is not None:
+                moved |= {b for b in expected if seen.get(b, -1) > first.get(b, -1)}
+            time.sleep(1.0)
+        self.out.brokers_not_following = sorted(expected - moved)
+        if self.out.brokers_not_following:
+            self.sink.say(f"WARNING: broker(s) {self.out.brokers_not_following} do not fetch "
+                          f"from the new leader {leader} (DescribeQuorum)")
+        else:
+            self.sink.say(f"every broker fetches from the new leader {leader} (DescribeQuorum)")
 
     def _run_on_cutover(self) -> None:
         assert self.o.on_cutover is not None  # the caller runs this only when it was given

@@ -94,7 +94,7 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
             return (f"{head} ZooKeeper was not fenced: {zk_controller} and ZooKeeper holds "
                     f"all metadata, so nothing is lost. {log_state} Either {start_slot}, then "
                     f"{restart}, and Kafka migrates; or "
-                    f"{_start_over(spec, journal, leader, epoch)}")
+                    f"{_start_over(spec, journal, leader, epoch, connect)}")
         return (f"{head} ZooKeeper IS fenced (/controller claimed by {spec.node_id} with "
                 f"kraftControllerEpoch {ours}, /controller_epoch {state.controller_epoch}): its "
                 "controller can no longer write, so ZooKeeper holds every change up to the "
@@ -118,7 +118,8 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
             f"{start_slot} to fill the stand-in's slot.")
 
 
-def _start_over(spec: StandInSpec, journal: Journal, leader: int, epoch: int) -> str:
+def _start_over(spec: StandInSpec, journal: Journal, leader: int, epoch: int,
+                connect: str) -> str:
     """The steps that start the quorum over for zk2kraft, brokers included.
 
     Every broker in migration mode is a Raft observer and keeps the leader and epoch it followed
@@ -127,8 +128,15 @@ def _start_over(spec: StandInSpec, journal: Journal, leader: int, epoch: int) ->
     "raftManager fault ... IllegalStateException ... inconsistent with current leader" (issue
     16). So the brokers' copies go too, with the controllers stopped (a broker restarted while
     they run would fetch the old epoch again); ZooKeeper's controller serves the brokers
-    meanwhile, as before the migration began."""
-    return (f"start over with zk2kraft, in this order: (1) stop every KRaft controller; (2) "
+    meanwhile, as before the migration began. The controller that led meanwhile recorded
+    itself in `/migration` (real 3.9.1: `kraft_controller_epoch` 3, the rest -1), which a fresh
+    run refuses (MIGRATION_ZNODE_EXISTS); with nothing migrated (`kraft_metadata_offset` -1) and
+    the controllers stopped it goes too, and they create their empty one again on start."""
+    return (f"start over with zk2kraft, in this order: (1) stop every KRaft controller, then "
+            f"read /migration (`zookeeper-shell {connect} get /migration`) and, if its "
+            "kraft_metadata_offset is -1 (nothing was migrated; the controller that led "
+            f"meanwhile recorded itself there), delete it (`zookeeper-shell {connect} delete "
+            "/migration`); (2) "
             "re-format each controller's metadata.log.dir (delete it, then `kafka-storage "
             "format` it with this cluster's id and its controller.properties, as for the first "
             f"start); (3) empty {spec.log_dir} and remove {journal.path}; (4) the brokers follow "

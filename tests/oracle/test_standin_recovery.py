@@ -23,8 +23,9 @@ record the canary's producer had acknowledged consumed once; a record produced a
 
 `test_brokers_killed_right_after_the_handoff_end_with_exit_4`: `--on-cutover` (run right after
 the stand-in resigned) kills every broker (SIGKILL); the run must end with exit 4, status
-`unconfirmed` and a problem naming the brokers (`BROKERS_NOT_SERVING` or
-`NO_CONTROLLER_REQUEST_SERVED`) in the terminal and in the report. Before, it ended 0.
+`unconfirmed` and problems naming the brokers (`BROKERS_NOT_FOLLOWING` from the new leader's
+DescribeQuorum, and `BROKERS_NOT_SERVING` or `NO_CONTROLLER_REQUEST_SERVED` from the canary) in
+the terminal and in the report. Before, it ended 0.
 Needs `tests/kafka/fetch.sh` (fails otherwise).
 """
 
@@ -151,8 +152,12 @@ def test_fence_refused_then_start_over_as_advised(
             doc = _report(root)
             assert doc["status"] == "failed" and doc["error"]["exit_code"] == 1, doc
             # 3. start over, word for word
-            for node in nodes:  # (1) stop every KRaft controller
+            for node in nodes:  # (1) stop every KRaft controller ...
                 node.stop()
+            assert f"zookeeper-shell {connect} get /migration" in said, said
+            if zk.exists("/migration") is not None:  # ... and a /migration that migrated nothing
+                if json.loads(zk.get("/migration")[0])["kraft_metadata_offset"] == -1:
+                    zk.delete("/migration")
             for node in nodes:  # (2) delete and re-format each metadata.log.dir
                 shutil.rmtree(node.metadata_log_dir)
                 storage_format(node.config_path, cluster_id)
@@ -187,8 +192,8 @@ def _assert_healthy(done: Any, root: Path, zk: KazooClient, nodes: list[KafkaCon
     logs = "\n".join(n.log_text() for n in nodes)
     assert done.returncode == 0, said + logs[-6000:]
     doc = _report(root)
-    assert (doc["status"], doc["problems"], doc["brokers_unregistered_at_fence"]) == (
-        "ok", [], []), doc["problems"]
+    assert (doc["status"], doc["problems"], doc["brokers_unregistered_at_fence"],
+            doc["brokers_not_following_new_leader"]) == ("ok", [], [], []), doc["problems"]
     kraft_controller_took_over(zk, nodes)
     records = doc["canary"]["records"]
     assert records["acked"] > 0 and (records["missing"], records["duplicates"]) == (0, 0), \
@@ -225,6 +230,9 @@ def test_brokers_killed_right_after_the_handoff_end_with_exit_4(
             codes = {p["code"] for p in doc["problems"]}
             assert codes & {"BROKERS_NOT_SERVING", "NO_CONTROLLER_REQUEST_SERVED"}, codes
             assert doc["brokers_unregistered_at_fence"] == []  # they were, then they died
+            # the new leader's DescribeQuorum: none of them fetches from it any more
+            assert "BROKERS_NOT_FOLLOWING" in codes, codes
+            assert doc["brokers_not_following_new_leader"] == [0, 1, 2]
             assert "Kafka does NOT confirm a serving cluster (exit 4)" in said, said
             assert "BROKERS_NOT_SERVING" in said or "NO_CONTROLLER_REQUEST_SERVED" in said
             assert "unconfirmed" in (root / "m.html").read_text()

@@ -49,6 +49,9 @@ def test_a_confirmed_cutover_has_no_problem() -> None:
 def test_each_unconfirmed_fact_is_its_own_problem() -> None:
     assert _codes(_outcome(unregistered=[1, 2])) == ["BROKERS_UNREGISTERED_AT_FENCE"]
     assert _codes(_outcome(claimed=False)) == ["NO_CONTROLLER_CLAIM"]
+    following = _outcome()
+    following.brokers_not_following = [2]
+    assert _codes(following) == ["BROKERS_NOT_FOLLOWING"]
     assert _codes(_outcome(), _canary(t2=None)) == ["NO_CONTROLLER_REQUEST_SERVED"]
     assert _codes(_outcome(), _canary(missing=3)) == ["RECORDS_MISSING"]
     assert _codes(_outcome(), _canary(observed=5001.0), max_window_s=5) == ["WINDOW_OVER_BOUND"]
