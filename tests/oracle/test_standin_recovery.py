@@ -21,11 +21,12 @@ on our log without ZK_MIGRATION; the brokers registered with the stand-in; no br
 `raftManager fault` (the issue's "inconsistent with current leader" crash) or stopped; every
 record the canary's producer had acknowledged consumed once; a record produced after it served.
 
-`test_brokers_killed_right_after_the_handoff_end_with_exit_4`: `--on-cutover` (run right after
-the stand-in resigned) kills every broker (SIGKILL); the run must end with exit 4, status
-`unconfirmed` and problems naming the brokers (`BROKERS_NOT_FOLLOWING` from the new leader's
-DescribeQuorum, and `BROKERS_NOT_SERVING` or `NO_CONTROLLER_REQUEST_SERVED` from the canary) in
-the terminal and in the report. Before, it ended 0.
+`test_brokers_killed_right_after_the_handoff_end_with_exit_4` (two brokers, 20 partitions):
+`--on-cutover` (run right after the stand-in resigned) kills every broker (SIGKILL); the run
+must end with exit 4, status `unconfirmed` and problems naming the brokers
+(`BROKERS_NOT_FOLLOWING` from the new leader's DescribeQuorum, and `BROKERS_NOT_SERVING` or
+`NO_CONTROLLER_REQUEST_SERVED` from the canary) in the terminal and in the report. Before, it
+ended 0.
 Needs `tests/kafka/fetch.sh` (fails otherwise).
 """
 
@@ -70,10 +71,10 @@ _REAL_CLAIM = {"version": 0, "kraft_controller_id": 3002, "kraft_controller_epoc
                "kraft_metadata_offset": -1, "kraft_metadata_epoch": -1}
 
 
-def _create_topics(bootstrap: str) -> None:
+def _create_topics(bootstrap: str, partitions: int = PARTITIONS) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     futures = admin.create_topics(
-        [NewTopic("load-000", num_partitions=PARTITIONS, replication_factor=2)],
+        [NewTopic("load-000", num_partitions=partitions, replication_factor=2)],
         request_timeout=180)
     for f in futures.values():
         f.result(240)
@@ -212,8 +213,9 @@ def test_brokers_killed_right_after_the_handoff_end_with_exit_4(
     ports = {n: free_port() for n in (STANDIN, *STANDIN_FOLLOWERS)}
     voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in sorted(ports.items()))
     started = time.monotonic()
-    with migration_cluster(root, connect, brokers=3, heap="320m", voters=voters) as cluster:
-        _create_topics(cluster.bootstrap)
+    # two brokers and a few partitions: what is rehearsed is the brokers' death, not the size
+    with migration_cluster(root, connect, brokers=2, heap="320m", voters=voters) as cluster:
+        _create_topics(cluster.bootstrap, 20)
         cluster_id = json.loads(zk.get("/cluster/id")[0])["id"]
         pids = " ".join(str(b.pid) for b in cluster.brokers)
         with migration_mode_controllers(root, connect, cluster_id, _CONTROLLER_PROPS,
@@ -232,9 +234,9 @@ def test_brokers_killed_right_after_the_handoff_end_with_exit_4(
             assert doc["brokers_unregistered_at_fence"] == []  # they were, then they died
             # the new leader's DescribeQuorum: none of them fetches from it any more
             assert "BROKERS_NOT_FOLLOWING" in codes, codes
-            assert doc["brokers_not_following_new_leader"] == [0, 1, 2]
+            assert doc["brokers_not_following_new_leader"] == [0, 1]
             assert "Kafka does NOT confirm a serving cluster (exit 4)" in said, said
             assert "BROKERS_NOT_SERVING" in said or "NO_CONTROLLER_REQUEST_SERVED" in said
             assert "unconfirmed" in (root / "m.html").read_text()
-    print(f"\nbrokers killed after the handoff ({PARTITIONS} partitions): "
-          f"{time.monotonic() - started:.0f} s")
+    print(f"\nbrokers killed after the handoff (20 partitions, 2 brokers): "
+          f"{time.monotonic() - started:.0f} s, problems {sorted(codes)}")
