@@ -50,6 +50,8 @@ exit codes:
   2  bad flags, or malformed data in ZooKeeper or in a log (the message names the path/flag)
   3  ZooKeeper or a voter directory cannot be reached, written or locked; a report
      could not be written after the work was done
+  4  online migrate: the cutover ran, but Kafka does not confirm a serving cluster
+     (the report's status is "unconfirmed"; "problems" says what was seen and what to do)
   70 internal error (a bug: please report it with the traceback printed with -v)
   141 stdout closed early by its reader (e.g. `| head`)
   130/143 interrupted by Ctrl-C / SIGTERM (both clean up: no staging copy is left behind)
