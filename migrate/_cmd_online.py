@@ -9,6 +9,7 @@ SIGUSR1) and writes the `--json` document (0600).
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import signal
 import sys
@@ -22,11 +23,13 @@ from rich.live import Live
 
 from migrate._bulk import VoterTarget, blockers_message, check_voters, overrides_given
 from migrate._canary import (
+    CANARY_TOPIC,
     check_bootstrap_servers,
     finish_canary,
     start_canary,
     window_figures,
 )
+from migrate._cutover_check import brokers_serving, cutover_problems
 from migrate._journal import check_journal_dir, default_journal_dir
 from migrate._online import (
     OnlineOptions,
@@ -39,7 +42,7 @@ from migrate._private_file import check_output_path, write_json_report, write_re
 from migrate._standinargs import StandInSpec
 from migrate._window_report import check_controller_logs, online_html, parts_for
 from migrate._zkargs import connect_options
-from migrate.errors import BadFlagError, BlockersFoundError
+from migrate.errors import BadFlagError, BlockersFoundError, CutoverUnconfirmedError
 
 __all__ = ["online_options", "run"]
 
@@ -161,8 +164,14 @@ def _arm_trigger(mode: str) -> threading.Event:
 
 
 def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
-    """Run the online migration; 0 when the cutover completed (or had already), 1 on blockers."""
+    """Run the online migration; 0 when the cutover completed (or had already) and Kafka
+    confirms it, 1 on blockers, 4 when Kafka does not confirm it (`migrate._cutover_check`).
+    Every way out writes the `--json`/`--html` report asked for (`status` says which)."""
     options = online_options(args, standin)
+    max_window = getattr(args, "max_window", None)
+    if max_window is not None and (max_window <= 0 or args.bootstrap_server is None):
+        raise BadFlagError("--max-window: must be > 0 seconds, and needs --bootstrap-server "
+                           "(the canary measures the window the bound is about)")
     to_stdout = args.json == "-" or getattr(args, "html", None) == "-"
     console = Console(stderr=to_stdout or not sys.stdout.isatty(), highlight=False)
     sink = _ConsoleSink(console, quiet=args.quiet)
@@ -170,9 +179,10 @@ def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
     canary = start_canary(args.bootstrap_server, args.command_config, sink.say)
     try:
         outcome = run_online(options, sink=sink, trigger=trigger)
-    except BaseException:
+    except BaseException as exc:
         if canary is not None:
             canary.stop(None, drain_timeout_s=0)
+        _write_failed_report(args, options, exc)
         raise
     finally:
         sink.close()
@@ -190,6 +200,22 @@ def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
         parts = parts_for(outcome, standin=standin is not None, logs=logs,
                           timeout_s=options.handoff_timeout_s)
         outcome.parts = parts.to_json()
+        if canary is None:
+            sink.say("no --bootstrap-server: zk2kraft cannot ask the brokers whether they serve "
+                     "after the handoff; check them yourself")
+        else:
+            sink.say("asking the brokers whether they serve after the handoff")
+        config = None if canary is None else canary.config
+        problems = cutover_problems(
+            outcome, broker_wait_s=options.broker_wait_s,
+            handoff_timeout_s=options.handoff_timeout_s, canary=extra.get("canary"),
+            max_window_s=max_window, bootstrap=args.bootstrap_server,
+            ask_brokers=None if config is None else (
+                lambda ids: brokers_serving(config, ids, CANARY_TOPIC,
+                                            min(options.handoff_timeout_s, 60.0))))
+        if problems:
+            outcome.status = "unconfirmed"
+            outcome.problems = [p.to_json() for p in problems]
     doc = {**outcome.to_json(), **extra}
     write_json_report(args.json, doc)
     if getattr(args, "html", None) is not None:
@@ -204,7 +230,43 @@ def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
     if outcome.refused:
         assert outcome.summary is not None
         raise BlockersFoundError(blockers_message(outcome.summary.report.blockers))
+    if outcome.problems:
+        raise CutoverUnconfirmedError(
+            "the cutover ran to its end, but Kafka does not confirm a serving cluster: "
+            + "; ".join(f"{p['code']}: {p['message']}" for p in outcome.problems))
     return 0
+
+
+def _write_failed_report(args: argparse.Namespace, options: OnlineOptions,
+                         exc: BaseException) -> None:
+    """The `--json`/`--html` report of a run an error ended: status `failed`, the message and
+    the exit code it ends with. A report that cannot be written is logged, never raised over
+    the error that ended the run."""
+    from migrate._exit_codes import (
+        EXIT_INTERNAL,
+        EXIT_INTERRUPTED,
+        EXIT_TERMINATED,
+        exit_code_for,
+    )
+
+    if args.json is None and getattr(args, "html", None) is None:
+        return
+    code = exit_code_for(exc)
+    if isinstance(exc, KeyboardInterrupt):  # the CLI's SIGTERM is one too, named _Terminated
+        code = EXIT_TERMINATED if type(exc).__name__ == "_Terminated" else EXIT_INTERRUPTED
+    outcome = OnlineOutcome(cutover=options.cutover, status="failed",
+                            error={"message": str(exc) or type(exc).__name__,
+                                   "exit_code": EXIT_INTERNAL if code is None else code})
+    if options.standin is not None:
+        outcome.transport = options.standin.to_json()
+    try:
+        if args.json is not None:
+            write_json_report(args.json, outcome.to_json())
+        if getattr(args, "html", None) is not None:
+            write_report("--html", args.html,
+                         online_html(outcome, None, source=args.zookeeper).encode("utf-8"))
+    except Exception:  # noqa: BLE001 - the run's own error is what the operator must see
+        logging.getLogger(__name__).exception("the report of the failed run was not written")
 
 
 def _print(console: Console, outcome: OnlineOutcome, *, source: str) -> None:
@@ -253,6 +315,10 @@ def _print(console: Console, outcome: OnlineOutcome, *, source: str) -> None:
                      f"(longest gap between served controller requests), first request "
                      f"served {ms(window.get('clients_t2'))} after the fence; producer "
                      f"stall {ms(window.get('producer_stall'))}")
+    if outcome.problems:
+        lines[0] = (f"cutover ({outcome.cutover}) ran to its end, but Kafka does NOT confirm a "
+                    "serving cluster (exit 4):")
+        lines[1:1] = [f"  {p['code']}: {p['message']}" for p in outcome.problems]
     if outcome.session_expiries:
         lines.append(f"  ZooKeeper session expired {outcome.session_expiries} time(s); the whole "
                      "tree was re-read each time")

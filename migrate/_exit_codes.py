@@ -3,7 +3,8 @@
 Exit codes are a contract (the exit-code table in the README): 0 ok; 1 blockers found or parity
 differences; 2 bad flags or bad input data; 3 ZooKeeper or a voter directory unreachable,
 unusable or locked; 70 an internal bug; 130 interrupted; 141 stdout closed by its reader;
-143 terminated (SIGTERM, cleaned up as for Ctrl-C).
+143 terminated (SIGTERM, cleaned up as for Ctrl-C); 4 an online cutover that ran to its end but
+that Kafka does not confirm (brokers unregistered or not serving, no claim, window over bound).
 Every error class of the four packages gets its code here, by class, the way kazoo maps server
 codes to exception classes in one `EXCEPTIONS` table: a class not listed takes the code of its
 nearest listed base class, and an exception outside the four error trees is a bug (70). The
@@ -20,6 +21,7 @@ from migrate.errors import (
     BadFlagError,
     BlockersFoundError,
     CanaryError,
+    CutoverUnconfirmedError,
     JournalWriteError,
     MigrateError,
     ReportWriteError,
@@ -51,6 +53,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_TERMINATED",
     "EXIT_OK",
+    "EXIT_UNCONFIRMED",
     "EXIT_UNREACHABLE",
     "exit_code_for",
 ]
@@ -59,6 +62,7 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1  # blockers (plan/migrate) or parity differences (verify)
 EXIT_BAD_INPUT = 2  # a bad flag, or malformed data in ZooKeeper or in a voter's files
 EXIT_UNREACHABLE = 3  # ZooKeeper or a voter directory cannot be reached, written or locked
+EXIT_UNCONFIRMED = 4  # the cutover ran, but Kafka does not confirm a serving cluster after it
 EXIT_INTERNAL = 70  # a bug in zk2kraft (sysexits' EX_SOFTWARE), never confused with findings
 EXIT_INTERRUPTED = 130  # Ctrl-C / SIGINT
 EXIT_TERMINATED = 143  # SIGTERM (128 + 15): cleaned up exactly as after Ctrl-C
@@ -89,6 +93,8 @@ EXIT_CODES: dict[type[BaseException], int] = {
     CanaryError: EXIT_UNREACHABLE,  # --bootstrap-server's brokers
     ReportWriteError: EXIT_UNREACHABLE,
     JournalWriteError: EXIT_UNREACHABLE,  # the online journal (the run stops as at a crash)
+    # the cutover happened: not a refusal, not unreachable input, but no confirmed success
+    CutoverUnconfirmedError: EXIT_UNCONFIRMED,
 }
 """Error class -> exit code. Lookup walks the exception's MRO, so subclasses inherit."""
 

@@ -64,7 +64,7 @@ from migrate._bulk import VoterTarget, judge
 from migrate._journal import Journal
 from migrate._mirror_delta import LogState
 from migrate._pipeline import rest_counts, snapshot_timestamp_ms, translate_rest
-from migrate._preflight import PlanSummary, standin_summary
+from migrate._preflight import PlanSummary, standin_migration_finding, standin_summary
 from migrate._standin_takeover import explain_takeover
 from migrate._standin_transport import open_standin
 from migrate._standinargs import StandInSpec
@@ -95,6 +95,7 @@ from zkreader import (
     ControllerMovedError,
     FenceState,
     FenceToken,
+    MigrationMovedError,
     MigrationState,
     MigrationZnode,
     ZkSession,
@@ -124,6 +125,7 @@ _PRECOPY_CHUNK = int(os.environ.get("ZK2KRAFT_PRECOPY_CHUNK", "20000"))
 """Records per durable append of the pre-copy (tests lower it to crash between appends)."""
 _IGNORED = ("/controller", "/controller_epoch", "/migration", "/admin/reassign_partitions",
             "/log_dir_event_notification", "/isr_change_notification")
+_MIGRATION_PATH = "/migration"
 _OWN_CLAIM = frozenset({"MIGRATION_ZNODE_EXISTS", "CONTROLLER_IS_KRAFT"})
 _crash_counts: dict[str, int] = {}
 
@@ -239,6 +241,8 @@ class OnlineOutcome:
     mirrored_records: int = 0
     broker_records: int = 0  # appended by the stand-in for the brokers' registrations/heartbeats
     brokers_unregistered: list[int] | None = None  # at the fence (stand-in only)
+    # brokers whose fetches the new leader did not see after the claim (stand-in only)
+    brokers_not_following: list[int] | None = None
     mirror_steps: int = 0
     changes_seen: int = 0
     delta_records: int = 0
@@ -264,6 +268,11 @@ class OnlineOutcome:
     wall_stamps: dict[str, float] = field(default_factory=dict)
     fence_wall_s: float | None = None
     parts: dict[str, Any] | None = None  # window_ms.parts, set by the command
+    zk_brokers: list[int] = field(default_factory=list)  # /brokers/ids as mirrored at the fence
+    # ok | refused | unconfirmed (exit 4) | failed (an error ended the run), set by the command
+    status: str = "ok"
+    problems: list[dict[str, str]] = field(default_factory=list)  # what Kafka did not confirm
+    error: dict[str, Any] | None = None  # the error that ended a failed run, and its exit code
 
     @property
     def refused(self) -> bool:
@@ -274,6 +283,9 @@ class OnlineOutcome:
         """The `migrate --json` document: the plan summary plus the online figures."""
         doc: dict[str, object] = self.summary.to_json() if self.summary is not None else {}
         doc.update({
+            "status": "refused" if self.refused else self.status,
+            "problems": self.problems,
+            "error": self.error,
             "cutover": self.cutover,
             "transport": self.transport,
             "handover": self.handover,
@@ -288,6 +300,7 @@ class OnlineOutcome:
             "mirrored_records": self.mirrored_records,
             "broker_records": self.broker_records,
             "brokers_unregistered_at_fence": self.brokers_unregistered,
+            "brokers_not_following_new_leader": self.brokers_not_following,
             "precopy_records": self.precopy_records,
             "mirror_steps": self.mirror_steps,
             "changes_seen": self.changes_seen,
@@ -497,6 +510,7 @@ class _Run:
         # The window must not pay for the collector walking the pre-copy's millions of
         # objects (a full pass costs tenths of a second at 100k partitions): freeze what
         # exists and keep the collector off from the fence to t1.
+        self.out.zk_brokers = sorted(self.log.image.cluster.brokers)
         for record in trailer_records(self.mv):
             encode_record(record)  # their encoders compile on first use: now, not in t0..t1
         gc.collect()
@@ -792,22 +806,32 @@ class _Run:
         sent: list[tuple[float, float]] = []
         # every way here passes the pre-copy or the resync, which judged /migration
         assert self._migration_judged is not None
-        try:
-            token = fence_zk_controller(self.session, kraft_controller_id=self.controller_id,
-                                        kraft_epoch=self.epoch, timestamp_ms=ts,
-                                        migration_version=self._migration_judged,
-                                        on_sent=lambda: sent.append((self.clock(),
-                                                                     time.time())),
-                                        in_flight=_crash_in_flight(self.session, "fence_sent"))
-        except ControllerMovedError:
-            # Someone fenced first. An earlier run's fence, still in flight when this run read
-            # back "not applied", is one of them: its claim is journaled, and it is ours.
-            earlier = self._our_applied_fence(read_fence_state(self.session, synced=True))
-            if earlier is None:
-                raise
-            raise _OurFenceFound(earlier) from None
+        self._adopt_controllers_migration_znode()
+        retries = 3  # each for a new version of an empty /migration; a loop that never settles
+        while True:
+            try:
+                token = fence_zk_controller(
+                    self.session, kraft_controller_id=self.controller_id,
+                    kraft_epoch=self.epoch, timestamp_ms=ts,
+                    migration_version=self._migration_judged,
+                    on_sent=lambda: sent.append((self.clock(), time.time())),
+                    in_flight=_crash_in_flight(self.session, "fence_sent"))
+                break
+            except MigrationMovedError as exc:
+                # nothing applied; a controller that created its empty /migration between the
+                # read above and the multi-op is taken over like one created earlier
+                retries -= 1
+                if retries < 0 or not self._adopt_controllers_migration_znode():
+                    raise MigrationMovedError(self._migration_moved_advice(exc)) from None
+            except ControllerMovedError:
+                # Someone fenced first. An earlier run's fence, still in flight when this run
+                # read back "not applied", is one of them: its claim is journaled, and it is ours.
+                earlier = self._our_applied_fence(read_fence_state(self.session, synced=True))
+                if earlier is None:
+                    raise
+                raise _OurFenceFound(earlier) from None
         # the wall-clock times are taken where each boundary is, beside its monotonic stamp
-        t0, self.out.wall_stamps["fence"] = sent[0]
+        t0, self.out.wall_stamps["fence"] = sent[-1]
         # No journal write here: it would sit inside the window, and the `fencing` entry (our
         # exact claim) already lets a resume read back that the fence applied.
         self.out.phase_ms["fence"] = (self.clock() - t0) * 1000.0
@@ -815,6 +839,50 @@ class _Run:
         _crash("after_fence")
         _pause("after_fence")
         return t0, token
+
+    def _migration_moved_advice(self, exc: MigrationMovedError) -> str:
+        """The fence's refusal, with what the operator does next. With the stand-in this run
+        now exits and the controllers stop hearing from it: after their
+        controller.quorum.fetch.timeout.ms one of them leads, so a re-run may find the quorum
+        led elsewhere and say how to start over (`_standin_takeover`)."""
+        if self.o.standin is None:
+            return str(exc)
+        return (f"{exc}. Once it is known, and only if nothing is migrating this cluster, "
+                f"delete {_MIGRATION_PATH} deliberately (e.g. `zookeeper-shell "
+                f"{self.o.connect.connect} delete {_MIGRATION_PATH}`; the controllers in migration "
+                "mode create their empty one again when they start) and run this same command "
+                f"again (journal {self.journal.path}). The controllers elect one of themselves "
+                "once they stop hearing from the stand-in (controller.quorum.fetch.timeout.ms); "
+                "then the re-run cannot lead again and says how to start over")
+
+    def _adopt_controllers_migration_znode(self) -> bool:
+        """With the stand-in: take a `/migration` that changed since it was judged as judged
+        again when it is Kafka's "nothing migrated yet" (`ZkMigrationLeadershipState.EMPTY`,
+        all four fields -1), which every controller in migration mode get-or-creates when it
+        starts, whenever that is (before zk2kraft, with it or after it). The fence then writes
+        it at the version read here, so a controller that records a real claim after this read
+        still fails the fence (`MigrationMovedError`); a real claim read here keeps its
+        blocker's words and fails the fence as before. Returns True when it took a new version.
+        """
+        if self.o.standin is None:
+            return False
+        got = self.session.get(_MIGRATION_PATH)
+        version = MIGRATION_ABSENT if got is None else got[1].version
+        if version == self._migration_judged or got is None:
+            return False
+        kind = kind_for_path(_MIGRATION_PATH)
+        assert kind is not None
+        znode = kind.decode(*got)
+        assert isinstance(znode, MigrationZnode)
+        finding = standin_migration_finding(znode)
+        if finding is not None:
+            self.sink.say(f"WARNING: {finding.message}")
+            return False  # the fence refuses it (MigrationMovedError), nothing applied
+        self.sink.say(f"/migration appeared or changed since it was judged (version "
+                      f"{version}), holding Kafka's empty state (a controller in migration mode "
+                      "created it when it started): the fence takes it over at that version")
+        self._migration_judged = version
+        return True
 
     def _fence_readback(self) -> FenceToken | None:
         """A crash at `fencing` (or before it, after an earlier run's fence was sent): did one
@@ -960,6 +1028,7 @@ class _Run:
                 if read_fence_state(self.session).kraft_controller_epoch > self.epoch:
                     t2, self.out.wall_stamps["claimed"] = self.clock(), time.time()
                     self.sink.say("a KRaft controller claimed /controller: handoff complete")
+                    self._brokers_following()
                     return t2
             except ZkUnreachableError:
                 pass
@@ -967,6 +1036,38 @@ class _Run:
         self.sink.say(f"no KRaft controller claimed /controller within "
                       f"{self.o.handoff_timeout_s:g}s: window_ms.total is null")
         return None
+
+    def _brokers_following(self) -> None:
+        """With the stand-in, after the claim: does every broker ZooKeeper listed at the fence
+        (and registered with the stand-in then) fetch from the new leader? Asked the way
+        `kafka-metadata-quorum describe --replication` asks (DescribeQuorum): a broker counts
+        once its LastFetchTimestamp moved between two answers, so a broker that died after its
+        last fetch does not. Waits at most 30 s (or --handoff-timeout)."""
+        if not isinstance(self.quorum, StandInLeader) or self.out.handover is None:
+            return
+        leader = int(self.out.handover["new_leader"])
+        expected = set(self.out.zk_brokers) - set(self.out.brokers_unregistered or [])
+        if leader < 0 or not expected:
+            return
+        deadline = self.clock() + min(30.0, self.o.handoff_timeout_s)
+        first: dict[int, int] | None = None
+        moved: set[int] = set()
+        while not expected <= moved and self.clock() < deadline:
+            try:
+                leader, seen = self.quorum.describe_quorum(leader)
+            except VoterUnavailableError:
+                seen = {}
+            if seen and first is None:
+                first = seen
+            elif seen and first is not None:
+                moved |= {b for b in expected if seen.get(b, -1) > first.get(b, -1)}
+            time.sleep(1.0)
+        self.out.brokers_not_following = sorted(expected - moved)
+        if self.out.brokers_not_following:
+            self.sink.say(f"WARNING: broker(s) {self.out.brokers_not_following} do not fetch "
+                          f"from the new leader {leader} (DescribeQuorum)")
+        else:
+            self.sink.say(f"every broker fetches from the new leader {leader} (DescribeQuorum)")
 
     def _run_on_cutover(self) -> None:
         assert self.o.on_cutover is not None  # the caller runs this only when it was given

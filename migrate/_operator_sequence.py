@@ -469,9 +469,10 @@ def _standin_steps(spec: StandInSpec, *, voters: str, mv: str, zookeeper: str,
               f"start zk2kraft: zk2kraft migrate --zookeeper {zookeeper} --standin {standin} "
               f"{others} --metadata-version {mv} --cutover manual --json report.json "
               "(it listens on its slot and asks for votes for up to 120 s)",
-              f"start controllers {', '.join(map(str, controller_ids))} with their properties "
-              "above; they vote for the stand-in and replicate the pre-copy and the mirror to "
-              "their own disks"),
+              f"then, within those 120 s, start controllers "
+              f"{', '.join(map(str, controller_ids))} with their properties above; they create "
+              "an empty /migration (zk2kraft takes it over at the fence), vote for the "
+              "stand-in and replicate the pre-copy and the mirror to their own disks"),
              "before the fence (pre-copy, mirror): stop zk2kraft (Ctrl-C) and the controllers, "
              "clear their metadata.log.dirs and zk2kraft's; ZooKeeper's controller never "
              f"stopped; then, to leave migration mode, {_REVERT_BROKERS}"),

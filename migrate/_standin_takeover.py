@@ -93,10 +93,8 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
                              "before")
             return (f"{head} ZooKeeper was not fenced: {zk_controller} and ZooKeeper holds "
                     f"all metadata, so nothing is lost. {log_state} Either {start_slot}, then "
-                    f"{restart}, and Kafka migrates; or start over with zk2kraft: stop the "
-                    "controllers, re-format their metadata.log.dirs, "
-                    f"empty {spec.log_dir}, remove {journal.path}, start the controllers and run "
-                    "this command again.")
+                    f"{restart}, and Kafka migrates; or "
+                    f"{_start_over(spec, journal, leader, epoch, connect)}")
         return (f"{head} ZooKeeper IS fenced (/controller claimed by {spec.node_id} with "
                 f"kraftControllerEpoch {ours}, /controller_epoch {state.controller_epoch}): its "
                 "controller can no longer write, so ZooKeeper holds every change up to the "
@@ -118,6 +116,37 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
     return (f"{done} /migration names the log's end, so Kafka's controller claims /controller "
             "and enters dual-write on its own: nothing is left for zk2kraft to do. Afterwards "
             f"{start_slot} to fill the stand-in's slot.")
+
+
+def _start_over(spec: StandInSpec, journal: Journal, leader: int, epoch: int,
+                connect: str) -> str:
+    """The steps that start the quorum over for zk2kraft, brokers included.
+
+    Every broker in migration mode is a Raft observer and keeps the leader and epoch it followed
+    in its own `__cluster_metadata-0/quorum-state`; a re-formatted quorum starts its epochs at 1
+    again, and when it elects another leader at an epoch a broker holds, the broker stops with
+    "raftManager fault ... IllegalStateException ... inconsistent with current leader" (issue
+    16). So the brokers' copies go too, with the controllers stopped (a broker restarted while
+    they run would fetch the old epoch again); ZooKeeper's controller serves the brokers
+    meanwhile, as before the migration began. The controller that led meanwhile recorded
+    itself in `/migration` (real 3.9.1: `kraft_controller_epoch` 3, the rest -1), which a fresh
+    run refuses (MIGRATION_ZNODE_EXISTS); with nothing migrated (`kraft_metadata_offset` -1) and
+    the controllers stopped it goes too, and they create their empty one again on start."""
+    return (f"start over with zk2kraft, in this order: (1) stop every KRaft controller, then "
+            f"read /migration (`zookeeper-shell {connect} get /migration`) and, if its "
+            "kraft_metadata_offset is -1 (nothing was migrated; the controller that led "
+            f"meanwhile recorded itself there), delete it (`zookeeper-shell {connect} delete "
+            "/migration`); (2) "
+            "re-format each controller's metadata.log.dir (delete it, then `kafka-storage "
+            "format` it with this cluster's id and its controller.properties, as for the first "
+            f"start); (3) empty {spec.log_dir} and remove {journal.path}; (4) the brokers follow "
+            f"controller {leader} at epoch {epoch} in their own __cluster_metadata-0/"
+            "quorum-state, and a re-formatted quorum electing another leader at that epoch "
+            "makes them shut down: restart the brokers one at a time, each stopped, its "
+            "__cluster_metadata-0 directory deleted (in its metadata.log.dir, else the first of "
+            "its log.dirs; the rest of its data stays), started again, and every partition's "
+            "ISR full again before the next (ZooKeeper's controller serves them meanwhile); "
+            "(5) start the controllers and run this command again.")
 
 
 def _migration(state: FenceState) -> int:

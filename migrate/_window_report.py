@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from migrate._findings import Finding
 from migrate._online import OnlineOutcome
 from migrate.errors import BadFlagError
 from verify import (
@@ -173,6 +174,7 @@ def online_html(outcome: OnlineOutcome, parts: WindowParts | None, *, source: st
     assert isinstance(window, dict)
     summary: dict[str, int | float | str | None] = {
         "zookeeper": source,
+        "status": str(doc["status"]),
         "cutover": outcome.cutover,
         "transport": str(outcome.transport.get("kind")),
         "window tool (t1-t0) ms": window.get("tool"),
@@ -184,12 +186,17 @@ def online_html(outcome: OnlineOutcome, parts: WindowParts | None, *, source: st
                     "mirrored records": outcome.mirrored_records,
                     "pre-copy records": outcome.precopy_records,
                     "last offset": outcome.last_offset})
+    if outcome.error is not None:
+        summary["error (exit code {})".format(outcome.error["exit_code"])] = str(
+            outcome.error["message"])
     s = outcome.summary
+    # what Kafka did not confirm after the cutover (exit 4) shows with the findings
+    problems = tuple(Finding(p["code"], p["message"], "") for p in outcome.problems)
     report = Report(
         title="zk2kraft migrate (online)",
         summary=summary,
         blockers=s.report.blockers if s is not None else (),
-        warnings=s.report.warnings if s is not None else (),
+        warnings=(*problems, *(s.report.warnings if s is not None else ())),
         records=dict(s.records) if s is not None else {},
         window=parts,
     )

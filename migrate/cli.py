@@ -60,6 +60,8 @@ exit codes:
   2  bad flags, or malformed data in ZooKeeper or in a log (the message names the path/flag)
   3  ZooKeeper or a voter directory cannot be reached, written or locked; a report
      could not be written after the work was done
+  4  online migrate: the cutover ran, but Kafka does not confirm a serving cluster
+     (the report's status is "unconfirmed"; "problems" says what was seen and what to do)
   70 internal error (a bug: please report it with the traceback printed with -v)
   141 stdout closed early by its reader (e.g. `| head`)
   130/143 interrupted by Ctrl-C / SIGTERM (both clean up: no staging copy is left behind);
@@ -433,6 +435,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run the canary against these brokers during the online migration: "
                    "controller-bound requests every 50 ms and an acks=all produce/consume "
                    "loop; the report gains window_ms.observed and the producer's stall")
+    p.add_argument("--max-window", type=float, default=None, metavar="S",
+                   help="with --bootstrap-server: the longest window (seconds) the clients may "
+                   "see (the canary's window_ms.observed); over it the run ends with exit 4 "
+                   "and WINDOW_OVER_BOUND in the report")
     p.add_argument("--command-config", metavar="FILE",
                    help="the canary's client properties (Kafka's Java client file: "
                    "security.protocol, sasl.*, ssl.* with PEM or PKCS#12 stores)")

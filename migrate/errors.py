@@ -17,6 +17,7 @@ __all__ = [
     "BadFlagError",
     "BlockersFoundError",
     "CanaryError",
+    "CutoverUnconfirmedError",
     "JournalWriteError",
     "MigrateError",
     "ReportWriteError",
@@ -69,3 +70,10 @@ class JournalWriteError(MigrateError):
     message names the journal file, the errno, the phase the journal still holds and whether
     ZooKeeper was fenced (before the fence nothing in ZooKeeper was touched).
     """
+
+
+class CutoverUnconfirmedError(MigrateError):
+    """The cutover ran to its end, but what Kafka reports afterwards does not confirm a working
+    cluster: brokers not registered at the fence, brokers not serving with the new controller,
+    no controller claim, or the clients' window over `--max-window`. The message (and the
+    report's `status`/`problems`) says what was seen and what to do."""

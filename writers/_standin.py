@@ -655,6 +655,32 @@ class StandInLeader:
             out, self._own_records = self._own_records, []
         return out
 
+    def describe_quorum(self, node: int, timeout_s: float = 5.0
+                        ) -> tuple[int, dict[int, int]]:
+        """DescribeQuorum v1 to voter `node`, as `kafka-metadata-quorum describe` sends it: the
+        leader it names and, when `node` leads, each observer's LastFetchTimestamp (the leader's
+        clock, ms). ZooKeeper-mode brokers in migration mode are the quorum's observers.
+
+        Raises:
+            VoterUnavailableError: `node` did not answer, or answered with an error.
+        """
+        body = {"topics": [{"topicName": METADATA_TOPIC, "partitions": [{"partitionIndex": 0}]}]}
+        try:
+            ans = self._call(self._rpc(node, 55, 1, body, timeout_s), timeout_s + 5)
+        except (OSError, TimeoutError, asyncio.TimeoutError) as exc:
+            raise VoterUnavailableError(
+                f"voter {node} did not answer DescribeQuorum: {type(exc).__name__}: {exc}"
+            ) from None
+        part = ans["topics"][0]["partitions"][0] if ans.get("topics") else {}
+        error = part.get("errorCode", ans.get("errorCode", NONE))
+        if ans.get("errorCode", NONE) != NONE or error != NONE:
+            if part.get("leaderId", -1) >= 0:
+                return int(part["leaderId"]), {}  # NOT_LEADER_OR_FOLLOWER names the leader
+            raise VoterUnavailableError(f"voter {node} answered DescribeQuorum with error "
+                                        f"{error}")
+        return int(part["leaderId"]), {int(o["replicaId"]): int(o["lastFetchTimestamp"])
+                                       for o in part.get("observers", [])}
+
     def broker_registrations(self) -> dict[int, tuple[int, bool]]:
         """broker id -> (broker epoch, live) as the stand-in's log holds them; live = unfenced
         and heard from within the session timeout (Kafka's `hasValidSession`), so the old

@@ -48,11 +48,15 @@ def test_migrate_through_the_standin_hands_over_to_a_real_controller(
         # "a majority of voters is no longer writable"), then cuts over with the warning.
         done = migrate_through_standin(cluster.connect, ports, tmp_path, broker_wait=7)
         logs = "\n".join(n.log_text() for n in nodes)
-        assert done.returncode == 0, done.stdout + done.stderr + logs[-5000:]
+        # they never register, so the run cannot confirm a serving cluster: exit 4 (issue 16)
+        assert done.returncode == 4, done.stdout + done.stderr + logs[-5000:]
         said = " ".join((done.stdout + done.stderr).split())
         assert "broker(s) [1, 2, 3] did not register with the stand-in within 7s" in said, said
+        assert "Kafka does NOT confirm a serving cluster (exit 4)" in said, said
         doc = json.loads((tmp_path / "m.json").read_text())
         assert doc["brokers_unregistered_at_fence"] == [1, 2, 3]
+        assert doc["status"] == "unconfirmed"
+        assert [p["code"] for p in doc["problems"]] == ["BROKERS_UNREGISTERED_AT_FENCE"]
         assert doc["transport"]["kind"] == "standin"
         assert doc["transport"]["node_id"] == STANDIN
         assert doc["handover"]["new_leader"] in REAL
@@ -91,7 +95,7 @@ def test_standin_on_a_sasl_plain_controller_listener_from_controller_config(
         done = migrate_through_standin(cluster.connect, ports, tmp_path,
                                        "--controller-config", str(conf), broker_wait=0)
         logs = "\n".join(n.log_text() for n in nodes)
-        assert done.returncode == 0, done.stdout + done.stderr + logs[-5000:]
+        assert done.returncode == 4, done.stdout + done.stderr + logs[-5000:]  # brokers 1-3
         assert "ctl-secret-1" not in done.stdout + done.stderr
         doc = json.loads((tmp_path / "m.json").read_text())
         assert doc["transport"]["security_protocol"] == "SASL_PLAINTEXT"

@@ -124,9 +124,11 @@ def test_a_refused_standin_run_leaves_the_controllers_untouched_and_a_fixed_reru
         zk.delete(EVENT)
         done = _migrate(cluster.connect, ports, tmp_path)
         logs = "\n".join(n.log_text() for n in nodes)
-        assert done.returncode == 0, done.stdout + done.stderr + logs[-5000:]
+        # the sample's brokers exist only in ZooKeeper: the run ends unconfirmed (exit 4)
+        assert done.returncode == 4, done.stdout + done.stderr + logs[-5000:]
         doc = json.loads((tmp_path / "m.json").read_text())
         assert doc["blockers"] == [] and doc["resumed_from"] is None
+        assert [p["code"] for p in doc["problems"]] == ["BROKERS_UNREGISTERED_AT_FENCE"]
         assert doc["handover"]["new_leader"] in REAL
         claim = wait_for_kraft_claim(zk, 120)
         logs = "\n".join(n.log_text() for n in nodes)
@@ -170,6 +172,9 @@ def test_the_standin_fence_refuses_a_migration_znode_rewritten_after_its_precopy
         logs = "\n".join(n.log_text() for n in nodes)
         assert proc.returncode == 3, out + err + logs[-3000:]
         said = " ".join(err.split())
+        # the refusal writes the report asked for, too (issue 16)
+        doc = json.loads((tmp_path / "m.json").read_text())
+        assert doc["status"] == "failed" and doc["error"]["exit_code"] == 3, doc
         assert (f"/migration changed since this run read and judged it (it was at version "
                 f"{judged}, it is now at version {judged + 1})") in said, err
         # nothing applied: checked at once (the controllers, leaderless now, wait out their

@@ -36,6 +36,7 @@ def test_hand_written_codes_by_class() -> None:
     assert exit_code_for(zkreader.errors.ZkUnreachableError("x")) == 3
     assert exit_code_for(writers.errors.VoterUnavailableError("x")) == 3
     assert exit_code_for(migrate.errors.ReportWriteError("x")) == 3
+    assert exit_code_for(migrate.errors.CutoverUnconfirmedError("x")) == 4
     assert exit_code_for(writers.BatchTooLargeError("x")) == 2  # not listed: its base's code
     assert exit_code_for(OSError("x")) is None  # not ours: a bug, exit 70
     assert exit_code_for(ValueError("x")) is None
@@ -45,7 +46,7 @@ def test_no_class_carries_its_own_exit_code() -> None:
     for cls in _error_classes():
         assert "exit_code" not in vars(cls), (
             f"{cls.__name__} sets exit_code; exit codes live in migrate/_exit_codes.py")
-        assert exit_code_for(cls.__new__(cls)) in (1, 2, 3), cls
+        assert exit_code_for(cls.__new__(cls)) in (1, 2, 3, 4), cls
 
 
 def test_readme_table_is_the_code_table() -> None:

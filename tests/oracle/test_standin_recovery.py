@@ -1,0 +1,242 @@
+"""Recovery advice followed word for word, and no false success (issue 16, items 2 and 3).
+
+Real Kafka 3.9.1: three ZooKeeper-mode brokers in migration mode (`controller.quorum.voters` =
+stand-in 3000, controllers 3001 and 3002), `REHEARSAL_PARTITIONS` partitions (default 100 here),
+the canary (`--bootstrap-server`) on every run.
+
+`test_fence_refused_then_start_over_as_advised`:
+1. `migrate --cutover manual --standin ...`; while it mirrors, `/migration` gets a real claim (a
+   controller recording itself); SIGUSR1: the fence refuses (exit 3), and the `--json` report is
+   written with status `failed`.
+2. The refusal's advice, word for word: the operator deletes `/migration` deliberately and runs
+   the same command again, after the controllers elected one of themselves (the issue saw that
+   within ~2 s; their fetch timeout here is 10 s). The re-run cannot lead again (exit 1) and says
+   how to start over, brokers' `quorum-state` included; its report is written too.
+3. The start-over, word for word: controllers stopped, their metadata.log.dirs deleted and
+   re-formatted, the stand-in's dir emptied, the journal removed, the brokers restarted one at a
+   time without `__cluster_metadata-0`, each waited for until every ISR is full, controllers
+   started, the command run again.
+Healthy means Kafka says so: exit 0, status `ok`, no problem; the new leader reached DUAL_WRITE
+on our log without ZK_MIGRATION; the brokers registered with the stand-in; no broker logged a
+`raftManager fault` (the issue's "inconsistent with current leader" crash) or stopped; every
+record the canary's producer had acknowledged consumed once; a record produced after it served.
+
+`test_brokers_killed_right_after_the_handoff_end_with_exit_4` (two brokers, 20 partitions):
+`--on-cutover` (run right after the stand-in resigned) kills every broker (SIGKILL); the run
+must end with exit 4, status `unconfirmed` and problems naming the brokers
+(`BROKERS_NOT_FOLLOWING` from the new leader's DescribeQuorum, and `BROKERS_NOT_SERVING` or
+`NO_CONTROLLER_REQUEST_SERVED` from the canary) in the terminal and in the report. Before, it
+ended 0.
+Needs `tests/kafka/fetch.sh` (fails otherwise).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka.admin import AdminClient, NewTopic
+from kazoo.client import KazooClient
+
+from tests.support.kafka import KafkaController, KafkaZkBroker, free_port, storage_format
+from tests.support.migration_cluster import (
+    kraft_controller_took_over,
+    migration_cluster,
+    produce_and_consume,
+)
+from tests.support.standin import (
+    STANDIN,
+    STANDIN_FOLLOWERS,
+    migrate_through_standin,
+    migration_mode_controllers,
+)
+
+pytestmark = [pytest.mark.oracle, pytest.mark.slow]
+
+PARTITIONS = int(os.environ.get("ZK2KRAFT_REHEARSAL_PARTITIONS", "100"))
+_CONTROLLER_PROPS = {
+    "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+    # the stand-in must win the first election: the cluster and the canary come up first
+    "controller.quorum.election.timeout.ms": "60000",
+    # how soon a controller stands once the stand-in is gone (the issue's cluster: ~2 s)
+    "controller.quorum.fetch.timeout.ms": "10000",
+}
+_REAL_CLAIM = {"version": 0, "kraft_controller_id": 3002, "kraft_controller_epoch": 5,
+               "kraft_metadata_offset": -1, "kraft_metadata_epoch": -1}
+
+
+def _create_topics(bootstrap: str, partitions: int = PARTITIONS) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.create_topics(
+        [NewTopic("load-000", num_partitions=partitions, replication_factor=2)],
+        request_timeout=180)
+    for f in futures.values():
+        f.result(240)
+
+
+def _isrs_full(zk: KazooClient) -> bool:
+    """Every partition's ISR in ZooKeeper holds all its replicas."""
+    for topic in zk.get_children("/brokers/topics"):
+        replicas = json.loads(zk.get(f"/brokers/topics/{topic}")[0])["partitions"]
+        for p, assigned in replicas.items():
+            path = f"/brokers/topics/{topic}/partitions/{p}/state"
+            if zk.exists(path) is None:
+                return False
+            if sorted(json.loads(zk.get(path)[0])["isr"]) != sorted(assigned):
+                return False
+    return True
+
+
+def _wait(what: str, ready: Any, timeout_s: float = 240) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.5)
+
+
+def _said(done: Any) -> str:
+    return " ".join((done.stdout + done.stderr).split())
+
+
+def _report(root: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((root / "m.json").read_text())
+    (root / "m.json").unlink()  # each run's report is read once; the next must write its own
+    return doc
+
+
+def test_fence_refused_then_start_over_as_advised(
+    tmp_path: Path, zk_server: Any, zk_chroot_client: KazooClient, zk_chroot: str
+) -> None:
+    root, connect, zk = tmp_path, f"{zk_server.connect}{zk_chroot}", zk_chroot_client
+    ports = {n: free_port() for n in (STANDIN, *STANDIN_FOLLOWERS)}
+    voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in sorted(ports.items()))
+    started = time.monotonic()
+    with migration_cluster(root, connect, brokers=3, heap="320m", voters=voters) as cluster:
+        _create_topics(cluster.bootstrap)
+        cluster_id = json.loads(zk.get("/cluster/id")[0])["id"]
+        canary = ("--bootstrap-server", cluster.bootstrap, "--broker-wait", "120")
+        with migration_mode_controllers(root, connect, cluster_id, _CONTROLLER_PROPS,
+                                        ports=ports, heap="320m") as (_, nodes):
+            # 1. the fence refused: /migration rewritten with a real claim while it mirrors
+            proc = migrate_through_standin(connect, ports, root, *canary, cutover="manual",
+                                           popen=True)
+            journal = root / "journal" / "journal.json"
+            _wait("the pre-copy", lambda: proc.poll() is not None or (
+                journal.exists() and json.loads(journal.read_text())["phase"] == "mirror"))
+            assert proc.poll() is None, proc.communicate()
+            zk.set("/migration", json.dumps(_REAL_CLAIM).encode())
+            proc.send_signal(signal.SIGUSR1)
+            out, err = proc.communicate(timeout=300)
+            refused = " ".join((out + err).split())
+            assert proc.returncode == 3, refused
+            assert "changed since this run read and judged it" in refused
+            doc = _report(root)
+            assert doc["status"] == "failed" and doc["error"]["exit_code"] == 3, doc
+            # 2. its advice: delete /migration deliberately, run the same command again; the
+            # controllers elect one of themselves once they stop hearing from the stand-in
+            assert f"zookeeper-shell {connect} delete /migration" in refused, refused
+            zk.delete("/migration")
+            _wait("a controller elected without the stand-in", lambda: any(
+                "Completed transition to Leader" in n.log_text() for n in nodes), 120)
+            rerun = migrate_through_standin(connect, ports, root, *canary)
+            said = _said(rerun)
+            assert rerun.returncode == 1, said
+            assert "cannot lead again" in said and "start over with zk2kraft, in this order" \
+                in said, said
+            assert "__cluster_metadata-0" in said and "quorum-state" in said, said
+            doc = _report(root)
+            assert doc["status"] == "failed" and doc["error"]["exit_code"] == 1, doc
+            # 3. start over, word for word
+            for node in nodes:  # (1) stop every KRaft controller ...
+                node.stop()
+            assert f"zookeeper-shell {connect} get /migration" in said, said
+            if zk.exists("/migration") is not None:  # ... and a /migration that migrated nothing
+                if json.loads(zk.get("/migration")[0])["kraft_metadata_offset"] == -1:
+                    zk.delete("/migration")
+            for node in nodes:  # (2) delete and re-format each metadata.log.dir
+                shutil.rmtree(node.metadata_log_dir)
+                storage_format(node.config_path, cluster_id)
+            shutil.rmtree(root / "standin")  # (3) empty the stand-in's dir ...
+            (root / "standin").mkdir()
+            journal.unlink()  # ... and remove the journal
+            for broker in cluster.brokers:  # (4) the brokers, one at a time
+                _restart_without_metadata_log(broker, zk)
+            for node in nodes:  # (5) start the controllers ...
+                node.launch()
+            for node in nodes:
+                node.wait_started()
+            done = migrate_through_standin(connect, ports, root, *canary)  # ... run again
+            _assert_healthy(done, root, zk, nodes, cluster.brokers, cluster.bootstrap)
+    print(f"\nrecovery rehearsal ({PARTITIONS} partitions): {time.monotonic() - started:.0f} s")
+
+
+def _restart_without_metadata_log(broker: KafkaZkBroker, zk: KazooClient) -> None:
+    """Stopped, its `__cluster_metadata-0` deleted (its metadata.log.dir is its only log.dir
+    here), started, and every partition's ISR full again before the next."""
+    broker.stop()
+    shutil.rmtree(Path(broker.properties["log.dirs"]) / "__cluster_metadata-0")
+    registration = f"/brokers/ids/{broker.broker_id}"
+    _wait(f"{registration} to go", lambda: zk.exists(registration) is None, 120)
+    broker.start()
+    _wait("every ISR full again", lambda: _isrs_full(zk))
+
+
+def _assert_healthy(done: Any, root: Path, zk: KazooClient, nodes: list[KafkaController],
+                    brokers: list[KafkaZkBroker], bootstrap: str) -> None:
+    said = _said(done)
+    logs = "\n".join(n.log_text() for n in nodes)
+    assert done.returncode == 0, said + logs[-6000:]
+    doc = _report(root)
+    assert (doc["status"], doc["problems"], doc["brokers_unregistered_at_fence"],
+            doc["brokers_not_following_new_leader"]) == ("ok", [], [], []), doc["problems"]
+    kraft_controller_took_over(zk, nodes)
+    records = doc["canary"]["records"]
+    assert records["acked"] > 0 and (records["missing"], records["duplicates"]) == (0, 0), \
+        records
+    for broker in brokers:
+        broker.assert_running()
+        assert "raftManager fault" not in broker.all_logs_text(), broker.broker_id
+    assert "Encountered fatal fault" not in "\n".join(n.log_text() for n in nodes)
+    produce_and_consume(bootstrap, "load-000")
+
+
+def test_brokers_killed_right_after_the_handoff_end_with_exit_4(
+    tmp_path: Path, zk_server: Any, zk_chroot_client: KazooClient, zk_chroot: str
+) -> None:
+    root, connect, zk = tmp_path, f"{zk_server.connect}{zk_chroot}", zk_chroot_client
+    ports = {n: free_port() for n in (STANDIN, *STANDIN_FOLLOWERS)}
+    voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in sorted(ports.items()))
+    started = time.monotonic()
+    # two brokers and a few partitions: what is rehearsed is the brokers' death, not the size
+    with migration_cluster(root, connect, brokers=2, heap="320m", voters=voters) as cluster:
+        _create_topics(cluster.bootstrap, 20)
+        cluster_id = json.loads(zk.get("/cluster/id")[0])["id"]
+        pids = " ".join(str(b.pid) for b in cluster.brokers)
+        with migration_mode_controllers(root, connect, cluster_id, _CONTROLLER_PROPS,
+                                        ports=ports, heap="320m") as (_, nodes):
+            done = migrate_through_standin(
+                connect, ports, root, "--bootstrap-server", cluster.bootstrap,
+                "--broker-wait", "120", "--handoff-timeout", "30",
+                "--on-cutover", f"kill -9 {pids}", "--html", str(root / "m.html"))
+            said = _said(done)
+            logs = "\n".join(n.log_text() for n in nodes)
+            assert done.returncode == 4, said + logs[-4000:]
+            doc = _report(root)
+            assert doc["status"] == "unconfirmed", doc
+            codes = {p["code"] for p in doc["problems"]}
+            assert codes & {"BROKERS_NOT_SERVING", "NO_CONTROLLER_REQUEST_SERVED"}, codes
+            assert doc["brokers_unregistered_at_fence"] == []  # they were, then they died
+            # the new leader's DescribeQuorum: none of them fetches from it any more
+            assert "BROKERS_NOT_FOLLOWING" in codes, codes
+            assert doc["brokers_not_following_new_leader"] == [0, 1]
+            assert "Kafka does NOT confirm a serving cluster (exit 4)" in said, said
+            assert "BROKERS_NOT_SERVING" in said or "NO_CONTROLLER_REQUEST_SERVED" in said
+            assert "unconfirmed" in (root / "m.html").read_text()
+    print(f"\nbrokers killed after the handoff (20 partitions, 2 brokers): "
+          f"{time.monotonic() - started:.0f} s, problems {sorted(codes)}")
