@@ -68,7 +68,10 @@ from migrate._preflight import PlanSummary, standin_migration_finding, standin_s
 from migrate._standin_takeover import explain_takeover
 from migrate._standin_transport import open_standin
 from migrate._standinargs import StandInSpec
-from migrate._translate_framing import ZK_MIGRATION_STATE_MIGRATION
+from migrate._translate_framing import (
+    ZK_MIGRATION_STATE_MIGRATION,
+    scram_restatement_records,
+)
 from migrate.entities import EntityDelta, delta_records, resync_keys
 from migrate.errors import BadFlagError, BlockersFoundError
 from migrate.translate import TranslationOptions, header_records, trailer_records
@@ -654,6 +657,7 @@ class _Run:
             delta = self._resync_delta(snapshot).records
             if delta:
                 self.log.image = apply_records(self.log.image, delta)
+                self.log.framing.apply(delta)  # what the framing tracks (SCRAM removals) too
                 self._applied_early = True
                 if append:
                     self.quorum.append_records(delta, timestamp_ms=self._ts(snapshot))
@@ -941,6 +945,7 @@ class _Run:
         start = self.clock()
         state = self.log.framing
         if state.migration_state == ZK_MIGRATION_STATE_MIGRATION and not state.transaction_open:
+            self._restate_scram()  # a crash may have come between the trailer and it
             self.journal.save(phase="drained", fence=token.to_json(),
                               last_durable_offset=self.quorum.durable_offset)
             return None
@@ -956,6 +961,7 @@ class _Run:
             delta = self._resync_delta(snapshot).records
             if delta:
                 self.log.image = apply_records(self.log.image, delta)
+                self.log.framing.apply(delta)  # what the framing tracks (SCRAM removals) too
             applied: list[MetadataRecord] = trailer
         else:
             snapshot = ClusterSnapshot()
@@ -971,10 +977,12 @@ class _Run:
         t_read = self.clock()
         self.quorum.append_records(delta + trailer, timestamp_ms=self._ts(snapshot))
         t1, self.out.wall_stamps["drained"] = self.clock(), time.time()
+        self.log.apply(applied)
+        if self._restate_scram():  # part of the window: durable before /migration and handoff
+            t1, self.out.wall_stamps["drained"] = self.clock(), time.time()
         self.out.phase_ms["drain_sync"] = (t_sync - start) * 1000.0
         self.out.phase_ms["drain_reread"] = (t_read - t_sync) * 1000.0
         self.out.phase_ms["drain_append"] = (t1 - t_read) * 1000.0
-        self.log.apply(applied)
         self.journal.save(phase="drained", fence=token.to_json(),
                           last_durable_offset=self.quorum.durable_offset)
         self.out.phase_ms["drain"] = (t1 - start) * 1000.0
@@ -986,6 +994,22 @@ class _Run:
                       f"{self.quorum.last_offset}")
         _crash("after_end_transaction")
         return t1
+
+    def _restate_scram(self) -> bool:
+        """After a migration transaction that removed a SCRAM credential, state every live one
+        again in a transaction of its own, durable before the handoff (`migrate._mirror_delta`:
+        Kafka 3.9.1 would otherwise drop a mechanism's credentials from its image)."""
+        if not self.log.framing.scram_restatement_due:
+            return False
+        records = scram_restatement_records(self.log.image.scram.records())
+        if not records:
+            return False  # no credential left: nothing Kafka could lose
+        self.quorum.append_records(records, timestamp_ms=self._ts(None))
+        self.log.apply(records)
+        self.sink.say(f"restated {len(records) - 2} SCRAM credential(s) in a transaction of "
+                      "their own: a SCRAM user was removed during the mirror (Kafka 3.9.1 would "
+                      "otherwise drop its mechanism's credentials when it loads the migration)")
+        return True
 
     def _write_migration(self, token: FenceToken) -> None:
         start = self.clock()

@@ -23,16 +23,21 @@ from zkreader import ProducerIdBlock
 
 __all__ = [
     "MIGRATION_TRANSACTION_NAME",
+    "SCRAM_RESTATEMENT_TRANSACTION_NAME",
     "ZK_MIGRATION_STATE_MIGRATION",
     "ZK_MIGRATION_STATE_POST_MIGRATION",
     "closing_records",
     "header_records",
     "opening_records",
     "producer_id_records",
+    "scram_restatement_records",
     "trailer_records",
 ]
 
 MIGRATION_TRANSACTION_NAME = "ZK Migration"
+SCRAM_RESTATEMENT_TRANSACTION_NAME = "SCRAM credentials restated after ZK Migration"
+"""The transaction that states the live SCRAM credentials again after the migration's, so
+Kafka's loader applies them as a delta of their own (`migrate._mirror_delta` says why)."""
 ZK_MIGRATION_STATE_MIGRATION = 1
 """`ZkMigrationState.MIGRATION`: data copied, ZooKeeper still mirrored (online migration)."""
 ZK_MIGRATION_STATE_POST_MIGRATION = 3
@@ -127,3 +132,22 @@ opening_records = header_records
 
 closing_records = trailer_records
 """The records that close a migration: what the cutover appends after its last delta."""
+
+
+def scram_restatement_records(credentials: list[MetadataRecord]) -> list[MetadataRecord]:
+    """Wrap `UserScramCredentialRecord`s in a transaction of their own.
+
+    Kafka's `MetadataBatchLoader` applies the delta it holds when a BeginTransactionRecord
+    that is not the first record it loads since its last delta arrives, so the migration
+    transaction becomes an image before these records are replayed on it, even when both reach
+    a controller in one fetch (a bare batch after EndTransactionRecord would join that delta).
+
+    Returns:
+        `[]` when there is no credential to state; else Begin, the credentials, End.
+    """
+    if not credentials:
+        return []
+    return [MetadataRecord("BEGIN_TRANSACTION_RECORD", 0,
+                           {"name": SCRAM_RESTATEMENT_TRANSACTION_NAME}),
+            *credentials,
+            MetadataRecord("END_TRANSACTION_RECORD", 0, {})]
