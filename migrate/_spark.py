@@ -52,6 +52,7 @@ D = TypeVar("D")
 
 DEFAULT_MASTER = "local[*]"
 DEFAULT_DRIVER_MEMORY = "1g"
+_JIT_AND_GC = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 # Packages shipped to executors when the master is not local (workers import them by name).
 _PACKAGES = ("migrate", "zkreader", "writers", "verify")
@@ -219,6 +220,18 @@ class SparkRuntime:
             if peak is not None:
                 total += peak
         return total
+
+    def cpu_seconds(self) -> tuple[float, float] | None:
+        """CPU seconds used so far by the driver JVM and by the PySpark Python processes under it
+        (exited ones included once their parent reaped them), from /proc; None when the JVM is
+        unknown. The benchmark takes differences around a job: on a loaded machine wall time
+        mostly measures the wait for a core, CPU time what the job costs."""
+        if self._jvm_pid is None:
+            return None
+        workers = 0.0
+        for pid in _descendants(self._jvm_pid):
+            workers += _cpu_s(pid) or 0.0
+        return _cpu_s(self._jvm_pid) or 0.0, workers
 
     def map_chunks(self, chunks: Sequence[T], fn: Callable[[T], R]) -> list[R]:
         """Apply `fn` to every chunk in Spark `mapPartitions`, one Spark partition per chunk.
@@ -425,7 +438,10 @@ def _start_session(master: str, driver_memory: str, work_dir: Path) -> SparkRunt
     log4j.write_text(_LOG4J2.format(log=work_dir / "spark.log"), encoding="utf-8")
     scratch = work_dir / "local"
     scratch.mkdir()
-    java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Dlog4j.configuration=file:{log4j}"
+    # C1 only and the serial collector: a migration is one short job, where C2's compiling and
+    # G1's threads cost more CPU than they give back (measured: docs/benchmarks.md)
+    java_opts = (f"-Dlog4j2.configurationFile=file:{log4j} -Dlog4j.configuration=file:{log4j} "
+                 f"{_JIT_AND_GC}")
     conf = (
         SparkConf()
         .setMaster(master)
@@ -574,6 +590,17 @@ def _vm_hwm(pid: int) -> int | None:
     except OSError:
         return None
     return None
+
+
+def _cpu_s(pid: int) -> float | None:
+    """A live process's CPU seconds, its reaped children's included (/proc/<pid>/stat fields
+    utime, stime, cutime, cstime), or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def _descendants(pid: int) -> list[int]:
