@@ -58,7 +58,7 @@ from migrate._progress import ProgressBars
 from migrate._spark import SparkRuntime, SparkStarter
 from migrate._voterargs import check_voter_flags
 from migrate.translate import TranslationOptions, TranslationResult, require_target
-from verify import quorum_state_facts, voter_file_differences
+from verify import quorum_state_differences, quorum_state_facts, voter_file_differences
 from writers import (
     LATEST_PRODUCTION,
     METADATA_PARTITION_DIR,
@@ -262,8 +262,9 @@ def _refresh_quorum_state(target: VoterTarget, all_ids: Sequence[int], leader_id
     """
     partition = target.path / METADATA_PARTITION_DIR
     state = quorum_state_facts(partition)
-    if (state is not None and state.voters == frozenset(all_ids)
-            and state.leader_id == leader_id):
+    if (state is not None and state.voters is not None and state.leader_id == leader_id
+            and not quorum_state_differences(target.node_id, state, given=all_ids,
+                                             quorum=all_ids)):
         return False
     voter = VoterDir(target.path, node_id=target.node_id, cluster_id=cluster_id)
     try:

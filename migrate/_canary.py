@@ -27,6 +27,7 @@ created if absent and left in place, so it migrates like any other topic.
 
 from __future__ import annotations
 
+import argparse
 import gc
 import logging
 import threading
@@ -36,9 +37,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from migrate.errors import CanaryError
+from migrate._standinargs import parse_host_port
+from migrate.errors import BadFlagError, CanaryError
 
-__all__ = ["CANARY_TOPIC", "Canary", "CanaryError", "CanaryReport"]
+__all__ = ["CANARY_TOPIC", "Canary", "CanaryError", "CanaryReport", "check_bootstrap_servers"]
 
 CANARY_TOPIC = "zk2kraft-canary"
 _ADMIN_INTERVAL_S = 0.05
@@ -403,6 +405,26 @@ class Canary:
                    for s, d, e in self._failed if d >= origin - _TIMELINE_BEFORE_S])
 
 
+def check_bootstrap_servers(bootstrap: str | None) -> None:
+    """`--bootstrap-server`'s syntax, with the other flags: HOST:PORT[,HOST:PORT...] (an
+    optional `PROTOCOL://` before each, as Kafka's clients take it), every port 1..65535.
+
+    Raises:
+        BadFlagError: a malformed entry (exit 2), before anything waits on the brokers.
+    """
+    if bootstrap is None:
+        return
+    entries = [e.strip() for e in bootstrap.split(",") if e.strip()]
+    if not entries:
+        raise BadFlagError(f"--bootstrap-server {bootstrap!r}: expected HOST:PORT[,HOST:PORT]")
+    for entry in entries:
+        try:
+            parse_host_port("--bootstrap-server", entry.split("://", 1)[-1])
+        except argparse.ArgumentTypeError as exc:
+            raise BadFlagError(str(exc) + (f" (in {bootstrap!r})" if len(entries) > 1 else "")
+                               ) from None
+
+
 def start_canary(bootstrap: str | None, command_config: str | None,
                  say: Callable[[str], None], *,
                  clock: Callable[[], float] = time.monotonic) -> Canary | None:
@@ -413,7 +435,6 @@ def start_canary(bootstrap: str | None, command_config: str | None,
         CanaryError: no broker answered (exit 3).
     """
     from migrate._client_config import librdkafka_config, read_properties
-    from migrate.errors import BadFlagError
 
     if bootstrap is None:
         if command_config is not None:

@@ -39,6 +39,8 @@ def bulk_options(args: argparse.Namespace) -> BulkOptions:
         raise BadFlagError("--on-cutover needs --cutover now or manual")
     if args.journal:
         raise BadFlagError("--journal needs --cutover now or manual (--cutover none keeps none)")
+    if args.broker_wait is not None:
+        raise BadFlagError("--broker-wait needs --cutover now or manual with --standin")
     if getattr(args, "controller_logs", None) or getattr(args, "html", None):
         raise BadFlagError("--controller-log/--html need --cutover now or manual (they report "
                            "the cutover window)")
@@ -111,6 +113,8 @@ def _print(outcome: BulkOutcome, *, source: str, to_stderr: bool, offline: bool,
         topics=summary.topics,
         partitions=summary.partitions,
         source=source,
+        title="zk2kraft migrate" + (" --offline" if offline else ""),
+        records_title="records of the migration",
     )
     if summary.report.blockers:
         return

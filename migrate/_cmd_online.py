@@ -9,6 +9,7 @@ SIGUSR1) and writes the `--json` document (0600).
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 import threading
@@ -20,8 +21,13 @@ from rich.console import Console
 from rich.live import Live
 
 from migrate._bulk import VoterTarget, blockers_message, check_voters, overrides_given
-from migrate._canary import finish_canary, start_canary, window_figures
-from migrate._journal import default_journal_dir
+from migrate._canary import (
+    check_bootstrap_servers,
+    finish_canary,
+    start_canary,
+    window_figures,
+)
+from migrate._journal import check_journal_dir, default_journal_dir
 from migrate._online import (
     OnlineOptions,
     OnlineOutcome,
@@ -36,6 +42,8 @@ from migrate._zkargs import connect_options
 from migrate.errors import BadFlagError, BlockersFoundError
 
 __all__ = ["online_options", "run"]
+
+_BROKER_WAIT_DEFAULT_S = 60.0  # --broker-wait's default (cli.py's help says it)
 
 
 def online_options(args: argparse.Namespace, standin: StandInSpec | None) -> OnlineOptions:
@@ -68,10 +76,19 @@ def online_options(args: argparse.Namespace, standin: StandInSpec | None) -> Onl
         default_journal_dir(targets[0].path)
     if any(journal == t.path or journal.is_relative_to(t.path) for t in targets):
         raise BadFlagError(f"--journal {args.journal}: must not be inside a voter directory")
-    if args.handoff_timeout <= 0:
-        raise BadFlagError("--handoff-timeout: must be > 0 seconds")
-    if args.broker_wait < 0:
-        raise BadFlagError("--broker-wait: must be >= 0 seconds")
+    check_journal_dir(journal, "--journal" if args.journal else "--journal (default)")
+    if not math.isfinite(args.handoff_timeout) or args.handoff_timeout <= 0:
+        raise BadFlagError(f"--handoff-timeout: must be > 0 seconds, a finite number (got "
+                           f"{args.handoff_timeout})")
+    if args.broker_wait is not None and standin is None:
+        raise BadFlagError("--broker-wait: only with --standin (it waits for brokers to "
+                           "register with the stand-in; with --voter no broker registers "
+                           "until the KRaft controllers start)")
+    broker_wait = _BROKER_WAIT_DEFAULT_S if args.broker_wait is None else args.broker_wait
+    if not math.isfinite(broker_wait) or broker_wait < 0:
+        raise BadFlagError(f"--broker-wait: must be >= 0 seconds, a finite number (got "
+                           f"{broker_wait})")
+    check_bootstrap_servers(args.bootstrap_server)
     return OnlineOptions(
         connect=connect_options(args),
         voters=tuple(targets),
@@ -82,7 +99,7 @@ def online_options(args: argparse.Namespace, standin: StandInSpec | None) -> Onl
         on_cutover=args.on_cutover,
         overrides=overrides_given(args),
         handoff_timeout_s=args.handoff_timeout,
-        broker_wait_s=args.broker_wait,
+        broker_wait_s=broker_wait,
         standin=standin,
     )
 
@@ -197,7 +214,8 @@ def _print(console: Console, outcome: OnlineOutcome, *, source: str) -> None:
         s = outcome.summary
         render_plan(console, blockers=s.report.blockers, warnings=s.report.warnings,
                     records=s.records, brokers=s.brokers, topics=s.topics,
-                    partitions=s.partitions, source=source)
+                    partitions=s.partitions, source=source,
+                    title="zk2kraft migrate (online)", records_title="records of the migration")
         return
     doc = outcome.to_json()
     window = doc["window_ms"]

@@ -5,8 +5,9 @@ cannot be reached within `--zk-timeout`, exit 2 naming the znode if one is malfo
 it exactly as `migrate` would, to count the records and collect the translator's blockers; judge
 it (`migrate._preflight`); print tables and write `--json`. Exit 1 when anything blocks.
 With `--standin` and the controllers (the flags `migrate` takes, checked by the same
-`check_standin_flags`), the operator's sequence follows the tables and goes into `--json` as
-`operator_sequence` (`migrate._operator_sequence`).
+`check_standin_flags`), or with `--voter` (online, or `--offline`), the operator's sequence of
+that path follows the tables and goes into `--json` as `operator_sequence`
+(`migrate._operator_sequence`).
 
 Output routing keeps stdout machine-readable when asked: with `--json -` the document is the
 only thing on stdout and the tables go to stderr; `--quiet` prints no tables or bars at all.
@@ -129,14 +130,9 @@ def run(args: argparse.Namespace) -> int:
         offline=args.offline,
         target_kafka=args.target_kafka,
     )
-    sequence = None
     if standin is not None:
-        from migrate._operator_sequence import operator_sequence
-
         summary = standin_summary(summary, snapshot.migration)
-        sequence = operator_sequence(snapshot, standin, metadata_version=args.metadata_version,
-                                     zookeeper=args.zookeeper,
-                                     controller_listener=args.controller_listener_name)
+    sequence = _sequence(args, snapshot, standin, voters)
     samples = None
     diffs: list[VoterDiff] = []
     if voters:  # the dry run: what migrate would write, and how the voters differ
@@ -145,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
 
         summary = _with_voter_blockers(summary, snapshot, result, voters)
         samples = record_samples(result.records)
-        diffs = voter_diffs(snapshot, voters)
+        diffs = voter_diffs(snapshot, voters, offline=args.offline)
     doc = summary.to_json()
     if voters:
         doc["voters"] = [_voter_json(d) for d in diffs]
@@ -159,13 +155,35 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         _print_tables(summary, samples, diffs, source=args.zookeeper,
                       to_stderr=json_to_stdout or html_to_stdout)
-        if sequence is not None:
-            from verify import plan_console
+        from verify import plan_console
 
-            console = plan_console(stderr=json_to_stdout or html_to_stdout)
+        console = plan_console(stderr=json_to_stdout or html_to_stdout)
+        if sequence is not None:
             for line in sequence.lines():
                 console.print(line, markup=False, highlight=False, soft_wrap=True)
+        elif args.offline:
+            console.print("To print the operator's sequence for this cluster, add the --voter "
+                          "ID=DIR flags `migrate --offline` will get.", markup=False,
+                          highlight=False, soft_wrap=True)
     return 1 if summary.report.blockers else 0
+
+
+def _sequence(args: argparse.Namespace, snapshot: ClusterSnapshot, standin: StandInSpec | None,
+              voters: Sequence[tuple[int, Path]]) -> OperatorSequence | None:
+    """The operator's sequence of the path these flags plan: the stand-in, `--offline` with
+    `--voter`, or online `--voter`; None without either transport (nothing to name)."""
+    from migrate import _operator_sequence as seq
+
+    common = {"metadata_version": args.metadata_version, "zookeeper": args.zookeeper,
+              "controller_listener": args.controller_listener_name}
+    if standin is not None:
+        return seq.operator_sequence(snapshot, standin, **common)
+    if not voters:
+        return None
+    dirs = [(node_id, Path(d).expanduser().resolve()) for node_id, d in voters]
+    if args.offline:
+        return seq.offline_sequence(snapshot, dirs, target_kafka=args.target_kafka, **common)
+    return seq.online_voter_sequence(snapshot, dirs, **common)
 
 
 def _with_voter_blockers(summary: PlanSummary, snapshot: ClusterSnapshot,

@@ -7,9 +7,11 @@ offset); check that all voters hold the same log (a voter that differs is a diff
 (`verify.load_log`; a transaction still open at the end is a difference of kind `transaction`);
 read ZooKeeper afresh (exit 3 if unreachable); compare with the image ZooKeeper implies
 (`verify.parity_report`, or the Spark job with `--spark-master`); print the differences and write
-`--json` (`{"parity","differences","checked","provenance"}`, mode 0600, `-` = stdout). Exit 1 on
-any difference, 0 on parity. Secrets never print: SCRAM is compared by digest, passwords by
-presence, and the strict redaction policy applies to every output.
+`--json` (`{"parity","differences","changed_by_kafka","not_checked","checked","provenance"}`,
+mode 0600, `-` = stdout). Exit 1 on any difference, 0 on parity: Kafka's own changes since the
+migration (dual-write) and what cannot be judged (a voter set without `--quorum-voters`) are
+listed in their own classes and do not fail it. Secrets never print: SCRAM is compared by
+digest, passwords by presence, and the strict redaction policy applies to every output.
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ def _quorum_ids(args: argparse.Namespace) -> list[int] | None:
 def _compare(
     args: argparse.Namespace, logs: VoterLogs, snapshot: ClusterSnapshot
 ) -> ParityReport:
-    expected = expected_image(snapshot)
+    expected = expected_image(snapshot, offline=args.offline)
     p = logs.loaded.provenance
     cluster_id = snapshot.cluster_id.cluster_id if snapshot.cluster_id is not None else None
     extra = (logs.differences + transaction_differences(logs.loaded)
@@ -101,7 +103,7 @@ def _compare(
             diffs = compare_spark(expected, logs.loaded.image, starter.get())
         finally:
             starter.stop()
-        report = ParityReport(extra + tuple(diffs), report.checked, report.provenance)
+        report = ParityReport.of((*extra, *diffs), report.checked, report.provenance)
     return report
 
 

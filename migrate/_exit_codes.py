@@ -20,6 +20,7 @@ from migrate.errors import (
     BadFlagError,
     BlockersFoundError,
     CanaryError,
+    JournalWriteError,
     MigrateError,
     ReportWriteError,
     SparkError,
@@ -87,6 +88,7 @@ EXIT_CODES: dict[type[BaseException], int] = {
     SparkError: EXIT_UNREACHABLE,
     CanaryError: EXIT_UNREACHABLE,  # --bootstrap-server's brokers
     ReportWriteError: EXIT_UNREACHABLE,
+    JournalWriteError: EXIT_UNREACHABLE,  # the online journal (the run stops as at a crash)
 }
 """Error class -> exit code. Lookup walks the exception's MRO, so subclasses inherit."""
 

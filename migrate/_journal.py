@@ -3,7 +3,17 @@
 One small JSON file, replaced atomically (temp file, fsync, rename, directory fsync) at every
 phase change and after every durable append, so after a kill -9 it names either the old or the
 new state, never half of one. By default it lives beside the voters (`<parent of the first
-voter dir>/.zk2kraft-journal/`), not inside a voter dir, where Kafka would find a stranger.
+voter dir>/.zk2kraft-journal/`, 0700), not inside a voter dir, where Kafka would find a
+stranger: the same flags find it again (the re-run, `rollback`), and it goes when the operator
+clears the voters' parent. It shares that filesystem with the first voter, so `--journal` on
+another filesystem keeps a run going when that voter's disk fills (the quorum drops the voter).
+
+A journal that cannot be written stops the run at once (`JournalWriteError`, exit 3), exactly as
+a kill -9 at that point would: the file still holds the last state written, which the re-run
+resumes from. Every journal write that precedes a ZooKeeper write precedes it in time too (the
+`fencing` entry is saved before the fence is sent), so a failure before the fence leaves
+ZooKeeper untouched; after it, the message says ZooKeeper is fenced and how to finish or roll
+back.
 
 Phases, in order:
     precopy   the live logs are being written inside the open transaction
@@ -25,15 +35,18 @@ from another KRaft controller's.
 
 from __future__ import annotations
 
+import errno
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from migrate.errors import BadFlagError, JournalWriteError
 from writers import atomic_write
 
-__all__ = ["PHASES", "Journal", "default_journal_dir"]
+__all__ = ["PHASES", "Journal", "check_journal_dir", "default_journal_dir"]
 
 PHASES = ("precopy", "mirror", "fencing", "fenced", "drained", "migration", "handoff", "done")
 _FILE = "journal.json"
@@ -42,6 +55,44 @@ _FILE = "journal.json"
 def default_journal_dir(first_voter: Path) -> Path:
     """Beside the voters: `<parent of the first voter dir>/.zk2kraft-journal`."""
     return first_voter.parent / ".zk2kraft-journal"
+
+
+def _os_error(exc: OSError) -> str:
+    """`ENOSPC: No space left on device`: the errno's name and its text."""
+    name = errno.errorcode.get(exc.errno or 0, f"errno {exc.errno}")
+    return f"{name}: {exc.strerror or exc}"
+
+
+def check_journal_dir(directory: Path, flag: str) -> None:
+    """Fail early (exit 2, naming the flag) if the journal could not be kept in `directory`.
+
+    Creates nothing that stays: a probe file in an existing directory, or a probe directory in
+    the nearest existing ancestor of a missing one, removed at once (`os.access` is not enough:
+    root passes it on a read-only filesystem or in /proc).
+
+    Raises:
+        BadFlagError: `directory` (or an ancestor) is a file, or nothing can be created there.
+    """
+    existing = directory
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise BadFlagError(f"{flag} {directory}: {existing} is not a directory")
+    if existing == directory and (directory / _FILE).exists() and \
+            not (directory / _FILE).is_file():
+        raise BadFlagError(f"{flag} {directory}: {directory / _FILE} is not a file")
+    probe = existing / f".zk2kraft-journal-probe.{os.getpid()}"
+    try:
+        if existing == directory:
+            os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            os.unlink(probe)
+        else:
+            os.mkdir(probe, 0o700)
+            os.rmdir(probe)
+    except OSError as exc:
+        raise BadFlagError(f"{flag} {directory}: the journal cannot be kept there: cannot "
+                           f"create {'a file' if existing == directory else 'a directory'} in "
+                           f"{existing} ({_os_error(exc)})") from None
 
 
 @dataclass
@@ -92,6 +143,8 @@ class Journal:
             raw = path.read_bytes()
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot read the journal ({_os_error(exc)})") from None
         try:
             doc = orjson.loads(raw)
             if doc.get("phase") not in PHASES:
@@ -115,7 +168,13 @@ class Journal:
         return PHASES.index(self.phase) >= PHASES.index(phase)
 
     def save(self, **changes: Any) -> None:
-        """Apply `changes` and replace the file atomically and durably."""
+        """Apply `changes` and replace the file atomically and durably.
+
+        Raises:
+            JournalWriteError: the file could not be written (exit 3); it still holds the last
+                state saved, and the message says what that means for ZooKeeper.
+        """
+        held, held_offset = self.phase, self.last_durable_offset
         for k, v in changes.items():
             setattr(self, k, v)
         doc = {"phase": self.phase, "cluster_id": self.cluster_id, "voters": self.voters,
@@ -123,8 +182,28 @@ class Journal:
                "last_durable_offset": self.last_durable_offset, "claim": self.claim,
                "claims": self.claims, "fence": self.fence,
                "migration_zk_version": self.migration_zk_version, "facts": self.facts}
-        self.directory.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.path, orjson.dumps(doc, option=orjson.OPT_INDENT_2), None)
+        try:
+            if not self.directory.is_dir():
+                self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            atomic_write(self.path, orjson.dumps(doc, option=orjson.OPT_INDENT_2), None)
+        except OSError as exc:
+            raise JournalWriteError(self._write_failed(exc, held, held_offset)) from exc
+
+    def _write_failed(self, exc: OSError, held: str, held_offset: int) -> str:
+        """The message of a failed save: the file, the errno, and what is safe now."""
+        on_file = (f"the file still holds phase {held!r} (last durable offset {held_offset})"
+                   if self.path.is_file() else "no journal was saved yet")
+        head = (f"journal {self.path}: cannot write ({_os_error(exc)}); the run stopped here, "
+                f"as a crash would, and {on_file}. ")
+        if PHASES.index(self.phase) < PHASES.index("fenced"):
+            return head + ("ZooKeeper is untouched (not fenced: its own controller still "
+                           "leads). Make the journal's filesystem writable (free space) and "
+                           "re-run this same command: it resumes from the journal")
+        return head + ("ZooKeeper IS fenced by this migration: no controller leads until the "
+                       "run is finished. Make the journal's filesystem writable (free space) and "
+                       "re-run this same command: it resumes from the journal and never fences "
+                       "twice; or stop here with `zk2kraft rollback` (same --zookeeper, --voter "
+                       "and --journal) to hand ZooKeeper back")
 
 
 def _claims(doc: dict[str, Any]) -> list[str]:

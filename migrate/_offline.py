@@ -3,10 +3,12 @@
 Offline means: every broker is stopped, ZooKeeper is quiet, and the cluster will never go back to
 ZooKeeper. Then zk2kraft reads once, writes a complete, final log (`ZkMigrationState`
 POST_MIGRATION, no broker registrations: each broker registers itself when it starts in KRaft
-mode), and touches nothing in ZooKeeper, so going back before the KRaft controllers first start
-is just starting the old brokers again. Because Kafka 4.x has no ZooKeeper and no migration code,
-the offline path is also the one way straight from a ZooKeeper cluster to Kafka 4.x
-(`--target-kafka 4.x`). docs/design.md records why, with what real Kafka did.
+mode; no partition leaders: the controller elects each from its ISR once a member is unfenced,
+so every follower knows its leader when it learns of it), and touches nothing in ZooKeeper,
+so going back before the KRaft controllers first start is just starting the old brokers again.
+Because Kafka 4.x has no ZooKeeper and no migration code, the offline path is also the one way
+straight from a ZooKeeper cluster to Kafka 4.x (`--target-kafka 4.x`). docs/design.md records
+why, with what real Kafka did.
 
 The blockers themselves (`BROKER_STILL_RUNNING`, `CONTROLLER_HELD`) are pre-flight rules
 (`migrate._preflight`), so `plan`, `migrate` and `verify` judge them the same way.
@@ -18,7 +20,7 @@ from migrate._preflight import preflight
 from migrate.errors import BadFlagError, BlockersFoundError
 from migrate.translate import (
     DEFAULT_METADATA_VERSION,
-    TARGET_4X,
+    KAFKA_4_TARGETS,
     parse_target_version,
     require_target,
 )
@@ -40,13 +42,14 @@ def resolve_metadata_version(metadata_version: MetadataVersion | None, *, offlin
         target_kafka: `--target-kafka`.
 
     Raises:
-        BadFlagError: `--target-kafka 4.x` without `--offline` (Kafka 4 cannot run a
+        BadFlagError: `--target-kafka 4.0|4.1|4.x` without `--offline` (Kafka 4 cannot run a
             migration from ZooKeeper: it has none), or a metadata.version the target cannot run.
     """
-    if target_kafka == TARGET_4X and not offline:
+    if target_kafka in KAFKA_4_TARGETS and not offline:
         raise BadFlagError(
-            "--target-kafka 4.x needs --offline: Kafka 4 has no ZooKeeper and no migration "
-            "code, so only a final log written with every broker stopped can go to it directly"
+            f"--target-kafka {target_kafka} needs --offline: Kafka 4 has no ZooKeeper and no "
+            "migration code, so only a final log written with every broker stopped can go to it "
+            "directly"
         )
     mv = metadata_version or parse_target_version(DEFAULT_METADATA_VERSION[target_kafka])
     require_target(mv, target_kafka)

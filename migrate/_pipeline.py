@@ -139,18 +139,21 @@ def warm_up(spark: SparkRuntime) -> None:
     work = TopicWork(Topic("warm-up", 3, "AAAAAAAAAAAAAAAAAAAAAQ", {0: (1,)}, {}, {}, stat),
                      {0: None}, None)
     batches = [topic_batch([work]) for _ in range(max(1, spark.default_parallelism))]
-    spark.map_batches(batches, partial(encode_topic_batch, LATEST_PRODUCTION, None),
+    spark.map_batches(batches, partial(encode_topic_batch, LATEST_PRODUCTION, None, False),
                       ENCODED_SCHEMA)
 
 
 def _encode_works(mv: MetadataVersion, works: Iterable[TopicWork],
-                  dir_cluster: str | None = None) -> EncodedTopics:
-    """The one translate+encode loop, shared by Spark tasks and the in-process engine."""
+                  dir_cluster: str | None = None, offline: bool = False) -> EncodedTopics:
+    """The one translate+encode loop, shared by Spark tasks and the in-process engine.
+
+    `dir_cluster` and `offline` are `topic_records`' (offline: every broker is stopped)."""
     values: list[bytes] = []
     types: list[str] = []
     with paused_gc():
         for work in works:
-            for record in topic_records(work.topic, work.states, work.config, mv, dir_cluster):
+            for record in topic_records(work.topic, work.states, work.config, mv, dir_cluster,
+                                        offline):
                 values.append(encode_record(record))
                 types.append(record.type)
     return EncodedTopics(values, types)
@@ -328,9 +331,10 @@ def _encode_log(
     dir_cluster = replica_dir_cluster(snapshot, options.offline)
     topic_counts: Mapping[str, int]
     if spark is not None:
-        topic_values, topic_counts = _encode_on_spark(snapshot, mv, dir_cluster, spark, progress)
+        topic_values, topic_counts = _encode_on_spark(snapshot, mv, dir_cluster, options.offline,
+                                                      spark, progress)
     else:  # the same loop over the same topics, in this process
-        encoded = _encode_works(mv, _topic_works(snapshot), dir_cluster)
+        encoded = _encode_works(mv, _topic_works(snapshot), dir_cluster, options.offline)
         topic_values, topic_counts = encoded.values, Counter(encoded.types)
         if progress is not None:
             progress(1, 1)
@@ -358,6 +362,7 @@ def _encode_on_spark(
     snapshot: ClusterSnapshot,
     mv: MetadataVersion,
     dir_cluster: str | None,
+    offline: bool,
     spark: SparkRuntime,
     progress: Callable[[int, int], None] | None,
 ) -> tuple[list[bytes], dict[str, int]]:
@@ -375,7 +380,8 @@ def _encode_on_spark(
     if progress is not None:
         progress(0, len(chunks))
     table = spark.map_batches([topic_batch(c) for c in chunks],
-                              partial(encode_topic_batch, mv, dir_cluster), ENCODED_SCHEMA)
+                              partial(encode_topic_batch, mv, dir_cluster, offline),
+                              ENCODED_SCHEMA)
     if progress is not None:
         progress(len(chunks), len(chunks))
     counts = {str(c["values"]): int(c["counts"])

@@ -33,10 +33,17 @@ from migrate._client_config import read_properties
 from migrate._voterargs import parse_voter
 from migrate.errors import BadFlagError
 
-__all__ = ["StandInSpec", "check_standin_flags", "parse_controller", "parse_standin",
-           "quorum_voter_ids"]
+__all__ = ["StandInSpec", "check_standin_flags", "parse_controller", "parse_host_port",
+           "parse_standin", "quorum_voter_ids"]
 
 _ENDPOINT = re.compile(r"^(\d+)@(\[[^\]]+\]|[^:@\s]+):(\d+)$")
+_HOST_PORT = re.compile(r"^(\[[^\]]+\]|[^:@\s,\[\]]+):(\d+)$")
+
+
+def _port(flag: str, value: str, port: int) -> int:
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{flag} {value!r}: port must be 1..65535")
+    return port
 
 
 def _endpoint(flag: str, value: str) -> tuple[int, str, int]:
@@ -48,9 +55,19 @@ def _endpoint(flag: str, value: str) -> tuple[int, str, int]:
     node_id, host, port = int(m.group(1)), m.group(2).strip("[]"), int(m.group(3))
     if not 0 <= node_id <= 2**31 - 1:
         raise argparse.ArgumentTypeError(f"{flag} {value!r}: node id must be 0..2147483647")
-    if not 1 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{flag} {value!r}: port must be 1..65535")
-    return node_id, host, port
+    return node_id, host, _port(flag, value, port)
+
+
+def parse_host_port(flag: str, value: str) -> tuple[str, int]:
+    """`HOST:PORT` (`[IPv6]:PORT` too), as a broker's `bootstrap.servers` entry.
+
+    Raises:
+        argparse.ArgumentTypeError: not HOST:PORT, or the port is not 1..65535.
+    """
+    m = _HOST_PORT.match(value.strip())
+    if m is None:
+        raise argparse.ArgumentTypeError(f"{flag} {value!r}: expected HOST:PORT")
+    return m.group(1).strip("[]"), _port(flag, value, int(m.group(2)))
 
 
 def parse_standin(value: str) -> tuple[int, str, int, Path]:

@@ -122,10 +122,10 @@ def works_from_batch(batch: pa.RecordBatch) -> Iterator[TopicWork]:
         yield TopicWork(topic, parts, conf)
 
 
-def encode_topic_batch(mv: MetadataVersion, dir_cluster: str | None,
+def encode_topic_batch(mv: MetadataVersion, dir_cluster: str | None, offline: bool,
                        batch: pa.RecordBatch) -> pa.RecordBatch:
     """Translate and encode the topics of one batch (runs in Spark workers; top-level so Spark
-    pickles it by name).
+    pickles it by name). `dir_cluster` and `offline` are `topic_records`'.
 
     Returns:
         An `ENCODED_SCHEMA` batch: every record of the batch's topics, in log order.
@@ -134,7 +134,7 @@ def encode_topic_batch(mv: MetadataVersion, dir_cluster: str | None,
         TranslationError: a znode cannot be expressed (names the path).
         SchemaError: a record does not fit its schema.
     """
-    encoded = _encode_works(mv, works_from_batch(batch), dir_cluster)
+    encoded = _encode_works(mv, works_from_batch(batch), dir_cluster, offline)
     return pa.RecordBatch.from_arrays(
         [pa.array(encoded.values, pa.binary()), pa.array(encoded.types, pa.string())],
         schema=ENCODED_SCHEMA)

@@ -15,6 +15,14 @@ with `directories` naming each replica's broker's first log dir by the `director
 `zk2kraft prepare-broker` gives it (`writers.broker_directory_id`): the broker then has nothing
 to report at its first start, when it would report it with broker epoch -1 and get
 `STALE_BROKER_EPOCH` (writers/_broker_dirs.py says why, from Kafka's source).
+Offline (`offline`), every partition's leader is -1, ISR and epochs as ZooKeeper has them: every
+broker is stopped, so no partition has a live leader. It is what a KRaft controller records for a
+partition whose ISR brokers are all fenced, and the controller then elects each leader from its
+ISR when the first ISR member is unfenced, with a `PartitionChangeRecord` that every follower
+replays after the leader's registration. Naming ZooKeeper's leader instead left followers of a
+broker that registered late without a fetcher on Kafka 3.9.1: a follower starts fetching only
+from a leader its image knows, and only when the leader epoch moves (docs/design.md, "Offline
+migration").
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ _NO_LEADER = -1
 
 def partition_record(topic: Topic, partition: int, state: PartitionState | None, *,
                      mv: MetadataVersion | None = None,
-                     dir_cluster: str | None = None) -> MetadataRecord:
+                     dir_cluster: str | None = None, offline: bool = False) -> MetadataRecord:
     """Return the `PartitionRecord` of one partition.
 
     Args:
@@ -50,6 +58,7 @@ def partition_record(topic: Topic, partition: int, state: PartitionState | None,
         mv: the metadata.version written (needed with `dir_cluster` only).
         dir_cluster: offline only: the cluster id whose prepared broker log dirs the replicas'
             directories name (module docstring); None names no directory.
+        offline: every broker is stopped: leader -1 (module docstring).
 
     Returns:
         A version-0 `PartitionRecord`, or with `dir_cluster` at >= 3.7-IV2 one of the level's
@@ -68,6 +77,8 @@ def partition_record(topic: Topic, partition: int, state: PartitionState | None,
         leader_epoch = state.leader_epoch
         partition_epoch = state.partition_epoch
         recovery = state.leader_recovery_state
+    if offline:
+        leader = _NO_LEADER
     data: dict[str, FieldValue] = {
         "partitionId": partition,
         "topicId": topic.topic_id,
@@ -92,6 +103,7 @@ def topic_records(
     config: ConfigZnode | None,
     mv: MetadataVersion,
     dir_cluster: str | None = None,
+    offline: bool = False,
 ) -> list[MetadataRecord]:
     """Return every record of one topic, in log order.
 
@@ -102,6 +114,7 @@ def topic_records(
         mv: the metadata.version being written (every record here is version 0 at all of them,
             but the offline `PartitionRecord` with directories).
         dir_cluster: offline only, see `partition_record`.
+        offline: every broker is stopped, see `partition_record`.
 
     Returns:
         `[TopicRecord, ConfigRecord..., PartitionRecord...]`, configs by key, partitions by id.
@@ -119,5 +132,5 @@ def topic_records(
         records += config_records(TOPIC_RESOURCE, topic.name, config.config)
     for partition in sorted(topic.assignment):
         records.append(partition_record(topic, partition, states.get(partition), mv=mv,
-                                        dir_cluster=dir_cluster))
+                                        dir_cluster=dir_cluster, offline=offline))
     return records

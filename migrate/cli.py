@@ -14,6 +14,7 @@ import importlib
 import logging
 import math
 import os
+import re
 import signal
 import sys
 import threading
@@ -35,9 +36,18 @@ from migrate._exit_codes import (
 )
 
 _EPILOG = """\
-a typical migration (controller node ids must differ from every broker id):
-  zk2kraft plan    --zookeeper zk1:2181/kafka --voter 3000=/var/lib/kraft/meta --html plan.html
-  zk2kraft migrate --zookeeper zk1:2181/kafka --cutover none \\
+which path fits which cluster (controller node ids must differ from every broker id):
+  brokers running, controllers' disks on this host
+      migrate --voter ID=DIR ... --cutover now|manual --on-cutover CMD
+  brokers running, controllers on their own hosts
+      migrate --standin ID@HOST:PORT=DIR --controller ID@HOST:PORT ... --cutover now|manual
+  every broker stopped, to Kafka 3.9 or straight to 4.0/4.1 (no way back once KRaft starts)
+      migrate --offline [--target-kafka 4.1] --voter ID=DIR ...
+  a copy only, ZooKeeper untouched (a rehearsal to verify and inspect)
+      migrate --voter ID=DIR ... --cutover none
+a typical online migration (the brokers keep serving):
+  zk2kraft plan    --zookeeper zk1:2181/kafka --voter 3000=/mnt/c0/meta --html plan.html
+  zk2kraft migrate --zookeeper zk1:2181/kafka --cutover now --on-cutover ./start-controllers.sh \\
                    --voter 3000=/mnt/c0/meta --voter 3001=/mnt/c1/meta --voter 3002=/mnt/c2/meta
   zk2kraft verify  --zookeeper zk1:2181/kafka --voter 3000=/mnt/c0/meta ... --json parity.json
   zk2kraft inspect /mnt/c0/meta --json | head
@@ -52,11 +62,16 @@ exit codes:
      could not be written after the work was done
   70 internal error (a bug: please report it with the traceback printed with -v)
   141 stdout closed early by its reader (e.g. `| head`)
-  130/143 interrupted by Ctrl-C / SIGTERM (both clean up: no staging copy is left behind)
+  130/143 interrupted by Ctrl-C / SIGTERM (both clean up: no staging copy is left behind);
+     a SIGINT its parent ignores (nohup, `cmd &` in a script) stays ignored: use SIGTERM
 
 secrets: pass digest/SASL passwords through the environment (ZK2KRAFT_ZK_DIGEST,
 ZK2KRAFT_ZK_SASL_PASSWORD, ZK2KRAFT_PASSWORD_ENCODER_SECRET) to keep them out of `ps`.
 SCRAM credentials, broker passwords and token data never appear in any output or report.
+"""
+
+_SUB_EPILOG = """\
+exit codes, secrets and which path fits which cluster: zk2kraft --help
 """
 
 _SNAPSHOT_FORMAT = """\
@@ -72,6 +87,15 @@ output: one JSON object per line,
 """
 
 
+_MIGRATE_EPILOG = """\
+--cutover none copies and stops there: ZooKeeper and its controller run on untouched, so the copy
+is a rehearsal (verify it, inspect it). A running cluster moves with --cutover now or manual: the
+same copy into the live logs, then the mirror, the fence and the handoff to the KRaft controllers
+that --on-cutover starts (or, with --standin, to the running controllers). Every broker stopped:
+--offline.
+
+""" + _SUB_EPILOG
+
 _VERIFY_EPILOG = """\
 compared (kind: fields; a missing entity is field "<exists>"):
   broker: endPoints, rack, brokerEpoch (= czxid)      topic: topicId
@@ -82,11 +106,26 @@ compared (kind: fields; a missing entity is field "<exists>"):
       digest, never printed    acl: each binding    producer_ids: nextProducerId
   delegation_token: owner, requester, renewers, timestamps
   voter: a voter whose log differs from the first --voter's (first differing offset)
+  voter_files: meta.properties, quorum-state, partition.metadata a controller would refuse
   transaction: a metadata transaction still open at the end of the log
+three classes; only differences fail (exit 1):
+  difference        the two sides disagree as no healthy cluster does
+  changed by Kafka  Kafka's own change since the migration, in dual-write: a producer-id
+                    block a KRaft controller allocated (ZooKeeper {broker -1, block_start =
+                    the log's nextProducerId}, one block ahead); a broker registered through
+                    KRaft that /brokers/ids no longer lists (rolled to KRaft, or stopped)
+  not checked       a quorum-state listing more voters than the --voter ids: pass
+                    --quorum-voters
+when: after a bulk copy; in the mirror and in dual-write on a controller's metadata.log.dir;
+  after the brokers rolled to KRaft. Not after finalising (ZooKeeper is no longer written).
 --json (FILE or - for stdout, mode 0600): {"parity": bool, "differences": [{"kind", "key",
-  "field", "zookeeper", "quorum"}], "checked": {kind: entities}, "provenance": {...}}
+  "field", "zookeeper", "quorum"}], "changed_by_kafka": [... "reason"], "not_checked":
+  [... "reason"], "checked": {kind: entities}, "provenance": {...}}
 
 """
+
+
+_DASH_VALUE = re.compile(r"^-\d+[=@]")  # `-1=DIR`, `-1@HOST:PORT=DIR`: values, never options
 
 
 class _Parser(argparse.ArgumentParser):
@@ -96,6 +135,13 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         sys.stderr.write(f"zk2kraft: error: {message}\n")
         raise SystemExit(EXIT_BAD_INPUT)
+
+    def _parse_optional(self, arg_string: str) -> Any:
+        # `-1=DIR` is a value (a --voter with a negative id), not an unknown option: argparse
+        # would say "expected one argument"; as a value, --voter's own check names the id
+        if _DASH_VALUE.match(arg_string):
+            return None
+        return super()._parse_optional(arg_string)
 
 
 def _positive_float(value: str) -> float:
@@ -118,6 +164,24 @@ def _non_negative_int(value: str) -> int:
     if result < 0:
         raise argparse.ArgumentTypeError(f"{value!r} must be >= 0")
     return result
+
+
+def _version() -> str:
+    """The installed package's version (pyproject.toml's, through its metadata)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("zk2kraft")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed: no package metadata)"
+
+
+def _verify_spark_master(value: str) -> str:
+    """verify's `--spark-master`: migrate's values less 'auto' (verify has no size rule)."""
+    if value == "auto":
+        raise argparse.ArgumentTypeError(
+            "'auto' is migrate's; verify takes 'in-process' or a Spark master URL")
+    return value
 
 
 def _add_zookeeper(p: argparse.ArgumentParser) -> None:
@@ -151,9 +215,14 @@ def _add_zookeeper(p: argparse.ArgumentParser) -> None:
         help="(or env ZK2KRAFT_ZK_SASL_PASSWORD)",
     )
     g.add_argument("--zk-tls", action="store_true", help="connect to ZooKeeper's secure port")
-    g.add_argument("--zk-tls-ca", metavar="PEM")
-    g.add_argument("--zk-tls-cert", metavar="PEM")
-    g.add_argument("--zk-tls-key", metavar="PEM")
+    g.add_argument("--zk-tls-ca", metavar="PEM",
+                   help="with --zk-tls: CA certificate(s) that signed ZooKeeper's (default: "
+                   "the system's trust store)")
+    g.add_argument("--zk-tls-cert", metavar="PEM",
+                   help="with --zk-tls: this client's certificate, when ZooKeeper wants one "
+                   "(ssl.clientAuth)")
+    g.add_argument("--zk-tls-key", metavar="PEM",
+                   help="with --zk-tls: the private key of --zk-tls-cert (unencrypted PEM)")
     g.add_argument("--zk-tls-no-verify", action="store_true", help="skip hostname verification")
 
 
@@ -224,8 +293,8 @@ def _add_metadata_version(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="V",
         help="KRaft metadata.version to write: 3.4-IV0 ... 3.9-IV0 (default 3.9-IV0); with "
-        "--target-kafka 4.x also 4.0-IV0 ... 4.1-IV1 (default 4.0-IV3, which Kafka 4.0 and "
-        "4.1 both run)",
+        "--target-kafka 4.0 also 4.0-IV0 ... 4.0-IV3, with 4.1 or 4.x also up to 4.1-IV1 "
+        "(default 4.0-IV3, which Kafka 4.0 and 4.1 both run)",
     )
 
 
@@ -240,12 +309,16 @@ def _add_offline(p: argparse.ArgumentParser, *, target: bool) -> None:
         "registrations (each broker registers itself when it starts in KRaft mode)",
     )
     if target:
+        from migrate.translate import TARGETS
+
         g.add_argument(
             "--target-kafka",
-            choices=["3.9", "4.x"],
+            choices=TARGETS,
             default="3.9",
             help="the Kafka release the KRaft controllers and brokers will run (default 3.9); "
-            "4.x (ZooKeeper-free Kafka 4.0/4.1) needs --offline",
+            "4.0, 4.1 or 4.x (either of them; ZooKeeper-free Kafka) need --offline and write "
+            "metadata.version 4.0-IV3 unless --metadata-version says otherwise (4.0 runs up to "
+            "4.0-IV3, 4.1 and 4.x up to 4.1-IV1)",
         )
 
 
@@ -262,6 +335,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    parser.add_argument("--version", action="version", version=f"zk2kraft {_version()}",
+                        help="print zk2kraft's version (the installed package's) and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
@@ -270,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="read-only dump of the Kafka tree as JSON lines (secrets redacted)",
         description="Read the whole Kafka tree from ZooKeeper (read-only) and print one JSON "
         "object per znode-derived entity. SCRAM credentials and passwords are redacted.",
-        epilog=_SNAPSHOT_FORMAT + _EPILOG,
+        epilog=_SNAPSHOT_FORMAT + _SUB_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_zookeeper(p)
@@ -283,19 +358,21 @@ def build_parser() -> argparse.ArgumentParser:
         description="Pre-flight: find what would block or endanger a migration (blockers, "
         "warnings), count the records `migrate` would write and, with --voter, diff voters "
         "that already hold a log against ZooKeeper. With --standin and --controller (or "
-        "--quorum-voters), as migrate takes them, also print the operator's sequence: the "
-        "properties each controller and each broker (from /brokers/ids) must run with, and "
-        "Kafka's procedure as numbered steps with the rollback of each. Writes nothing "
+        "--quorum-voters), or with --voter (online, or with --offline), as migrate takes "
+        "them, also print the operator's sequence of that path: the properties each "
+        "controller and each broker must run with, and the procedure as numbered steps with "
+        "the rollback of each (the runbooks in docs/runbooks/ are this text). --offline "
+        "judges a stopped cluster without --voter; --voter adds the sequence. Writes nothing "
         "anywhere but the reports.",
-        epilog=_EPILOG,
+        epilog=_SUB_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_zookeeper(p)
     _add_voters(p, required=False)
     _add_standin(p)
     p.add_argument("--controller-listener-name", default="CONTROLLER", metavar="NAME",
-                   help="with --standin: the controllers' controller.listener.names, as the "
-                   "printed properties use it (default CONTROLLER)")
+                   help="the controllers' controller.listener.names, as the printed sequence "
+                   "uses it (default CONTROLLER)")
     _add_metadata_version(p)
     _add_offline(p, target=True)
     _add_output(p)
@@ -310,11 +387,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "migrate",
-        help="copy the metadata into the voters' logs (and, later, cut over)",
+        help="copy the metadata into the KRaft controllers' logs and, with --cutover now|manual, "
+        "cut over while the brokers run",
         description="Read ZooKeeper, translate to KRaft records and write the complete "
-        "metadata log into every --voter directory. With --cutover none nothing is written "
-        "to ZooKeeper. Refuses on pre-flight blockers (exit 1).",
-        epilog=_EPILOG,
+        "metadata log into every --voter directory (or, with --standin, through the running "
+        "controllers). With --cutover none nothing is written to ZooKeeper; with now|manual "
+        "changes are mirrored until ZooKeeper's controller is fenced and the KRaft controllers "
+        "take over. Refuses on pre-flight blockers (exit 1).",
+        epilog=_MIGRATE_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_zookeeper(p)
@@ -324,26 +404,31 @@ def build_parser() -> argparse.ArgumentParser:
     _add_offline(p, target=True)
     _add_output(p)
     p.add_argument("--cutover", choices=["none", "now", "manual"], default="none",
-                   help="none: copy only, ZooKeeper untouched (default); now: copy into the live "
-                   "logs, mirror changes, fence ZooKeeper's controller as soon as caught up and "
-                   "hand over; manual: the same, cutting over on Enter or SIGUSR1 "
-                   "(needs --metadata-version 3.6-IV1 or later)")
+                   help="none: copy only, ZooKeeper untouched (default); now and manual need "
+                   "--metadata-version 3.6-IV1 or later (the default 3.9-IV0 is): now copies "
+                   "into the live logs, mirrors changes, fences ZooKeeper's controller as soon "
+                   "as caught up and hands over; manual does the same, cutting over on Enter "
+                   "or SIGUSR1")
     p.add_argument("--on-cutover", metavar="CMD",
                    help="shell command run after /migration is written, to start the KRaft "
                    "controllers (must be safe to run again: a resumed run re-runs it)")
     p.add_argument("--journal", metavar="DIR",
                    help="where the online run's journal lives (default: "
-                   "<parent of the first voter dir>/.zk2kraft-journal); a re-run resumes from it")
+                   "<parent of the first voter dir>/.zk2kraft-journal, 0700, on the first "
+                   "voter's filesystem: give a DIR on another filesystem to survive that disk "
+                   "filling); a re-run and rollback find it with the same flags. A journal "
+                   "that cannot be written stops the run (exit 3; before the fence ZooKeeper "
+                   "is untouched)")
     p.add_argument("--handoff-timeout", type=float, default=120.0, metavar="S",
                    help="how long to wait for a KRaft controller to claim /controller after "
                    "--on-cutover (t2; default 120)")
-    p.add_argument("--broker-wait", type=float, default=60.0, metavar="S",
+    p.add_argument("--broker-wait", type=float, default=None, metavar="S",
                    help="with --standin: how long the cutover waits for every broker in "
                    "/brokers/ids to register with the stand-in and be unfenced, as Kafka's "
                    "WAIT_FOR_BROKERS does (brokers in migration mode with "
                    "controller.quorum.voters do so on their own); after that it cuts over "
                    "with a warning and they register with the next controller (default 60; "
-                   "0: do not wait)")
+                   "0: do not wait; refused without --standin)")
     p.add_argument("--bootstrap-server", metavar="HOST:PORT[,HOST:PORT]",
                    help="run the canary against these brokers during the online migration: "
                    "controller-bound requests every 50 ms and an acks=all produce/consume "
@@ -359,9 +444,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --cutover now|manual: also write a self-contained HTML report "
                    "with the window's parts as a stacked bar (mode 0600)")
     p.add_argument("--spark-master", default="auto", metavar="auto|in-process|URL",
-                   help="engine of the bulk pipeline: 'auto' (default) runs Spark local[*] "
-                   "for big clusters and in-process below a measured size; 'in-process' never "
-                   "starts Spark; any other value is a Spark master URL (local[4], spark://...)")
+                   help="where the bulk copy's translation and encoding run: 'auto' (default) "
+                   "on Spark local[*] for big clusters and in-process below a measured size; "
+                   "'in-process' never starts Spark; a Spark master URL (local[4], spark://...) "
+                   "runs them on that Spark")
     p.add_argument(
         "--password-encoder-secret",
         metavar="SECRET",
@@ -377,7 +463,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="prove parity between the voters' logs and ZooKeeper",
         description="Replay the voter log into a metadata image, read ZooKeeper afresh and "
         "compare field by field. Exit 1 on any difference.",
-        epilog=_VERIFY_EPILOG + _EPILOG,
+        epilog=_VERIFY_EPILOG + _SUB_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_zookeeper(p)
@@ -385,27 +471,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quorum-voters", metavar="ID@HOST:PORT,...",
                    help="the controllers' controller.quorum.voters, when --voter names only "
                    "some of them (after a --standin migration the controllers' disks are on "
-                   "their own hosts): quorum-state's voter set is checked against it")
+                   "their own hosts): quorum-state's voter set is checked against it; without "
+                   "it a quorum-state listing more voters than the --voter ids is 'not "
+                   "checked'")
     _add_offline(p, target=False)
     _add_output(p)
-    p.add_argument("--spark-master", default=None, metavar="URL",
-                   help="run the parity joins on Spark (default: in-process)")
+    p.add_argument("--spark-master", default="in-process", metavar="in-process|URL",
+                   type=_verify_spark_master,
+                   help="where the parity joins run (default in-process): 'in-process' never "
+                   "starts Spark; a Spark master URL (local[4], spark://...) runs them on that "
+                   "Spark, as for migrate")
 
     p = sub.add_parser(
         "rollback",
         help="undo an online cutover before finalisation (ZooKeeper's controller leads again)",
-        description="Remove zk2kraft's (or a KRaft controller's) /controller claim and "
-        "/migration in one multi-op checking /controller_epoch, and lift /controller_epoch "
-        "above every controller_epoch in the partition state znodes (KAFKA-20488). Refuses "
-        "while a voter's .lock is held (exit 3) or after finalisation (exit 1).",
-        epilog=_EPILOG,
+        description="Remove the /controller claim the journal says this migration wrote (or "
+        "the claim of the KRaft controller that took over from it) and /migration in one "
+        "multi-op checking /controller_epoch, and lift /controller_epoch above every "
+        "controller_epoch in the partition state znodes (KAFKA-20488). Refuses while a "
+        "voter's .lock is held (exit 3), after finalisation (exit 1), or when /controller "
+        "holds a persistent claim the journal does not vouch for (exit 1). A run that never "
+        "fenced ZooKeeper has nothing to roll back: its journal is kept, and the same "
+        "migrate resumes it.",
+        epilog=_SUB_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_zookeeper(p)
     _add_voters(p, required=True)
     _add_output(p)
     p.add_argument("--journal", metavar="DIR",
-                   help="the online run's journal dir, moved aside (default: beside the voters)")
+                   help="the online run's journal dir (default: <parent of the first voter "
+                   "dir>/.zk2kraft-journal): its claims decide what may be removed; moved "
+                   "aside once rolled back")
 
     p = sub.add_parser(
         "prepare-broker",
@@ -417,7 +514,7 @@ def build_parser() -> argparse.ArgumentParser:
         "broker.id), so the broker has no replica directory to report at start (without it: "
         "STALE_BROKER_EPOCH errors until its metadata catches up). Idempotent; never changes "
         "an existing directory.id; refuses while the broker runs (its .lock is held: exit 3).",
-        epilog=_EPILOG,
+        epilog=_SUB_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--log-dirs", required=True, metavar="DIR[,DIR...]",
@@ -436,7 +533,7 @@ def build_parser() -> argparse.ArgumentParser:
         "missing, not a metadata log, or damaged (the message names file, byte position and\n"
         "offset; everything before the damage is printed first); 3 PATH exists but cannot be\n"
         "read (permissions, I/O error).",
-        epilog=_EPILOG,
+        epilog=_SUB_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("path", metavar="PATH", help="voter dir, log dir, .log or .checkpoint file")
@@ -478,6 +575,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     _configure_logging(args.verbose)
     module = importlib.import_module(f"migrate._cmd_{args.command.replace('-', '_')}")
     in_main_thread = threading.current_thread() is threading.main_thread()
+    if in_main_thread and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # Python keeps a SIGINT its parent ignores (nohup, a script's `cmd &`), and so do we:
+        # that parent chose that Ctrl-C at the terminal is not for this process. SIGTERM still
+        # stops the run with the same cleanup (docs/design.md, "Signals").
+        logging.getLogger(__name__).info(
+            "SIGINT is ignored (inherited from the parent): Ctrl-C will not stop this run; "
+            "SIGTERM will, cleaning up as Ctrl-C does")
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main_thread else None
     try:
         return _run(module, args)

@@ -177,6 +177,7 @@ class _Ctx:
     cluster_id: str
     acls: dict[tuple[str, str, str], AclResource] | None = None  # index, built on first use
     dir_cluster: str | None = None  # offline: PartitionRecords name prepared broker dirs
+    offline: bool = False  # every broker stopped: PartitionRecords name no leader
 
 
 def entity_context(snapshot: ClusterSnapshot, mv: MetadataVersion,
@@ -184,7 +185,8 @@ def entity_context(snapshot: ClusterSnapshot, mv: MetadataVersion,
     """What the mapping needs besides the entity (for `translate`, which parsed `mv` already)."""
     cluster_id = snapshot.cluster_id.cluster_id if snapshot.cluster_id is not None else ""
     return _Ctx(mv, options.password_encoder_secret, cluster_id,
-                dir_cluster=replica_dir_cluster(snapshot, options.offline))
+                dir_cluster=replica_dir_cluster(snapshot, options.offline),
+                offline=options.offline)
 
 
 def replica_dir_cluster(snapshot: ClusterSnapshot, offline: bool) -> str | None:
@@ -362,7 +364,7 @@ def records_from_nothing(key: EntityKey, snapshot: ClusterSnapshot, ctx: _Ctx) -
             topic = snapshot.topics[key.name]
             out.records = topic_records(topic, _states(snapshot, topic),
                                         snapshot.topic_configs.get(key.name), ctx.mv,
-                                        ctx.dir_cluster)
+                                        ctx.dir_cluster, ctx.offline)
     elif kind == "broker_config":
         znode = snapshot.broker_configs.get(key.name)
         if znode is not None:

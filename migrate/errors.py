@@ -5,7 +5,8 @@
     ├── TranslationError          the snapshot cannot be translated (names the znode path) (exit 2)
     ├── BlockersFoundError        pre-flight found blockers and no override was given (exit 1)
     ├── SparkError                Spark could not start or a Spark job failed (exit 3)
-    └── ReportWriteError          a report (--json/--html/--out) could not be written (exit 3)
+    ├── ReportWriteError          a report (--json/--html/--out) could not be written (exit 3)
+    └── JournalWriteError         the online journal could not be written (exit 3)
 
 The exit codes are chosen in one table, `migrate/_exit_codes.py`, not here.
 """
@@ -16,6 +17,7 @@ __all__ = [
     "BadFlagError",
     "BlockersFoundError",
     "CanaryError",
+    "JournalWriteError",
     "MigrateError",
     "ReportWriteError",
     "SparkError",
@@ -57,4 +59,13 @@ class ReportWriteError(MigrateError):
 
     Report paths are probed before any work starts (`BadFlagError` then), so this only happens
     when the filesystem changes under a running command; the message names the flag and file.
+    """
+
+
+class JournalWriteError(MigrateError):
+    """The online migration's journal could not be written (disk full, I/O error, read-only).
+
+    The journal is the run's memory, so the run stops at once, as a crash there would: the
+    message names the journal file, the errno, the phase the journal still holds and whether
+    ZooKeeper was fenced (before the fence nothing in ZooKeeper was touched).
     """

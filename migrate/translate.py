@@ -63,6 +63,8 @@ from migrate.entities import bulk_entity_keys, diff_entities, entity_context
 from migrate.errors import BadFlagError
 from verify import MetadataImage
 from writers import (
+    KAFKA_4_0_LATEST_PRODUCTION,
+    KAFKA_4_1_LATEST_PRODUCTION,
     LATEST_PRODUCTION,
     MetadataRecord,
     MetadataVersion,
@@ -73,8 +75,11 @@ from zkreader import ClusterSnapshot, paused_gc
 
 __all__ = [
     "DEFAULT_METADATA_VERSION",
+    "KAFKA_4_TARGETS",
     "TARGETS",
     "TARGET_39",
+    "TARGET_40",
+    "TARGET_41",
     "TARGET_4X",
     "TranslationOptions",
     "TranslationResult",
@@ -101,11 +106,20 @@ logger = logging.getLogger(__name__)
 
 # First metadata.version of each capability (Kafka's MetadataVersion.is*Supported).
 TARGET_39 = "3.9"
+TARGET_40 = "4.0"
+TARGET_41 = "4.1"
 TARGET_4X = "4.x"
-TARGETS = (TARGET_39, TARGET_4X)
-DEFAULT_METADATA_VERSION = {TARGET_39: "3.9-IV0", TARGET_4X: "4.0-IV3"}
-"""`--metadata-version` by `--target-kafka`: each release's highest stable level (4.0-IV3 is
-Kafka 4.0's, so the log also starts on 4.0; `kafka-features upgrade` raises it later)."""
+TARGETS = (TARGET_39, TARGET_40, TARGET_41, TARGET_4X)
+KAFKA_4_TARGETS = frozenset({TARGET_40, TARGET_41, TARGET_4X})
+"""`--target-kafka` values naming ZooKeeper-free Kafka 4 (4.x: any of 4.0 and 4.1)."""
+DEFAULT_METADATA_VERSION = {TARGET_39: "3.9-IV0", TARGET_40: "4.0-IV3", TARGET_41: "4.0-IV3",
+                            TARGET_4X: "4.0-IV3"}
+"""`--metadata-version` by `--target-kafka`: 3.9's highest stable level; for every 4 target
+4.0-IV3, Kafka 4.0's highest, which 4.1 runs too (so the log also starts on 4.0;
+`kafka-features upgrade` raises it later)."""
+_HIGHEST_LEVEL = {TARGET_40: KAFKA_4_0_LATEST_PRODUCTION, TARGET_41: KAFKA_4_1_LATEST_PRODUCTION,
+                  TARGET_4X: KAFKA_4_1_LATEST_PRODUCTION}
+"""The highest metadata.version each Kafka 4 target runs (its release's LATEST_PRODUCTION)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,8 +142,8 @@ class TranslationOptions:
             starts in KRaft mode; docs/design.md says why.) From 3.7-IV2 its `PartitionRecord`s
             name each replica's directory: the id `prepare-broker` gives the broker's first log
             dir (`migrate._translate_topics`).
-        target_kafka: `3.9` or `4.x`, the Kafka release the controllers run (4.x also runs
-            the metadata.versions Kafka 4.0/4.1 released).
+        target_kafka: `3.9`, `4.0`, `4.1` or `4.x` (either 4), the Kafka release the
+            controllers run (a 4 target also runs the metadata.versions that release has).
     """
 
     metadata_version: MetadataVersion = LATEST_PRODUCTION
@@ -195,7 +209,13 @@ def require_target(mv: MetadataVersion, target_kafka: str) -> None:
     if target_kafka == TARGET_39 and not mv.production:
         raise BadFlagError(
             f"--metadata-version {mv.name!r}: Kafka 3.9 cannot run it (3.4-IV0 ... 3.9-IV0); "
-            "4.x levels need --target-kafka 4.x"
+            "4.x levels need --target-kafka 4.x (or 4.0, 4.1)"
+        )
+    highest = _HIGHEST_LEVEL.get(target_kafka)
+    if highest is not None and mv.feature_level > highest.feature_level:
+        raise BadFlagError(
+            f"--metadata-version {mv.name!r}: Kafka {target_kafka} cannot run it (its highest "
+            f"is {highest.name}); a log at that level needs --target-kafka 4.1"
         )
 
 

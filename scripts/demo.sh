@@ -1,26 +1,49 @@
 #!/usr/bin/env bash
-# The README's main job on an embedded default, end to end on one machine:
+# The README's main job on an embedded default: an online migration, end to end on one machine.
 #   1. start Debian's ZooKeeper 3.8 on a free loopback port in a temporary directory — as a local
 #      process (default), or with --containers in a container (docker-compose.test.yml's `zk`,
 #      host network, loopback only; scripts/install.sh builds the image and starts the engine);
 #   2. write a healthy sample ZK-mode Kafka cluster into it (chroot /kafka) and keep the
 #      generator's session open in the background, so the ephemeral broker znodes stay alive;
-#   3. run `zk2kraft plan` on it (the pre-flight; exit 0 = nothing blocks a migration);
-#   4. `zk2kraft migrate --cutover none` into three temporary voter directories (controller ids
-#      3000-3002), the same again (a no-op), `zk2kraft verify` (exit 0 = parity), and the first
-#      records of `zk2kraft inspect --json`. The demo exits with the first failing step's code.
-# Everything started here is stopped on exit (trap EXIT). Knobs (environment):
+#   3. `zk2kraft plan` (the pre-flight; exit 0 = nothing blocks a migration; plan.html);
+#   4. start a writer that changes the cluster as ZooKeeper's controller does (ISR and leader
+#      changes, topics created and deleted, configs, quotas, SCRAM users, ACLs, brokers joining
+#      and leaving; each write guarded by /controller_epoch: tests/support/churn.py);
+#   5. `zk2kraft migrate --cutover now` into three temporary voter directories (controller ids
+#      3000-3002): the pre-copy, the mirror of the writer's changes, the fence (the writer's next
+#      write fails), the drain, /migration, and the handoff; the window's parts printed as a
+#      stacked bar and written to migrate.html. No Kafka runs here: --on-cutover, which starts the
+#      KRaft controllers in production, runs a helper that claims /controller as Kafka's KRaft
+#      controller does (tests/support/migration_cluster.py);
+#   6. `zk2kraft verify` (exit 0 = the log and ZooKeeper agree, every writer change included),
+#      and the first records of `zk2kraft inspect --json`.
+# With --standin (needs Kafka's jars, tests/kafka/jars): real Kafka 3.9.1 controllers 3001 and
+# 3002 in migration mode instead of local voter dirs; zk2kraft leads them as stand-in 3000
+# (plan prints the operator's sequence), replicates the pre-copy and the mirror to their disks,
+# resigns at the cutover, and one of them claims /controller (its log gives the window's
+# reconcile and broker_rpcs parts); after the controllers stop, `verify` checks each voter's copy.
+# The sample's brokers exist only in ZooKeeper, so the cutover does not wait for them. It takes
+# minutes, not seconds: two JVMs start. Its verify can find a SCRAM credential missing from
+# ZooKeeper: Kafka 3.9.1's own takeover loses it when the writer created and removed another
+# user with that mechanism (docs/design.md, "Kafka 3.9.1 can lose a SCRAM credential").
+# The demo exits with the first failing step's code. The HTML reports stay in a directory it
+# prints (zk2kraft-demo-report.* under $TMPDIR or /tmp); everything else is removed and every
+# process it started stopped on exit (trap EXIT). Knobs (environment):
 #   DEMO_TOPICS (20), DEMO_PARTITIONS (6), DEMO_BROKERS (3), DEMO_PRESET (clean|everything),
-#   ZK2KRAFT_DEMO_KEEP=1 keeps the temporary directory (logs, plan.json, voter dirs).
+#   DEMO_WRITER_RATE (changes/s, 100), ZK2KRAFT_DEMO_KEEP=1 keeps the temporary directory (logs,
+#   JSON reports, voter dirs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 zk_mode=process
-case "${1:-}" in
-  "") ;;
-  --containers) zk_mode=containers ;;
-  *) echo "usage: scripts/demo.sh [--containers]" >&2; exit 2 ;;
-esac
+transport=voters
+for arg in "$@"; do
+  case "$arg" in
+    --containers) zk_mode=containers ;;
+    --standin) transport=standin ;;
+    *) echo "usage: scripts/demo.sh [--containers] [--standin]" >&2; exit 2 ;;
+  esac
+done
 
 if [ -z "${VIRTUAL_ENV:-}" ] && [ -x .venv/bin/python ]; then
   export PATH="$PWD/.venv/bin:$PATH"  # scripts/install.sh's venv (externally managed Python)
@@ -44,15 +67,32 @@ if [ "$zk_mode" = containers ]; then
   fi
 fi
 command -v zk2kraft >/dev/null || { echo "demo: zk2kraft not installed; run scripts/install.sh" >&2; exit 3; }
+if [ "$transport" = standin ] && ! ls tests/kafka/jars/*.jar >/dev/null 2>&1; then
+  echo "demo: --standin: Kafka's jars are not in tests/kafka/jars; run scripts/install.sh" >&2
+  exit 3
+fi
 
 work=$(mktemp -d -t zk2kraft-demo.XXXXXX)
+reports=$(mktemp -d -t zk2kraft-demo-report.XXXXXX)
 zk_pid=""
 zk_container=0
 gen_pid=""
+writer_pid=""
+controllers_pid=""
 status=0
+demo_t0=$(date +%s.%N)
+
+stop_controllers() {
+  if [ -n "$controllers_pid" ]; then
+    kill "$controllers_pid" 2>/dev/null && wait "$controllers_pid" 2>/dev/null || true
+    controllers_pid=""
+  fi
+}
 
 cleanup() {
   local rc=$?
+  [ -n "$writer_pid" ] && kill "$writer_pid" 2>/dev/null && wait "$writer_pid" 2>/dev/null || true
+  stop_controllers
   [ -n "$gen_pid" ] && kill "$gen_pid" 2>/dev/null && wait "$gen_pid" 2>/dev/null || true
   [ -n "$zk_pid" ] && kill "$zk_pid" 2>/dev/null && wait "$zk_pid" 2>/dev/null || true
   if [ "$zk_container" = 1 ]; then
@@ -69,6 +109,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 section() { printf '\n== %s\n' "$*"; }
+since() {  # seconds since $1 (date +%s.%N), one decimal
+  python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.1f}")' \
+    "$1" "$(date +%s.%N)"
+}
 
 # -- 1. ZooKeeper --------------------------------------------------------------------------------
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -131,9 +175,7 @@ if [ "$(ruok)" != "imok" ]; then
   fi
   exit 3
 fi
-elapsed=$(python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.1f}")' \
-  "$t0" "$(date +%s.%N)")
-echo "ZooKeeper ($zk_mode) is up (ruok -> imok), ${elapsed} s after it was started"
+echo "ZooKeeper ($zk_mode) is up (ruok -> imok), $(since "$t0") s after it was started"
 
 # -- 2. sample cluster ---------------------------------------------------------------------------
 connect="127.0.0.1:$port/kafka"
@@ -155,40 +197,121 @@ if [ ! -s "$work/sample.ready" ]; then
 fi
 cat "$work/sample.out"
 
-# -- 3. plan -------------------------------------------------------------------------------------
-section "zk2kraft plan --zookeeper $connect"
-set +e
-zk2kraft plan --zookeeper "$connect" --json "$work/plan.json"
-status=$?
-set -e
-echo "plan exit code: $status (0 ok, 1 blockers, 2 bad input, 3 unreachable)"
-
-# -- 4. migrate, migrate again, verify, inspect ----------------------------------------------------
-voters=(--voter "3000=$work/voter-3000" --voter "3001=$work/voter-3001" --voter "3002=$work/voter-3002")
-run_step() {  # run a zk2kraft step, print its exit code, stop the demo on failure
+run_step() {  # run a zk2kraft step, print its exit code and time, stop the demo on failure
+  local step_t0
+  step_t0=$(date +%s.%N)
   set +e
   zk2kraft "$@"
   status=$?
   set -e
-  echo "$1 exit code: $status"
+  echo "zk2kraft $1 exit code: $status ($(since "$step_t0") s)"
+  [ "$status" -eq 0 ] || exit "$status"
 }
-if [ "$status" -eq 0 ]; then
-  section "zk2kraft migrate --cutover none (3 voters in $work)"
-  run_step migrate --zookeeper "$connect" "${voters[@]}" --cutover none --json "$work/migrate.json"
-fi
-if [ "$status" -eq 0 ]; then
-  section "zk2kraft migrate again (same ZooKeeper state: a no-op, byte-identical)"
-  run_step migrate --zookeeper "$connect" "${voters[@]}" --cutover none \
-    --spark-master in-process --json "$work/migrate-again.json"
-fi
-if [ "$status" -eq 0 ]; then
-  section "zk2kraft verify"
-  run_step verify --zookeeper "$connect" "${voters[@]}" --json "$work/verify.json"
-fi
-if [ "$status" -eq 0 ]; then
-  section "zk2kraft inspect $work/voter-3000 --json (first 5 records)"
-  zk2kraft inspect "$work/voter-3000" --json | head -n 5 || true
+
+# -- 2b. with --standin: real controllers ------------------------------------------------------
+transport_flags=()
+if [ "$transport" = standin ]; then
+  section "starting Kafka 3.9.1 controllers 3001 and 3002 in migration mode, for zk2kraft's stand-in 3000 (tests/support/standin.py)"
+  python3 -m tests.support.standin --zookeeper "$connect" --root "$work/controllers" \
+    --ready-file "$work/controllers.ready" >"$work/controllers.out" 2>&1 &
+  controllers_pid=$!
+  for _ in $(seq 1 900); do  # up to ~180 s: two JVMs on a busy machine
+    [ -s "$work/controllers.ready" ] && break
+    kill -0 "$controllers_pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  if [ ! -s "$work/controllers.ready" ]; then
+    echo "demo: the controllers did not start:" >&2
+    tail -n 40 "$work/controllers.out" >&2
+    exit 3
+  fi
+  # sets port_3000, port_3001, port_3002, log_3001, log_3002
+  eval "$(python3 -c 'import json, shlex, sys
+doc = json.load(open(sys.argv[1]))
+for n, port in doc["ports"].items():
+    print(f"port_{n}={int(port)}")
+for n, log in doc["logs"].items():
+    print(f"log_{n}={shlex.quote(log)}")' "$work/controllers.ready")"
+  quorum="3000@127.0.0.1:$port_3000,3001@127.0.0.1:$port_3001,3002@127.0.0.1:$port_3002"
+  echo "controllers 3001 (127.0.0.1:$port_3001) and 3002 (127.0.0.1:$port_3002) are up"
+  transport_flags=(--standin "3000@127.0.0.1:$port_3000=$work/standin"
+                   --controller "3001@127.0.0.1:$port_3001" --controller "3002@127.0.0.1:$port_3002")
 fi
 
-section "done; stopping the generator and ZooKeeper"
-exit "$status"
+# -- 3. plan -------------------------------------------------------------------------------------
+section "zk2kraft plan --zookeeper $connect ${transport_flags[*]}"
+run_step plan --zookeeper "$connect" "${transport_flags[@]}" --json "$work/plan.json" \
+  --html "$reports/plan.html"
+
+# -- 4. a writer, as ZooKeeper's controller ------------------------------------------------------
+rate=${DEMO_WRITER_RATE:-100}
+section "a writer changes the cluster as ZooKeeper's controller does ($rate changes/s, each guarded by /controller_epoch)"
+python3 -m tests.support.churn --zookeeper "$connect" --rate "$rate" \
+  --ready-file "$work/writer.ready" >"$work/writer.out" 2>"$work/writer.err" &
+writer_pid=$!
+for _ in $(seq 1 300); do  # up to ~60 s
+  [ -s "$work/writer.ready" ] && break
+  kill -0 "$writer_pid" 2>/dev/null || break
+  sleep 0.2
+done
+if [ ! -s "$work/writer.ready" ]; then
+  echo "demo: the writer did not start:" >&2
+  cat "$work/writer.out" "$work/writer.err" >&2
+  exit 1
+fi
+echo "writer running: $(cat "$work/writer.ready") changes made so far"
+
+# -- 5. the online migration -------------------------------------------------------------------
+if [ "$transport" = standin ]; then
+  # The sample's brokers exist only in ZooKeeper: nothing will register with the stand-in, so the
+  # cutover does not wait for them (--broker-wait 0); real brokers in migration mode would.
+  section "zk2kraft migrate --cutover now --standin 3000 (the controllers replicate its log; at the cutover it resigns and one of them leads)"
+  run_step migrate --zookeeper "$connect" --cutover now "${transport_flags[@]}" --broker-wait 0 \
+    --journal "$work/journal" --controller-log "$log_3001" --controller-log "$log_3002" \
+    --json "$work/migrate.json" --html "$reports/migrate.html"
+else
+  voters=(--voter "3000=$work/voter-3000" --voter "3001=$work/voter-3001" --voter "3002=$work/voter-3002")
+  # In production --on-cutover starts the KRaft controllers; here a helper claims /controller the
+  # way Kafka's KRaft controller does on taking over (no Kafka runs in this mode).
+  python3 -c 'import sys
+from tests.support.migration_cluster import claim_on_cutover
+print("#!/bin/sh\n# stands in for starting the KRaft controllers: claims /controller as one")
+print("exec " + claim_on_cutover(sys.argv[1]))' "$connect" >"$work/start-controllers.sh"
+  chmod 700 "$work/start-controllers.sh"
+  section "zk2kraft migrate --cutover now (3 voters in $work; --on-cutover claims /controller as a KRaft controller would)"
+  run_step migrate --zookeeper "$connect" "${voters[@]}" --cutover now \
+    --on-cutover "$work/start-controllers.sh" --json "$work/migrate.json" \
+    --html "$reports/migrate.html"
+fi
+for _ in $(seq 1 50); do  # the writer reports once its next write has failed the fence
+  [ -s "$work/writer.out" ] && break
+  sleep 0.1
+done
+cat "$work/writer.out" "$work/writer.err"
+
+# -- 6. verify, inspect --------------------------------------------------------------------------
+if [ "$transport" = standin ]; then
+  # In production the controllers run on; here they stop so that their logs hold still.
+  section "stopping the controllers; zk2kraft verify of each voter's copy of the log"
+  stop_controllers
+  for node in 3000 3001 3002; do
+    dir="$work/standin"
+    [ "$node" = 3000 ] || dir="$work/controllers/meta$node"
+    echo "-- voter $node ($dir)"
+    run_step verify --zookeeper "$connect" --voter "$node=$dir" --quorum-voters "$quorum" \
+      --json "$work/verify-$node.json"
+  done
+  first_voter="$work/standin"
+else
+  section "zk2kraft verify (the log against ZooKeeper read afresh, the writer's changes included)"
+  run_step verify --zookeeper "$connect" "${voters[@]}" --json "$work/verify.json"
+  first_voter="$work/voter-3000"
+fi
+section "zk2kraft inspect $first_voter --json (first 3 records)"
+zk2kraft inspect "$first_voter" --json | head -n 3 || true
+
+section "done in $(since "$demo_t0") s; stopping the writer, the generator and ZooKeeper"
+echo "reports (self-contained HTML, mode 0600), kept after the demo:"
+echo "  $reports/plan.html     the pre-flight"
+echo "  $reports/migrate.html  the online migration: the window's parts as a stacked bar"
+exit 0

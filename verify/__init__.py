@@ -36,7 +36,11 @@ from verify._report import (
     format_value,
     is_sensitive_config,
 )
-from verify._voter_files import quorum_state_facts, voter_file_differences
+from verify._voter_files import (
+    quorum_state_differences,
+    quorum_state_facts,
+    voter_file_differences,
+)
 from verify._voters import (
     VoterDiff,
     VoterLogs,
@@ -87,6 +91,7 @@ from verify.image import (
 )
 
 __all__ = [
+    "quorum_state_differences",
     "quorum_state_facts",
     "voter_file_differences",
     "VoterDiff",

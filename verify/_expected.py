@@ -8,7 +8,9 @@ that catches translation and codec bugs instead of repeating them:
 - topics: the ones `zkreader.migrating_topic` says migrate (no pending deletion, an id);
 - partitions: replicas from the topic znode; ISR, leader, leader epoch from the state znode;
   partition epoch = the state znode's version; missing state → ISR = replicas, leader = first
-  replica, epochs 0; adding/removing replicas and leader recovery state carried;
+  replica, epochs 0; adding/removing replicas and leader recovery state carried; offline
+  (every broker stopped) every leader is -1, the controller electing one from the ISR when
+  the first ISR member is unfenced (docs/design.md, "Offline migration");
 - configs: topic configs by name, broker configs by id with `<default>` → "";
 - client quotas: names desanitized (`writers.desanitize`, Kafka's `Sanitizer`: a malformed
   escape such as `%zz` is an error there, so such an entity is left out, with a warning),
@@ -112,7 +114,7 @@ def _brokers(snapshot: ClusterSnapshot) -> ClusterImage:
     return ClusterImage(FrozenMap(brokers), FrozenMap())
 
 
-def _topics(snapshot: ClusterSnapshot) -> TopicsImage:
+def _topics(snapshot: ClusterSnapshot, offline: bool) -> TopicsImage:
     by_id: dict[str, TopicImage] = {}
     by_name: dict[str, TopicImage] = {}
     for name, t in snapshot.topics.items():
@@ -126,13 +128,14 @@ def _topics(snapshot: ClusterSnapshot) -> TopicsImage:
             if state is None:
                 part = PartitionImage(
                     replicas=tuple(replicas), isr=tuple(replicas), removing_replicas=removing,
-                    adding_replicas=adding, leader=replicas[0] if replicas else -1,
+                    adding_replicas=adding,
+                    leader=replicas[0] if replicas and not offline else -1,
                     leader_recovery_state=0, leader_epoch=0, partition_epoch=0,
                 )
             else:
                 part = PartitionImage(
                     replicas=tuple(replicas), isr=tuple(state.isr), removing_replicas=removing,
-                    adding_replicas=adding, leader=state.leader,
+                    adding_replicas=adding, leader=-1 if offline else state.leader,
                     leader_recovery_state=state.leader_recovery_state,
                     leader_epoch=state.leader_epoch, partition_epoch=state.stat.version,
                 )
@@ -246,22 +249,24 @@ def _tokens(snapshot: ClusterSnapshot) -> DelegationTokensImage:
     return DelegationTokensImage(FrozenMap(tokens))
 
 
-def expected_image(snapshot: ClusterSnapshot) -> MetadataImage:
+def expected_image(snapshot: ClusterSnapshot, *, offline: bool = False) -> MetadataImage:
     """The image a correct migration of `snapshot` replays to (features left empty).
 
     Args:
         snapshot: a fresh read of the ZooKeeper tree.
+        offline: the log was written with every broker stopped (`--offline`): no partition
+            names a leader.
 
     Returns:
         The expected `MetadataImage`; its ACL ids and broker incarnation ids are placeholders
         that parity does not compare.
     """
     with paused_gc():
-        return _expected_image(snapshot)
+        return _expected_image(snapshot, offline)
 
 
-def _expected_image(snapshot: ClusterSnapshot) -> MetadataImage:
-    topics = _topics(snapshot)
+def _expected_image(snapshot: ClusterSnapshot, offline: bool) -> MetadataImage:
+    topics = _topics(snapshot, offline)
     block = snapshot.producer_id_block
     producer_ids = (
         ProducerIdsImage(block.block_end + 1, block.broker_id, -1)

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 
 from verify._private_file import write_private
 from verify._report import (
+    CHANGED_TITLE,
+    NOT_CHECKED_TITLE,
     FindingLike,
     JsonValue,
     ParityReport,
@@ -100,6 +102,14 @@ def _parity(parity: ParityReport, policy: RedactionPolicy, max_rows: int) -> str
         hidden = len(parity.differences) - max_rows
         if hidden > 0:
             out += f"<p>… and {hidden} more (see the JSON report).</p>"
+    for title, entries in ((CHANGED_TITLE, parity.changed_by_kafka),
+                           (NOT_CHECKED_TITLE, parity.not_checked)):
+        if entries:
+            rows = [[d.kind, d.key, d.field, format_value(d.to_json(policy)["zookeeper"]),
+                     format_value(d.to_json(policy)["quorum"]), d.reason]
+                    for d in entries[:max_rows]]
+            out += f"<h2>{_e(title)}</h2>" + _table(
+                ["kind", "key", "field", "zookeeper", "quorum", "why"], rows)
     return out
 
 

@@ -24,6 +24,18 @@ Compared per kind (fields are Kafka's camelCase record names, or config/quota ke
                       expirationTimestamp
 An entity on one side only is one difference with field `<exists>` (configs and quotas, which
 are plain key sets, report each key instead).
+
+Kafka's own legitimate changes since the migration (dual-write) are not differences: they are
+reported with the verdict CHANGED_BY_KAFKA (`ParityReport.changed_by_kafka`), each rule exact:
+    broker            in the log only, registered by the broker itself
+                      (`BrokerRegistration.registered_by_broker`): a broker that moved to KRaft
+                      (KRaft brokers never write /brokers/ids) or a ZooKeeper-mode broker that
+                      stopped after registering with the KRaft controller. A copy zk2kraft wrote
+                      of a znode that is gone is still a difference.
+    producer_ids      ZooKeeper's block is `{"broker": -1, "block_start": N, "block_end":
+                      N + 999}` and the log's nextProducerId is N: a KRaft controller allocated
+                      a block (ProducerIdsRecord) and dual-wrote it (Kafka's
+                      `ZkProducerIdsClient.writeProducerId`), so ZooKeeper leads by one block.
 """
 
 from __future__ import annotations
@@ -32,7 +44,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from verify._report import Difference, JsonValue, ParityReport
+from verify._report import CHANGED_BY_KAFKA, Difference, JsonValue, ParityReport
 from verify.image import MetadataImage, PartitionImage, TopicImage
 from writers import (
     ACL_OPERATIONS,
@@ -76,6 +88,14 @@ KINDS = (
 )
 # a broker row's marker: registered by the broker itself (`BrokerRegistration.registered_by_broker`)
 _BY_BROKER = "registeredByBroker"
+# a producer_ids row's marker: the block's broker is -1, as a KRaft controller dual-writes it
+_BY_KRAFT = "writtenByKraftController"
+# ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE: the block a dual-write puts in ZooKeeper
+PRODUCER_ID_BLOCK_SIZE = 1000
+_KAFKA_BROKER = ("registered by the broker itself through KRaft; ZooKeeper no longer lists it "
+                 "(a broker moved to KRaft, or a ZooKeeper-mode broker that stopped)")
+_KAFKA_BLOCK = ("a KRaft controller allocated a producer-id block in dual-write: ZooKeeper "
+                "holds {broker: -1, block_start: the log's nextProducerId}, one block ahead")
 _PER_FIELD_KINDS = frozenset({"topic_config", "broker_config", "client_quota"})
 
 _DIGITS = re.compile(r"(\d+)")
@@ -185,7 +205,10 @@ def image_rows(image: MetadataImage, kind: str) -> dict[str, Row]:
             rows[key] = {}
     elif kind == "producer_ids":
         if image.producer_ids.next_producer_id >= 0:
-            rows["cluster"] = {"nextProducerId": image.producer_ids.next_producer_id}
+            ids: dict[str, JsonValue] = {"nextProducerId": image.producer_ids.next_producer_id}
+            if image.producer_ids.broker_id == -1:
+                ids[_BY_KRAFT] = True
+            rows["cluster"] = ids
     elif kind == "delegation_token":
         for tid, tok in image.delegation_tokens.tokens.items():
             rows[tid] = {
@@ -220,9 +243,22 @@ def diff_rows(kind: str, key: str, zookeeper: Row | None, quorum: Row | None) ->
     if zookeeper is None and quorum is None:
         return []
     if kind not in _PER_FIELD_KINDS and (zookeeper is None or quorum is None):
+        if kind == "broker" and quorum is not None and quorum.get(_BY_BROKER):
+            return [Difference(kind, key, EXISTS, False, True, verdict=CHANGED_BY_KAFKA,
+                               reason=_KAFKA_BROKER)]
         return [Difference(kind, key, EXISTS, zookeeper is not None, quorum is not None)]
     zk = zookeeper or {}
     q = quorum or {}
+    if kind == "producer_ids":
+        # the marker says who wrote the block; only ZooKeeper's is Kafka's dual-write
+        by_kraft = zk.get(_BY_KRAFT) is True
+        zk = {f: v for f, v in zk.items() if f != _BY_KRAFT}
+        q = {f: v for f, v in q.items() if f != _BY_KRAFT}
+        zn, qn = zk.get("nextProducerId"), q.get("nextProducerId")
+        if (by_kraft and isinstance(zn, int) and isinstance(qn, int)
+                and zn == qn + PRODUCER_ID_BLOCK_SIZE):
+            return [Difference(kind, key, "nextProducerId", zn, qn, verdict=CHANGED_BY_KAFKA,
+                               reason=_KAFKA_BLOCK)]
     if kind == "broker":
         # The marker tells who wrote the quorum's registration; the expected image's
         # registrations carry a placeholder incarnation, so its marker means nothing.
@@ -308,8 +344,8 @@ def parity_report(
 
     Args:
         extra: differences found outside the images (voters disagreeing, an open
-            transaction), listed first.
+            transaction, a voter's files), listed first; each goes to its verdict's class.
         provenance: where the quorum image came from, for the report.
     """
     differences, checked = _compare(zk_image, quorum_image)
-    return ParityReport(tuple(extra) + tuple(differences), checked, dict(provenance or {}))
+    return ParityReport.of((*extra, *differences), checked, provenance)

@@ -11,7 +11,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from verify._report import ParityReport, RedactionPolicy, format_value
+from verify._report import (
+    CHANGED_TITLE,
+    NOT_CHECKED_TITLE,
+    Difference,
+    ParityReport,
+    RedactionPolicy,
+    format_value,
+)
 
 __all__ = ["render_parity"]
 
@@ -31,7 +38,15 @@ def render_parity(
         max_rows: cap on difference rows; the rest are counted, and all are in `--json`.
     """
     if report.parity:
-        console.print(Text("parity: the voters' log matches ZooKeeper", style="bold green"))
+        besides = []
+        if report.changed_by_kafka:
+            besides.append(f"{len(report.changed_by_kafka)} changed by Kafka since the "
+                           "migration")
+        if report.not_checked:
+            besides.append(f"{len(report.not_checked)} not checked")
+        console.print(Text("parity: the voters' log matches ZooKeeper"
+                           + (f" ({'; '.join(besides)}: listed below)" if besides else ""),
+                           style="bold green"))
     else:
         n = len(report.differences)
         console.print(
@@ -51,6 +66,8 @@ def render_parity(
         if kind not in report.checked:
             checked.add_row(Text(kind), Text("-"), Text(str(per_kind[kind])))
     console.print(checked)
+    _entries(console, CHANGED_TITLE, report.changed_by_kafka, policy, max_rows)
+    _entries(console, NOT_CHECKED_TITLE, report.not_checked, policy, max_rows)
     if report.parity:
         return
     table = Table(title=Text("differences"), title_justify="left", show_lines=False)
@@ -69,3 +86,21 @@ def render_parity(
     hidden = len(report.differences) - max_rows
     if hidden > 0:
         console.print(Text(f"... and {hidden} more (all of them are in --json)"))
+
+
+def _entries(console: Console, title: str, entries: tuple[Difference, ...],
+             policy: RedactionPolicy, max_rows: int) -> None:
+    """A table of entries that are not differences, each with why."""
+    if not entries:
+        return
+    table = Table(title=Text(title), title_justify="left", show_lines=False)
+    for column in ("kind", "key", "field", "zookeeper", "quorum", "why"):
+        table.add_column(column, overflow="fold", no_wrap=column == "kind")
+    for d in entries[:max_rows]:
+        shown = d.to_json(policy)
+        table.add_row(Text(d.kind), Text(d.key), Text(d.field),
+                      Text(format_value(shown["zookeeper"])), Text(format_value(shown["quorum"])),
+                      Text(d.reason))
+    console.print(table)
+    if len(entries) > max_rows:
+        console.print(Text(f"... and {len(entries) - max_rows} more (all of them are in --json)"))

@@ -54,6 +54,8 @@ def render_plan(
     max_warnings: int = 200,
     samples: Mapping[str, Sequence[Mapping[str, object]]] | None = None,
     voters: Sequence[VoterParity] = (),
+    title: str = "zk2kraft plan",
+    records_title: str = "records migrate would write",
 ) -> None:
     """Print the plan: a summary line and table, the blockers, the warnings, record counts.
 
@@ -66,6 +68,8 @@ def render_plan(
         max_warnings: show at most this many warnings (the JSON document has them all).
         samples: a few records per type (already redacted by the caller), shown as JSON.
         voters: the dry-run diff of each `--voter` (rendered by `render_parity`, redacted).
+        title / records_title: the summary's and the record counts' headings (`migrate`
+            prints the same tables under its own name).
     """
     verdict = (
         Text(f"BLOCKED: {len(blockers)} blocker(s) must be resolved before migrating",
@@ -73,7 +77,7 @@ def render_plan(
         if blockers
         else Text("READY: no blockers", style="bold green")
     )
-    summary = Table(title=Text("zk2kraft plan", style="bold"), title_justify="left",
+    summary = Table(title=Text(title, style="bold"), title_justify="left",
                     show_header=False)
     summary.add_column("item")
     summary.add_column("value", justify="right")
@@ -95,7 +99,7 @@ def render_plan(
             console.print(Text(f"... and {len(warnings) - len(shown)} more warnings "
                                "(all of them are in the --json document)"))
     if records:
-        counts = Table(title=Text("records migrate would write", style="bold"),
+        counts = Table(title=Text(records_title, style="bold"),
                        title_justify="left")
         counts.add_column("type")
         counts.add_column("count", justify="right")

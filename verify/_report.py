@@ -20,6 +20,11 @@ if TYPE_CHECKING:
     from verify._window import WindowParts
 
 __all__ = [
+    "CHANGED_BY_KAFKA",
+    "CHANGED_TITLE",
+    "DIFFERENCE",
+    "NOT_CHECKED",
+    "NOT_CHECKED_TITLE",
     "REDACTED",
     "Difference",
     "FindingLike",
@@ -34,6 +39,17 @@ __all__ = [
 JsonValue = int | float | str | bool | None | list["JsonValue"] | dict[str, "JsonValue"]
 
 ABSENT = "(absent)"
+
+# What a compared field is (`Difference.verdict`): only DIFFERENCE fails parity.
+DIFFERENCE = "difference"
+CHANGED_BY_KAFKA = "changed_by_kafka"
+"""Kafka's own legitimate change since the migration (dual-write): a producer-id block a KRaft
+controller allocated, a registration a broker made itself that ZooKeeper no longer lists."""
+NOT_CHECKED = "not_checked"
+"""Not judged: the tool cannot know the value it should be (e.g. the voter set, without
+`--quorum-voters`)."""
+CHANGED_TITLE = "changed by Kafka since the migration (not differences)"
+NOT_CHECKED_TITLE = "not checked (not differences)"
 
 
 def format_value(value: JsonValue) -> str:
@@ -87,6 +103,9 @@ class Difference:
         zookeeper: the value ZooKeeper implies (None: absent).
         quorum: the value the voters' log holds (None: absent).
         secret: the values derive from a secret; they are shown only through a policy.
+        verdict: DIFFERENCE (fails parity), CHANGED_BY_KAFKA or NOT_CHECKED (reported, do not
+            fail it).
+        reason: why it is not a difference (or what a difference means), for the operator.
     """
 
     kind: str
@@ -95,18 +114,24 @@ class Difference:
     zookeeper: JsonValue
     quorum: JsonValue
     secret: bool = False
+    verdict: str = DIFFERENCE
+    reason: str = ""
 
     def to_json(
         self, policy: RedactionPolicy = RedactionPolicy.STRICT
     ) -> dict[str, JsonValue]:
-        """`{"kind","key","field","zookeeper","quorum"}` with secrets shown per `policy`."""
-        return {
+        """`{"kind","key","field","zookeeper","quorum"}` (and `"reason"` when there is one)
+        with secrets shown per `policy`."""
+        out: dict[str, JsonValue] = {
             "kind": self.kind,
             "key": self.key,
             "field": self.field,
             "zookeeper": policy.show(self.zookeeper, secret=self.secret),
             "quorum": policy.show(self.quorum, secret=self.secret),
         }
+        if self.reason:
+            out["reason"] = self.reason
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,22 +142,38 @@ class ParityReport:
         differences: in stable order (kind, then key in natural order, then field).
         checked: entities compared per kind (union of both sides).
         provenance: where the quorum image came from (offset, epoch, voters, ...), not secret.
+        changed_by_kafka: Kafka's own legitimate changes since the migration (not differences).
+        not_checked: what could not be judged, each with what would let it be.
     """
 
     differences: tuple[Difference, ...]
     checked: Mapping[str, int]
     provenance: Mapping[str, JsonValue] = field(default_factory=dict)
+    changed_by_kafka: tuple[Difference, ...] = ()
+    not_checked: tuple[Difference, ...] = ()
+
+    @classmethod
+    def of(cls, findings: Sequence[Difference], checked: Mapping[str, int],
+           provenance: Mapping[str, JsonValue] | None = None) -> ParityReport:
+        """A report sorting `findings` by verdict (each keeps its order within its class)."""
+        return cls(tuple(d for d in findings if d.verdict == DIFFERENCE), checked,
+                   dict(provenance or {}),
+                   tuple(d for d in findings if d.verdict == CHANGED_BY_KAFKA),
+                   tuple(d for d in findings if d.verdict == NOT_CHECKED))
 
     @property
     def parity(self) -> bool:
-        """True when nothing differs."""
+        """True when nothing differs (Kafka's own changes and what was not checked aside)."""
         return not self.differences
 
     def to_json(self, policy: RedactionPolicy = RedactionPolicy.STRICT) -> dict[str, JsonValue]:
-        """`{"parity": bool, "differences": [...], "checked": {...}}` (design contract)."""
+        """`{"parity": bool, "differences": [...], "changed_by_kafka": [...], "not_checked":
+        [...], "checked": {...}}` (design contract)."""
         out: dict[str, JsonValue] = {
             "parity": self.parity,
             "differences": [d.to_json(policy) for d in self.differences],
+            "changed_by_kafka": [d.to_json(policy) for d in self.changed_by_kafka],
+            "not_checked": [d.to_json(policy) for d in self.not_checked],
             "checked": dict(self.checked),
         }
         if self.provenance:

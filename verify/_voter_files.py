@@ -17,8 +17,11 @@ Kafka 3.9 controller reads, and refuses on:
 
 A value that differs is a `Difference` of kind `voter_files` (exit 1, like any parity
 difference); a file that is not in Kafka's format at all is `VoterFileFormatError` (exit 2).
-`verify` reports these, `plan --voter` blocks on them, and `migrate` refuses to call a voter
-holding them a no-op. Nothing here writes.
+`verify` reports these, `plan --voter` shows them in each voter's parity and blocks on those
+`migrate` refuses, and `migrate` refuses to call a voter holding them a no-op (it rewrites only
+a quorum-state no controller acted on). Whether a quorum-state's voter set is right is decided
+once, by `quorum_state_differences`, for all three; a voter set the tool cannot know is
+NOT_CHECKED ("pass --quorum-voters"), never a difference. Nothing here writes.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from verify._report import Difference
+from verify._report import NOT_CHECKED, Difference, JsonValue
 from writers import (
     METADATA_PARTITION_DIR,
     METADATA_TOPIC_ID,
@@ -36,7 +39,8 @@ from writers import (
     read_quorum_state,
 )
 
-__all__ = ["QuorumStateFacts", "quorum_state_facts", "voter_file_differences"]
+__all__ = ["QuorumStateFacts", "quorum_state_differences", "quorum_state_facts",
+           "voter_file_differences"]
 
 KIND = "voter_files"
 
@@ -99,6 +103,74 @@ def quorum_state_facts(partition_dir: Path) -> QuorumStateFacts | None:
     return QuorumStateFacts(epoch, leader, voted, voters)
 
 
+_UNKNOWN_SET = "not checked: pass --quorum-voters"
+
+
+def _ids(ids: Collection[int]) -> list[JsonValue]:
+    return list(sorted(ids))
+
+
+def quorum_state_differences(
+    node_id: int,
+    state: QuorumStateFacts,
+    *,
+    given: Collection[int],
+    quorum: Collection[int] | None,
+) -> tuple[Difference, ...]:
+    """Judge one voter's `quorum-state` against the voter set: THE rule verify, plan and
+    migrate all apply.
+
+    A Kafka 3.9 controller refuses a data_version-0 file whose `currentVoters` is not its
+    configured `controller.quorum.voters`, and a leader or vote that names no voter. With the
+    voter set known (`quorum`), the file must list exactly it. Without it, every `--voter` is a
+    voter (so a file lacking one is wrong), but a file listing more voters than the `--voter`s
+    may be right (the other controllers' disks are on other hosts): that is NOT_CHECKED, not a
+    difference.
+
+    Args:
+        node_id: the voter whose file this is (key of the differences).
+        state: its validated `quorum-state`.
+        given: the `--voter` ids.
+        quorum: the configured voter set when known (`verify --quorum-voters`; `plan` and
+            `migrate` write quorum-state naming exactly their `--voter`s), else None.
+
+    Returns:
+        `voter_files` entries: differences, and NOT_CHECKED ones saying what would let them be
+        checked.
+    """
+    key = str(node_id)
+    out: list[Difference] = []
+    known = frozenset(quorum) if quorum is not None else None
+    listed = state.voters
+    if listed is not None:
+        if known is not None and listed != known:
+            out.append(Difference(KIND, key, "quorum-state currentVoters", _ids(known),
+                                  _ids(listed)))
+        elif known is None and not frozenset(given) <= listed:
+            out.append(Difference(KIND, key, "quorum-state currentVoters", _ids(given),
+                                  _ids(listed)))
+        elif known is None and listed != frozenset(given):
+            out.append(Difference(
+                KIND, key, "quorum-state currentVoters", _UNKNOWN_SET, _ids(listed),
+                verdict=NOT_CHECKED,
+                reason=f"it lists voters besides the --voter ids {_ids(given)}; the "
+                       "controllers' controller.quorum.voters is not known"))
+    allowed = listed if listed is not None else known
+    for name, value in (("leaderId", state.leader_id), ("votedId", state.voted_id)):
+        if value == -1 or (allowed is not None and value in allowed):
+            continue
+        if allowed is None and value in given:
+            continue
+        if allowed is None:  # data_version 1 keeps the voters in the log: unknown here
+            out.append(Difference(KIND, key, f"quorum-state {name}", _UNKNOWN_SET, value,
+                                  verdict=NOT_CHECKED,
+                                  reason="the voter set is not in this quorum-state"))
+        else:
+            out.append(Difference(KIND, key, f"quorum-state {name}",
+                                  f"-1 or one of {sorted(allowed)}", value))
+    return tuple(out)
+
+
 def voter_file_differences(
     voters: Sequence[tuple[int, Path]],
     *,
@@ -108,17 +180,18 @@ def voter_file_differences(
     """What would stop each voter's controller at start (module docstring for the rules).
 
     Args:
-        voters: the `--voter` (node id, metadata.log.dir) pairs: the configured voter set.
+        voters: the `--voter` (node id, metadata.log.dir) pairs.
         cluster_id: ZooKeeper's `/cluster/id` (None: not known, not compared).
-        voter_ids: the configured voter set, when `voters` holds only some of the voters
-            (default: the ids in `voters`).
+        voter_ids: the configured voter set when known (`--quorum-voters`, or the `--voter`
+            ids of `plan` / `migrate`, which write exactly those); None: not known, and a
+            quorum-state listing more voters than the `--voter`s is NOT_CHECKED
+            (`quorum_state_differences`).
 
     Raises:
         VoterFileFormatError: a file is not in Kafka's format (exit 2, names it).
         VoterUnavailableError: a file cannot be read (exit 3).
     """
-    configured = frozenset(voter_ids if voter_ids is not None
-                           else (node_id for node_id, _ in voters))
+    given = [node_id for node_id, _ in voters]
     out: list[Difference] = []
     for node_id, directory in voters:
         key = str(node_id)
@@ -137,12 +210,7 @@ def voter_file_differences(
         partition = Path(directory) / METADATA_PARTITION_DIR
         state = quorum_state_facts(partition)
         if state is not None:
-            if state.voters is not None and state.voters != configured:
-                diff("quorum-state currentVoters", sorted(configured), sorted(state.voters))
-            allowed = state.voters if state.voters is not None else configured
-            for name, value in (("leaderId", state.leader_id), ("votedId", state.voted_id)):
-                if value != -1 and value not in allowed:
-                    diff(f"quorum-state {name}", f"-1 or one of {sorted(allowed)}", value)
+            out.extend(quorum_state_differences(node_id, state, given=given, quorum=voter_ids))
         topic_id = read_partition_metadata(partition)
         if topic_id is not None and topic_id != METADATA_TOPIC_ID:
             diff("partition.metadata topic_id", METADATA_TOPIC_ID, topic_id)

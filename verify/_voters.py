@@ -10,7 +10,9 @@ This is verify's kind of work (it judges; `migrate` only orchestrates), so `zk2k
 - `transaction_differences`: a metadata transaction still open at the end of the log is a
   difference (a controller taking over would abort it).
 - `voter_diffs` (plan's dry run): every voter that already holds a log is replayed and compared
-  field by field with the image ZooKeeper implies; one without a log has nothing to diff.
+  field by field with the image ZooKeeper implies, its files judged as `verify` judges them
+  (`voter_file_differences`, the voter set being the `--voter` ids `migrate` writes); one
+  without a log has nothing to diff.
 
 Nothing here writes.
 """
@@ -27,6 +29,7 @@ from verify._expected import expected_image
 from verify._loader import LoadedLog, load_log
 from verify._parity import parity_report
 from verify._report import Difference, ParityReport
+from verify._voter_files import voter_file_differences
 from writers import (
     LogEntry,
     LogSource,
@@ -191,19 +194,22 @@ class VoterDiff:
 
 
 def voter_diffs(
-    snapshot: ClusterSnapshot, voters: Sequence[tuple[int, Path]]
+    snapshot: ClusterSnapshot, voters: Sequence[tuple[int, Path]], *, offline: bool = False
 ) -> list[VoterDiff]:
     """Compare every voter that holds a log with ZooKeeper's snapshot, by node id.
 
     Before a re-run, or after a `migrate --cutover none` done days ago, an operator wants to
     know how far the voters' copy has drifted from ZooKeeper without writing anything.
+    `offline`: the voters hold (or will hold) an `--offline` log, whose partitions name no leader.
 
     Raises:
         LogCorruptionError: a voter's log is damaged (exit 2, names the file and offset).
         ReplayError: a record does not apply (exit 2, names the offset).
         VoterUnavailableError: a voter's files cannot be read (exit 3).
     """
-    expected = expected_image(snapshot)
+    expected = expected_image(snapshot, offline=offline)
+    cluster_id = snapshot.cluster_id.cluster_id if snapshot.cluster_id is not None else None
+    ids = [node_id for node_id, _ in voters]
     out: list[VoterDiff] = []
     for node_id, directory in sorted(voters):
         if not Path(directory).is_dir():
@@ -220,6 +226,8 @@ def voter_diffs(
             "last_offset": loaded.provenance.last_offset,
             "last_epoch": loaded.provenance.last_epoch,
         }
-        report = parity_report(expected, loaded.image, provenance=provenance)
+        files = voter_file_differences([(node_id, Path(directory))], cluster_id=cluster_id,
+                                       voter_ids=ids)
+        report = parity_report(expected, loaded.image, extra=files, provenance=provenance)
         out.append(VoterDiff(node_id, Path(directory), report))
     return out

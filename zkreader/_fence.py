@@ -437,7 +437,8 @@ def _migration_rewritten(token: FenceToken, now: _Node | None) -> str:
             "rollback, another tool); not overwriting it. Nothing was written")
 
 
-def release_claim(session: ZkSession, *, min_controller_epoch: int) -> dict[str, Any]:
+def release_claim(session: ZkSession, *, min_controller_epoch: int,
+                  expect_controller: bytes | None) -> dict[str, Any]:
     """Undo a KRaft claim for a rollback: remove our `/controller` and `/migration`, and lift
     `/controller_epoch` to at least `min_controller_epoch` (KAFKA-20488: a ZooKeeper controller
     whose epoch is not above the epoch written into partition state znodes aborts its leader
@@ -446,9 +447,13 @@ def release_claim(session: ZkSession, *, min_controller_epoch: int) -> dict[str,
     Returns:
         What was done: {"controller_epoch": before/after, "removed": [...]}.
 
+    Args:
+        expect_controller: the `/controller` bytes the caller judged removable (None: none was
+            there); anything else there now is refused, and the delete checks its version.
+
     Raises:
         ControllerMovedError: `/controller` is a live ZooKeeper controller's (nothing to undo
-            there) or something moved while we wrote.
+            there), is not what the caller judged, or something moved while we wrote.
     """
     client = session.kazoo
     now = read_fence_state(session)
@@ -456,6 +461,10 @@ def release_claim(session: ZkSession, *, min_controller_epoch: int) -> dict[str,
         raise ControllerMovedError(
             f"{_paths.CONTROLLER} is held by a ZooKeeper controller (ephemeral node), not a "
             "KRaft claim: there is no cutover to roll back")
+    if now.controller != expect_controller:
+        raise ControllerMovedError(
+            f"{_paths.CONTROLLER} changed since the rollback judged it; nothing was changed, "
+            "re-run")
     tx = client.transaction()
     removed: list[str] = []
     epoch = now.controller_epoch or 0

@@ -76,11 +76,18 @@ def migrate(connect: str, root: Path, *extra: str,
 class Paused:
     """A `migrate` run stopped at a fault point (`pause`), until `resume()`."""
 
-    def __init__(self, connect: str, root: Path, point: str) -> None:
+    def __init__(self, connect: str, root: Path, point: str, *,
+                 sigint: signal.Handlers = signal.SIG_DFL) -> None:
         env = {**os.environ, "COLUMNS": "200", "ZK2KRAFT_TEST_FAULT": f"{point}:pause"}
+
+        def child_sigint() -> None:
+            # The run's SIGINT disposition is set here, never inherited: pytest started from a
+            # background job has SIGINT ignored, and so would its child (an operator's nohup)
+            signal.signal(signal.SIGINT, sigint)
+
         self.proc = subprocess.Popen(migrate_cmd(connect, root), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     env=env)
+                                     env=env, preexec_fn=child_sigint)
         assert self.proc.stderr is not None
         self.before: list[str] = []
         for line in self.proc.stderr:
@@ -242,6 +249,24 @@ def test_sigterm_cleans_up_like_ctrl_c(
     assert ("terminated" if sig == signal.SIGTERM else "interrupted") in err
     assert voters_hold_no_log(root)
     assert sorted(p.name for p in root.iterdir()) == ["c3000"]  # the dirs it made are gone
+
+
+def test_an_inherited_ignored_sigint_stays_ignored_and_sigterm_still_cleans_up(
+    sample_cluster: Callable[..., Any], tmp_path: Path,
+) -> None:
+    """nohup and a script's `cmd &` start zk2kraft with SIGINT ignored: that is the parent's
+    choice, so Ctrl-C aimed at the terminal's foreground job does not stop this run; SIGTERM
+    does, cleaning up as always."""
+    cluster = sample_cluster(BIG)
+    root = tmp_path / "voters"
+    run = Paused(cluster.connect, root, "staging-batch@2", sigint=signal.SIG_IGN)
+    run.proc.send_signal(signal.SIGINT)
+    with pytest.raises(subprocess.TimeoutExpired):
+        run.proc.wait(timeout=2)  # still paused, not interrupted
+    code, err = run.signal(signal.SIGTERM)
+    assert code == 143, err
+    assert "terminated" in err and "interrupted" not in err
+    assert voters_hold_no_log(root)
 
 
 def _mount_tmpfs(path: Path, size: str) -> None:

@@ -121,7 +121,8 @@ def test_release_lets_a_zookeeper_controller_lead_again(zk_chroot_client: KazooC
     client.set("/brokers/topics/t/partitions/0/state", json.dumps(
         {"controller_epoch": 5, "leader": 1, "version": 1, "leader_epoch": 1,
          "isr": [1]}).encode())
-    done = release_claim(session, min_controller_epoch=5)
+    done = release_claim(session, min_controller_epoch=5,
+                         expect_controller=client.get("/controller")[0])
     assert done["removed"] == ["/controller", "/migration"]
     assert client.exists("/controller") is None and client.exists("/migration") is None
     # a ZooKeeper controller election, as KafkaController.elect does it

@@ -151,6 +151,16 @@ def test_a_stopped_cluster_plans_migrates_and_verifies_without_touching_zookeepe
         assert len(data["directories"]) == len(data["replicas"]), data
         named = {d for b, d in zip(data["replicas"], data["directories"], strict=True) if b == 1}
         assert named <= {directory_id}, data
+    # every broker is stopped: no partition names a leader (KRaft's controller elects one from
+    # the ISR when its first member is unfenced), ISR and leader epoch are ZooKeeper's
+    names = {r["data"]["topicId"]: r["data"]["name"] for r in recs if r["type"] == "TOPIC_RECORD"}
+    for r in partitions:
+        data = r["data"]
+        raw, _ = cluster.client.get(f"/brokers/topics/{names[data['topicId']]}/partitions/"
+                                    f"{data['partitionId']}/state")
+        state = json.loads(raw)
+        assert (data["leader"], data["isr"], data["leaderEpoch"]) == (
+            -1, state["isr"], state["leader_epoch"]), data
 
     verify = run("verify", "--zookeeper", cluster.connect, "--offline", *voter_flags(tmp_path))
     assert verify.returncode == 0, verify.stdout + verify.stderr

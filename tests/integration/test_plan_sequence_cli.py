@@ -36,8 +36,9 @@ def _j(obj: object) -> bytes:
 
 
 def _tree(c: KazooClient, *, brokers: dict[int, dict[str, str]], tokens: bool = False,
-          empty_migration: bool = False) -> None:
-    """A healthy ZK-mode tree; `brokers` maps each id to its listeners {name: protocol}."""
+          empty_migration: bool = False, running: bool = True) -> None:
+    """A healthy ZK-mode tree; `brokers` maps each id to its listeners {name: protocol}.
+    `running=False`: every broker stopped (no registrations, no /controller), as offline."""
     for path in ("/brokers/ids", "/brokers/topics", "/config/topics", "/config/changes",
                  "/admin/delete_topics", "/isr_change_notification",
                  "/log_dir_event_notification"):
@@ -45,7 +46,7 @@ def _tree(c: KazooClient, *, brokers: dict[int, dict[str, str]], tokens: bool = 
     c.create("/cluster/id", _j({"version": "1", "id": CLUSTER_ID}), makepath=True)
     c.create("/controller_epoch", b"1")
     c.create("/feature", _j({"version": 2, "status": 1, "features": {}}))
-    for broker_id, listeners in brokers.items():
+    for broker_id, listeners in brokers.items() if running else ():
         port = 9092 + broker_id
         c.create(f"/brokers/ids/{broker_id}", _j({
             "version": 5, "host": "localhost", "port": port, "jmx_port": -1,
@@ -53,8 +54,9 @@ def _tree(c: KazooClient, *, brokers: dict[int, dict[str, str]], tokens: bool = 
             "endpoints": [f"{name}://b{broker_id}.example:{port + i * 100}"
                           for i, name in enumerate(listeners)],
             "listener_security_protocol_map": listeners, "features": {}}), ephemeral=True)
-    c.create("/controller", _j({"version": 2, "brokerid": min(brokers), "timestamp": "1",
-                                "kraftControllerEpoch": -1}), ephemeral=True)
+    if running:
+        c.create("/controller", _j({"version": 2, "brokerid": min(brokers), "timestamp": "1",
+                                    "kraftControllerEpoch": -1}), ephemeral=True)
     ids = sorted(brokers)
     c.create("/brokers/topics/orders", _j({
         "version": 3, "partitions": {"0": ids}, "adding_replicas": {}, "removing_replicas": {},
@@ -113,6 +115,9 @@ def test_standin_plan_prints_each_nodes_properties_and_the_steps(
             "controller.quorum.voters": voters, "controller.listener.names": "CONTROLLER",
             "listeners": "CONTROLLER://c1.example:9093",
             "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            # zk2kraft does not know the controllers' directories: the operator fills them in
+            "metadata.log.dir": "<controller 3001's metadata directory>",
+            "log.dirs": "<controller 3001's metadata directory>",
             "controller.quorum.election.timeout.ms": "30000",
             "zookeeper.metadata.migration.enable": "true", "zookeeper.connect": connect,
             "inter.broker.listener.name": "PLAINTEXT",
@@ -123,6 +128,9 @@ def test_standin_plan_prints_each_nodes_properties_and_the_steps(
             "controller.quorum.voters": voters, "controller.listener.names": "CONTROLLER",
             "listeners": "CONTROLLER://c2.example:9093",
             "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            # zk2kraft does not know the controllers' directories: the operator fills them in
+            "metadata.log.dir": "<controller 3002's metadata directory>",
+            "log.dirs": "<controller 3002's metadata directory>",
             "controller.quorum.election.timeout.ms": "30000",
             "zookeeper.metadata.migration.enable": "true", "zookeeper.connect": connect,
             "inter.broker.listener.name": "PLAINTEXT",
@@ -144,6 +152,14 @@ def test_standin_plan_prints_each_nodes_properties_and_the_steps(
         < titles.index("Move the brokers to KRaft") < titles.index("Finalise") == len(steps) - 1
     assert all(s["rollback"] for s in steps[:-1]) and steps[-1]["rollback"] is None
     assert "zookeeper.metadata.migration.enable" in steps[-1]["actions"][0]
+    # finalising waits for each restarted controller to catch up, with Kafka 3.9's own tool
+    assert ("kafka-metadata-quorum.sh --bootstrap-controller "
+            "10.0.0.5:9093,c1.example:9093,c2.example:9093 describe --replication lists it with "
+            "Lag 0") in steps[-1]["actions"][1]
+    # a KRaft broker's first start logs STALE_BROKER_EPOCH on this path too, and it says so
+    assert "STALE_BROKER_EPOCH" in " ".join(
+        steps[titles.index("Move the brokers to KRaft")]["actions"])
+    assert seq["path"] == "online-standin" and seq["broker_removals"] == []
     cutover = steps[titles.index("Cut over")]
     assert "zk2kraft rollback" in cutover["rollback"] and "/controller" in cutover["rollback"]
     assert f"--cluster-id={CLUSTER_ID}" in " ".join(steps[titles.index(
@@ -257,3 +273,110 @@ def test_migrate_standin_refuses_any_migration_znode_but_the_starting_controller
     blockers = json.loads(planned.stdout)["blockers"]
     assert [(b["code"], b["path"]) for b in blockers] == [("MIGRATION_ZNODE_EXISTS", "/migration")]
     assert "--standin accepts only the empty /migration" in blockers[0]["message"]
+
+
+def test_offline_plan_with_voters_prints_plain_kraft_nodes_and_the_stopped_cluster_steps(
+    zk_chroot_client: KazooClient, plan: Plan, connect: str, tmp_path: Path
+) -> None:
+    # Every broker stopped: ZooKeeper names them only in the assignment (1 and 2). Expected
+    # values from Kafka's KRaft configuration (a controller: process.roles, node.id, the
+    # voters, its listener and its mapping, metadata.log.dir; a broker: process.roles, node.id,
+    # the voters, the controller listener mapped) and the offline runbook's order.
+    _tree(zk_chroot_client, brokers={1: {"PLAINTEXT": "PLAINTEXT"},
+                                     2: {"PLAINTEXT": "PLAINTEXT"}}, running=False)
+    c0, c1 = tmp_path / "c0", tmp_path / "c1"
+    code, out, err = plan("--json", "-", "--offline", "--target-kafka", "4.x",
+                          "--voter", f"3000={c0}", "--voter", f"3001={c1}")
+    assert code == 0, err
+    seq = json.loads(out)["operator_sequence"]
+    assert (seq["path"], seq["target_kafka"], seq["metadata_version"], seq["cluster_id"]) == (
+        "offline", "4.x", "4.0-IV3", CLUSTER_ID)
+    assert seq["standin"] is None and "offline rehearsal" in seq["source"]
+    voters = "3000@<controller 3000's host:port>,3001@<controller 3001's host:port>"
+    assert seq["controllers"] == [
+        {"node_id": n, "properties": {
+            "process.roles": "controller", "node.id": str(n),
+            "controller.quorum.voters": voters, "controller.listener.names": "CONTROLLER",
+            "listeners": f"CONTROLLER://<controller {n}'s host:port>",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT",
+            "metadata.log.dir": str(d), "log.dirs": str(d),
+            # 4.x only: Kafka's EventPerformanceMonitor threshold, 2000 ms by default
+            "controller.performance.always.log.threshold.ms": "30000"}}
+        for n, d in ((3000, c0), (3001, c1))]
+    assert seq["brokers"] == [
+        {"broker_id": b, "properties": {
+            "process.roles": "broker", "node.id": str(b), "controller.quorum.voters": voters,
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map":
+                f"<broker {b}'s listener.security.protocol.map>,CONTROLLER:PLAINTEXT"}}
+        for b in (1, 2)]
+    assert seq["broker_removals"] == [
+        "broker.id", "zookeeper.connect", "every other zookeeper.* setting",
+        "zookeeper.metadata.migration.enable", "inter.broker.protocol.version",
+        "control.plane.listener.name"]
+    steps = seq["steps"]
+    assert [s["title"] for s in steps] == [
+        "Stop every broker", "Plan", "Migrate", "Verify", "Prepare each broker's log dirs",
+        "Configure the controllers", "Configure the brokers", "Start", "Check"]
+    text = {s["title"]: " ".join(s["actions"]) for s in steps}
+    assert ("Proceeding to do an unclean shutdown as all the controlled shutdown attempts "
+            "failed") in text["Stop every broker"]
+    voter_flags = f"--voter 3000={c0} --voter 3001={c1}"
+    assert (f"zk2kraft migrate --zookeeper {connect} --offline --target-kafka 4.x "
+            f"--metadata-version 4.0-IV3 {voter_flags}") in text["Migrate"]
+    assert f"zk2kraft verify --zookeeper {connect} --offline {voter_flags}" in text["Verify"]
+    prepare = text["Prepare each broker's log dirs"]
+    assert "zk2kraft prepare-broker --log-dirs <broker 1's log.dirs>" in prepare
+    assert "zk2kraft prepare-broker --log-dirs <broker 2's log.dirs>" in prepare
+    assert "--dry-run" in prepare
+    assert "do not run kafka-storage format" in text["Configure the controllers"]
+    start = text["Start"]
+    assert start.index("start every controller") < start.index("start every broker at once")
+    assert "--voter is optional" in text["Plan"]
+    assert any("Exceptionally slow controller event" in n for n in seq["notes"])
+    # the terminal gets the same text
+    assert "every broker: remove from server.properties" in err
+    assert "    zookeeper.connect" in err and "8. Start" in err
+    # to Kafka 3.9: 3.9-IV0 and no 4.x-only property; --offline without --voter: no sequence
+    code, out, err = plan("--json", "-", "--offline", "--voter", f"3000={c0}")
+    seq = json.loads(out)["operator_sequence"]
+    assert code == 0 and seq["metadata_version"] == "3.9-IV0", err
+    assert "controller.performance.always.log.threshold.ms" not in \
+        seq["controllers"][0]["properties"]
+    code, out, err = plan("--json", "-", "--offline")
+    assert code == 0 and "operator_sequence" not in json.loads(out), err
+    assert "add the --voter ID=DIR flags `migrate --offline` will get" in " ".join(err.split())
+
+
+def test_online_voter_plan_prints_migration_mode_nodes_on_the_voter_directories(
+    zk_chroot_client: KazooClient, plan: Plan, connect: str, tmp_path: Path
+) -> None:
+    _tree(zk_chroot_client, brokers={1: {"PLAINTEXT": "PLAINTEXT"}})
+    c0 = tmp_path / "c0"
+    code, out, err = plan("--json", "-", "--voter", f"3000={c0}")
+    assert code == 0, err
+    seq = json.loads(out)["operator_sequence"]
+    assert seq["path"] == "online-voter" and seq["standin"] is None
+    voters = "3000@<controller 3000's host:port>"
+    # no long election timeout: nothing runs before the cutover, no stand-in to win it
+    assert seq["controllers"] == [{"node_id": 3000, "properties": {
+        "process.roles": "controller", "node.id": "3000", "controller.quorum.voters": voters,
+        "controller.listener.names": "CONTROLLER",
+        "listeners": "CONTROLLER://<controller 3000's host:port>",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "metadata.log.dir": str(c0), "log.dirs": str(c0),
+        "zookeeper.metadata.migration.enable": "true", "zookeeper.connect": connect,
+        "inter.broker.listener.name": "PLAINTEXT"}}]
+    assert seq["brokers"] == [{"broker_id": 1, "properties": {
+        "broker.id": "1", "zookeeper.metadata.migration.enable": "true",
+        "controller.quorum.voters": voters, "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "inter.broker.protocol.version": "3.9-IV0"}}]
+    titles = [s["title"] for s in seq["steps"]]
+    assert titles == ["Prepare", "Put the brokers in migration mode",
+                      "Pre-copy and mirror into the voter directories", "Cut over",
+                      "Move the brokers to KRaft", "Finalise"]
+    migrate_step = " ".join(seq["steps"][2]["actions"])
+    assert (f"zk2kraft migrate --zookeeper {connect} --voter 3000={c0} --metadata-version "
+            "3.9-IV0 --cutover manual --on-cutover") in migrate_step
+    assert "do not run kafka-storage format" in migrate_step

@@ -132,6 +132,7 @@ def test_offline_spark_output_equals_in_process_and_translate(
     partitions = [r for r in reference.records if r.type == "PARTITION_RECORD"]
     assert {r.version for r in partitions} == {1 if target == "3.9" else 2}
     assert all(len(r.data["directories"]) == len(r.data["replicas"]) for r in partitions)
+    assert {r.data["leader"] for r in partitions} == {-1}  # every broker stopped: no leader
 
 
 def test_spark_uses_several_tasks_and_keeps_topic_order(

@@ -73,6 +73,14 @@ def plan_blockers(cluster: Any, root: Path, *flags: str) -> tuple[int, list[tupl
     return r.returncode, [(b["code"], b["path"]) for b in json.loads(out.read_text())["blockers"]]
 
 
+def plan_voter_files(root: Path) -> dict[int, list[tuple[str, str, Any, Any]]]:
+    """Each voter's `voter_files` differences in the last `plan --json` (`plan_blockers`)."""
+    voters = json.loads((root / "plan.json").read_text())["voters"]
+    return {v["node_id"]: sorted((d["key"], d["field"], d["zookeeper"], d["quorum"])
+                                 for d in v["differences"] if d["kind"] == "voter_files")
+            for v in voters}
+
+
 def migrate_again(cluster: Any, root: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     return run("migrate", "--zookeeper", cluster.connect, *flags, "--spark-master",
                "in-process")
@@ -121,8 +129,11 @@ def test_quorum_state_of_another_voter_set_is_reported_and_rewritten(
     assert code == 1, err
     assert voter_files(doc) == [("3002", "quorum-state currentVoters", [3000, 3001, 3002],
                                  [3000, 3001, 3005])]
-    # epoch 1 and no vote: no controller acted on it, so migrate rewrites it (plan agrees)
+    # epoch 1 and no vote: no controller acted on it, so migrate rewrites it; plan says READY
+    # but reports the same difference in that voter's parity (it said "parity matches")
     assert plan_blockers(cluster, root, *voter_flags(root)) == (0, [])
+    assert plan_voter_files(root) == {3000: [], 3001: [], 3002: [
+        ("3002", "quorum-state currentVoters", [3000, 3001, 3002], [3000, 3001, 3005])]}
     r = migrate_again(cluster, root, *voter_flags(root))
     assert r.returncode == 0, r.stderr
     assert "no-op" not in r.stdout and "rewrote the quorum-state of voter(s) 3002" in r.stdout
@@ -194,3 +205,60 @@ def test_quorum_state_of_a_running_quorum_is_not_reset_to_epoch_1(
     assert (voter / QUORUM_STATE).read_text() == held  # untouched
     assert not list((voter / "__cluster_metadata-0").glob("*.log"))
     assert not (tmp_path / "c3001").exists() and not (tmp_path / "c3002").exists()
+
+
+QUORUM = "3000@c0.example:9093,3001@c1.example:9093,3002@c2.example:9093"
+
+
+def test_one_controllers_own_host_voter_set_not_checked_without_quorum_voters(
+    migrated: tuple[Any, Path]
+) -> None:
+    """Issue 17, item 6: `verify --voter 3000=DIR` on one controller's host. Its quorum-state
+    lists 3000, 3001 and 3002 (migrate wrote it); verify cannot know the controllers'
+    controller.quorum.voters, so the voter set is 'not checked', not a difference."""
+    cluster, root = migrated
+    one = voter_flags(root, ((3000, "c3000"),))
+    code, doc, err = verify_doc(cluster, root, *one)
+    assert code == 0, err
+    assert doc["parity"] is True and doc["differences"] == []
+    assert [(d["key"], d["field"], d["zookeeper"], d["quorum"]) for d in doc["not_checked"]] == [
+        ("3000", "quorum-state currentVoters", "not checked: pass --quorum-voters",
+         [3000, 3001, 3002])]
+    r = run("verify", "--zookeeper", cluster.connect, *one)
+    assert r.returncode == 0 and "not checked" in r.stdout, r.stdout + r.stderr
+    # told the voter set, verify checks it: the right one passes, a wrong one is a difference
+    code, doc, err = verify_doc(cluster, root, *one, "--quorum-voters", QUORUM)
+    assert code == 0, err
+    assert doc["not_checked"] == [] and doc["differences"] == []
+    code, doc, err = verify_doc(cluster, root, *one, "--quorum-voters",
+                                QUORUM.replace("3002@", "3003@"))
+    assert code == 1, err
+    assert voter_files(doc) == [("3000", "quorum-state currentVoters", [3000, 3001, 3003],
+                                 [3000, 3001, 3002])]
+
+
+def test_a_quorum_state_that_lacks_a_given_voter_is_a_difference_without_quorum_voters(
+    migrated: tuple[Any, Path]
+) -> None:
+    """Every --voter is a voter: a file that does not list one is wrong whatever the rest of
+    the voter set is. verify (exit 1), plan's parity and migrate (which rewrites a file no
+    controller acted on) judge it alike."""
+    cluster, root = migrated
+    qs = root / "c3000" / QUORUM_STATE
+    state = json.loads(qs.read_text())
+    state["currentVoters"] = [{"voterId": 3001}, {"voterId": 3002}, {"voterId": 3005}]
+    qs.write_text(json.dumps(state))
+    one = voter_flags(root, ((3000, "c3000"),))
+    code, doc, err = verify_doc(cluster, root, *one)
+    assert code == 1, err
+    assert voter_files(doc) == [("3000", "quorum-state currentVoters", [3000],
+                                 [3001, 3002, 3005])]
+    assert doc["not_checked"] == []
+    assert plan_blockers(cluster, root, *voter_flags(root)) == (0, [])
+    assert plan_voter_files(root)[3000] == [
+        ("3000", "quorum-state currentVoters", [3000, 3001, 3002], [3001, 3002, 3005])]
+    r = migrate_again(cluster, root, *voter_flags(root))
+    assert r.returncode == 0 and "rewrote the quorum-state of voter(s) 3000" in r.stdout, r.stderr
+    for flags in (one, voter_flags(root)):
+        code, doc, err = verify_doc(cluster, root, *flags, "--quorum-voters", QUORUM)
+        assert (code, doc["differences"], doc["not_checked"]) == (0, [], []), err

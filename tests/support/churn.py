@@ -11,16 +11,28 @@ the drain must have copied.
 
 Ephemeral brokers belong to the churn's session; keep the `with` block open until `verify` has
 run, or closing the session would change the tree after the cutover.
+
+The demo (scripts/demo.sh) runs it as a process, from the repository's root::
+
+    python -m tests.support.churn --zookeeper 127.0.0.1:2181/kafka [--rate 100] [--ready-file F]
+
+It writes until fenced, then keeps its session (and so its brokers) until SIGTERM/SIGINT, and
+prints what it did; `--ready-file` is written once the first 50 changes are in.
 """
 
 from __future__ import annotations
 
+import argparse
 import base64
 import json
+import signal
+import sys
 import threading
 import time
 import uuid
 from collections import Counter
+from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from kazoo.client import KazooClient
@@ -355,3 +367,42 @@ class Churn:
         self._commit("producer_id_block", [("set_data", ("/latest_producer_id_block", _j({
             "version": 1, "broker": 1, "block_start": str(self._pid),
             "block_end": str(self._pid + 999)})), {})])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The writer as a process (see the module docstring); returns the exit code."""
+    p = argparse.ArgumentParser(prog="python -m tests.support.churn",
+                                description="Change a Kafka tree in ZooKeeper the way ZooKeeper's "
+                                "controller does, until zk2kraft fences it.")
+    p.add_argument("--zookeeper", required=True, metavar="CONNECT",
+                   help="host:port[/chroot] of a tree written by zkreader.sample")
+    p.add_argument("--rate", type=float, default=100.0, help="changes per second (default 100)")
+    p.add_argument("--ready-file", type=Path, help="written once the first 50 changes are in")
+    args = p.parse_args(argv)
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    with Churn(args.zookeeper, rate=args.rate) as churn:
+        churn.wait_changes(50, timeout=60)
+        if args.ready_file:
+            args.ready_file.write_text(f"{churn.changes}\n")
+        while not stop.wait(0.2) and not churn.fenced.is_set():
+            pass
+        churn.stop()
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(churn.counts.items()))
+        ending = ("then fenced: its next write failed the /controller_epoch check"
+                  if churn.fenced.is_set() else "then stopped, never fenced")
+        print(f"writer: {churn.changes} changes at {churn.achieved_rate:.0f}/s ({kinds}), "
+              f"{ending}", flush=True)
+        for error in churn.errors[:3]:
+            print(f"writer: error: {error}", file=sys.stderr, flush=True)
+        stop.wait()  # the session holds the writer's brokers: kept until told to stop
+    return 1 if churn.errors else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -5,19 +5,30 @@ The controllers get a long election timeout, so that none of them becomes a cand
 stand-in has won epoch 1 (a real controller that wins first writes its bootstrap records). A
 stand-in resignation still hands over at once: EndQuorumEpoch makes the preferred successor
 stand for election without waiting for its timeout.
+
+The demo (`scripts/demo.sh --standin`) starts the controllers as a process, from the
+repository's root, and stops them with SIGTERM::
+
+    python -m tests.support.standin --zookeeper 127.0.0.1:2181/kafka --root DIR --ready-file F
+
+F then holds {"ports": {node id: controller port}, "logs": {node id: server.log}} as JSON.
 """
 
 from __future__ import annotations
 
+import argparse
 import base64
 import contextlib
+import json
 import os
 import re
+import signal
 import socket
 import ssl
 import struct
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -312,3 +323,37 @@ def assert_brokers_stayed_registered(standin_dir: Path, report: dict[str, Any],
     assert rpcs.registered == (), rpcs
     assert rpcs.offline == 0, rpcs
     return rpcs
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Controllers 3001 and 3002 in migration mode for the stand-in, held until SIGTERM/SIGINT
+    (see the module docstring); returns the exit code."""
+    from kazoo.client import KazooClient
+
+    p = argparse.ArgumentParser(prog="python -m tests.support.standin",
+                                description="Start real Kafka 3.9.1 controllers 3001 and 3002 in "
+                                "migration mode, waiting for stand-in 3000; stop on SIGTERM.")
+    p.add_argument("--zookeeper", required=True, metavar="CONNECT")
+    p.add_argument("--root", type=Path, required=True, help="their config, logs and voter dirs")
+    p.add_argument("--ready-file", type=Path, required=True)
+    args = p.parse_args(argv)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda signum, frame: stop.set())
+    zk = KazooClient(hosts=args.zookeeper, timeout=30)
+    zk.start(timeout=30)
+    try:
+        cluster_id = str(json.loads(zk.get("/cluster/id")[0])["id"])
+    finally:
+        zk.stop()
+        zk.close()
+    with migration_mode_controllers(args.root, args.zookeeper, cluster_id) as (ports, nodes):
+        args.ready_file.write_text(json.dumps({
+            "ports": {str(n): port for n, port in ports.items()},
+            "logs": {str(n.node_id): str(n.server_log) for n in nodes}}))
+        stop.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate._canary import _gap
+from migrate._canary import _gap, check_bootstrap_servers
 from migrate._client_config import librdkafka_config, read_properties
 from migrate.errors import BadFlagError
 
@@ -87,3 +87,21 @@ def test_gap_is_the_longest_one_ending_after_t0() -> None:
     assert _gap([0.0, 1.0], 2.0) is None  # nothing after t0
     ms, start, end = _gap([0.0, 5.0, 5.1, 9.0], 5.05)  # type: ignore[misc]
     assert (round(ms), start, end) == (3900, 5.1, 9.0)
+
+
+@pytest.mark.parametrize("value", ["b1:9092", "b1:9092, b2:9093", "[::1]:9092",
+                                   "SASL_SSL://b1.example.com:9093,PLAINTEXT://10.0.0.2:9092"])
+def test_bootstrap_servers_kafka_clients_take_are_accepted(value: str) -> None:
+    check_bootstrap_servers(value)
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ("b1", "--bootstrap-server 'b1': expected HOST:PORT"),
+    ("b1:9092,b2", "--bootstrap-server 'b2': expected HOST:PORT (in 'b1:9092,b2')"),
+    ("b1:65536", "--bootstrap-server 'b1:65536': port must be 1..65535"),
+    (" , ", "expected HOST:PORT[,HOST:PORT]"),
+])
+def test_malformed_bootstrap_servers_name_the_entry(value: str, problem: str) -> None:
+    with pytest.raises(BadFlagError) as err:
+        check_bootstrap_servers(value)
+    assert problem in str(err.value)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from migrate._journal import Journal
+from migrate._journal import Journal, check_journal_dir
+from migrate.errors import BadFlagError
 
 C1 = '{"version":2,"brokerid":3000,"timestamp":"1700000000001","kraftControllerEpoch":1}'
 C2 = '{"version":2,"brokerid":3000,"timestamp":"1700000000002","kraftControllerEpoch":1}'
@@ -40,3 +41,20 @@ def test_claims_that_are_not_strings_are_not_a_journal(tmp_path: Path) -> None:
     (tmp_path / "journal.json").write_text(json.dumps(doc))
     with pytest.raises(ValueError, match="journal.json: not a zk2kraft journal"):
         Journal.load(tmp_path)
+
+
+def test_journal_dir_checks_refuse_what_cannot_hold_a_journal(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(BadFlagError, match=r"--journal .*/file/sub: .*/file is not a directory"):
+        check_journal_dir(tmp_path / "file" / "sub", "--journal")
+    (tmp_path / "j" / "journal.json").mkdir(parents=True)
+    with pytest.raises(BadFlagError, match=r"journal.json is not a file"):
+        check_journal_dir(tmp_path / "j", "--journal")
+    check_journal_dir(tmp_path / "new" / "deeper", "--journal")  # created later, by save
+    assert not (tmp_path / "new").exists()  # the probe left nothing behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "j"]
+
+
+def test_a_journal_dir_is_created_0700(tmp_path: Path) -> None:
+    Journal(tmp_path / "jd", cluster_id="c", voters=[3000]).save(phase="precopy")
+    assert (tmp_path / "jd").stat().st_mode & 0o777 == 0o700

@@ -69,7 +69,7 @@ def test_encoded_batches_concatenate_to_the_in_process_topic_records(mv: str) ->
     snapshot = make_snapshot(topics=30, uneven=True, missing_state=((1, 0),))
     version = parse_metadata_version(mv)
     options = TranslationOptions(metadata_version=version)
-    job = pickle.loads(pickle.dumps(partial(encode_topic_batch, version, None)))
+    job = pickle.loads(pickle.dumps(partial(encode_topic_batch, version, None, False)))
     outs = [_ipc(job(_ipc(topic_batch(c)))) for c in chunk_topics(snapshot, parallelism=3)]
     assert len(outs) >= 3 and all(o.schema == ENCODED_SCHEMA for o in outs)
     chunked = [v for o in outs for v in o.column("value").to_pylist()]
@@ -88,4 +88,5 @@ def test_a_record_that_does_not_fit_raises_our_error_in_the_task() -> None:
     work = dataclasses.replace(_odd_work(), topic=dataclasses.replace(
         _odd_work().topic, topic_id="AAAAAAAAAAAAAAAAAAAAAQ"))
     with pytest.raises(SchemaError):
-        encode_topic_batch(parse_metadata_version("3.9-IV0"), None, topic_batch([work]))
+        encode_topic_batch(parse_metadata_version("3.9-IV0"), None, False,
+                           topic_batch([work]))

@@ -392,6 +392,31 @@ def test_missing_partition_state_gets_kafkas_default() -> None:
     assert topic_records(topic, {1: state}, None, parse_metadata_version("3.9-IV0")) == records
 
 
+def test_offline_partitions_name_no_leader_and_keep_zookeepers_isr_and_epochs() -> None:
+    """Every broker is stopped: leader -1, so KRaft's controller elects each leader from the ISR
+    after the leader's registration (issue 18); the rest is ZooKeeper's."""
+    topic = mk_topic("t", {0: (3, 1, 2), 1: (2, 3)})
+    state = mk_state("t", 0, leader=1, isr=(1, 2), leader_epoch=7, version=42)
+    mv = parse_metadata_version("3.9-IV0")
+    [_, p0, p1] = topic_records(topic, {0: state, 1: None}, None, mv, "cluster", offline=True)
+    assert (p0.data["leader"], p0.data["isr"], p0.data["leaderEpoch"],
+            p0.data["partitionEpoch"]) == (-1, [1, 2], 7, 42)
+    assert (p1.data["leader"], p1.data["isr"], p1.data["leaderEpoch"]) == (-1, [2, 3], 0)
+    online = topic_records(topic, {0: state, 1: None}, None, mv)
+    assert [r.data["leader"] for r in online[1:]] == [1, 2]
+
+
+def test_offline_records_replay_to_the_offline_expected_image() -> None:
+    snap = full_snapshot()
+    options = TranslationOptions(metadata_version=parse_target_version("3.9-IV0"), offline=True)
+    loaded = load_records(translate(snap, options).records)
+    assert compare(expected_image(snap, offline=True), loaded.image) == []
+    leaders = {p.leader for t in loaded.image.topics.by_name.values()
+               for p in t.partitions.values()}
+    assert leaders == {-1}
+    assert compare(expected_image(snap), loaded.image) != []  # online expects ZooKeeper's
+
+
 def test_pending_deletions_are_skipped_with_their_configs() -> None:
     """KAFKA-15605: Kafka <= 3.6.0 migrated topics queued for deletion as live topics."""
     result = translate(full_snapshot(), opts())

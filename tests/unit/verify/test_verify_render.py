@@ -79,12 +79,37 @@ def test_parity_verdict_and_row_cap() -> None:
 
 def test_json_document_shape_and_redaction() -> None:
     doc = report().to_json()
-    assert set(doc) == {"parity", "differences", "checked"}
+    assert set(doc) == {"parity", "differences", "changed_by_kafka", "not_checked", "checked"}
     assert doc["parity"] is False
+    assert doc["changed_by_kafka"] == [] and doc["not_checked"] == []
     first = doc["differences"][0]  # type: ignore[index]
     assert first == {"kind": "partition", "key": "orders-3", "field": "isr",
                      "zookeeper": [1, 2, 3], "quorum": [1, 2]}
     assert "sha256" not in str(doc)
+
+
+def test_changed_by_kafka_and_not_checked_are_listed_apart_and_keep_parity() -> None:
+    rep = ParityReport.of(
+        (Difference("producer_ids", "cluster", "nextProducerId", 7000, 6000,
+                    verdict="changed_by_kafka", reason="a KRaft controller allocated a block"),
+         Difference("voter_files", "3000", "quorum-state currentVoters",
+                    "not checked: pass --quorum-voters", [3000, 3001, 3002],
+                    verdict="not_checked", reason="voters besides the --voter ids")),
+        {"producer_ids": 1})
+    assert rep.parity and rep.differences == ()
+    doc = rep.to_json()
+    assert doc["differences"] == []
+    assert doc["changed_by_kafka"] == [{
+        "kind": "producer_ids", "key": "cluster", "field": "nextProducerId",
+        "zookeeper": 7000, "quorum": 6000, "reason": "a KRaft controller allocated a block"}]
+    assert [d["key"] for d in doc["not_checked"]] == ["3000"]  # type: ignore[index,union-attr]
+    text = render(rep)
+    assert ("matches ZooKeeper (1 changed by Kafka since the migration; 1 not checked: listed "
+            "below)") in text
+    assert "changed by Kafka since the migration (not differences)" in text
+    assert "not checked (not differences)" in text and "7000" in text
+    page = render_html(Report(title="t", parity=rep))
+    assert "changed by Kafka since the migration" in page and "not checked" in page
 
 
 def test_sensitive_config_names() -> None:
