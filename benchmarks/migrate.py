@@ -14,18 +14,18 @@ Figures:
   (1b) the same command with `--spark-master in-process` (no JVM), and whether its logs are
       byte-identical to the Spark run's;
   (2) `verify` against the same voters: wall time and exit code (must be 0: parity);
-  (3) translate+encode records/s: the topic table through Spark mapPartitions on an already
-      running session vs the same pure functions in this one Python process (same snapshot,
-      same output, asserted equal), and their ratio;
-  (4) the offline path: the brokers stop (their ephemeral /brokers/ids/N and /controller go, as
-      a clean stop leaves it), then `migrate --offline` with the default engine (`auto`): wall
-      time, stages and the engine auto chose;
-  (5) `--spark-master auto`'s threshold: from (3), Spark's cold start (session + warm workers,
-      what a migrate run pays before its first Spark job) S, and the per-partition cost of
-      translate+encode in-process (a) and on Spark (b). Spark pays off above S / (a - b)
-      partitions when a > b, never when a <= b. `migrate/_engine.py` records the figures its
-      threshold rests on (2-core machines, 100,000 partitions: S 111 s, a 1.7e-5 s,
-      b 7.4e-5 s: never; the offline path 15.7 s end to end, in-process).
+  (3) translate+encode, the topic table: Spark (`--ratio-master`, one mapInArrow job on an
+      already started session; its first job, what a migrate run pays, and a warm second one)
+      against the same pure functions in this one Python process (run before and after the
+      Spark jobs; same snapshot, same output, asserted equal). In CPU seconds (this process,
+      the Spark JVM and its Python workers, from /proc) and in wall seconds: on a loaded machine
+      wall time mostly measures the wait for a core;
+  (5) `--spark-master auto`'s model (migrate/_engine.py): a, in-process CPU per partition; S,
+      Spark's cold start (session + warm-up job) in CPU seconds; d, the Spark job's driver CPU
+      per partition (serial); c, its JVM + worker CPU per partition (spread over the cores).
+      Prints c / a (the per-core cost against in-process, target <= 1.5), the cores from which
+      Spark can pay (c / (a - d)) and the crossover S / (a - d - c / cores). The figures
+      `migrate/_engine.py` uses, dated with the load, are in docs/benchmarks.md.
 Targets: 100,000 partitions migrated in < 60 s end to end, peak memory < 2 GiB.
 """
 
@@ -46,12 +46,13 @@ sys.path.insert(0, str(ROOT))
 
 from kazoo.client import KazooClient  # noqa: E402
 
-from migrate._engine import AUTO_SPARK_MIN_PARTITIONS  # noqa: E402
-from migrate._pipeline import encode_log, warm_worker  # noqa: E402
-from migrate._spark import SparkStarter  # noqa: E402
+from migrate._engine import AUTO_SPARK_MIN_PARTITIONS, spark_crossover  # noqa: E402
+from migrate._pipeline import encode_log, warm_up  # noqa: E402
+from migrate._spark import SparkRuntime, SparkStarter  # noqa: E402
 from migrate.translate import TranslationOptions  # noqa: E402
 from tests.support.zk import ZkServer  # noqa: E402
 from zkreader import (  # noqa: E402
+    ClusterSnapshot,
     ConnectOptions,
     SampleSpec,
     generate_sample_cluster,
@@ -89,45 +90,90 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> tuple[float, subproce
     return time.perf_counter() - started, proc, out, err
 
 
-def _ratio(connect: str, master: str) -> dict[str, float]:
+def _cpu(runtime: SparkRuntime | None) -> tuple[float, float, float]:
+    """CPU seconds so far: this process (the driver), the Spark JVM, its Python workers."""
+    jvm, workers = (runtime.cpu_seconds() if runtime is not None else None) or (0.0, 0.0)
+    return time.process_time(), jvm, workers
+
+
+def _in_process_cpu_s(snapshot: ClusterSnapshot, options: TranslationOptions) -> tuple[float, float,
+                                                                                       list[bytes]]:
+    cpu, wall = time.process_time(), time.perf_counter()
+    out = encode_log(snapshot, options)
+    return time.process_time() - cpu, time.perf_counter() - wall, out.values
+
+
+def _ratio(connect: str, master: str) -> dict[str, float | int | list[float] | None]:
+    """Figures (3) and (5): in-process vs Spark on one snapshot, in CPU seconds and wall seconds.
+
+    CPU time is what the model of `migrate/_engine.py` needs: on a loaded machine a process's
+    wall time is mostly its wait for a core. In-process runs before and after the Spark jobs
+    (interleaved, so load drift does not favour one side) and their mean is a."""
     with open_session(ConnectOptions(connect, timeout_s=60)) as session:
         snapshot = read_cluster(session, watch=False)
     options = TranslationOptions()
+    local_cpu_1, local_wall_1, local = _in_process_cpu_s(snapshot, options)
+    c0 = _cpu(None)
     started = time.perf_counter()
-    local = encode_log(snapshot, options)
-    local_s = time.perf_counter() - started
-    started = time.perf_counter()
-    starter = SparkStarter(master, warmup=warm_worker).start()
+    starter = SparkStarter(master, warmup=warm_up).start()
     try:
-        runtime = starter.get(timeout=600)
+        runtime = starter.get(timeout=900)
         cold_start_s = time.perf_counter() - started  # what migrate pays before its first job
-        encode_log(snapshot, options, spark=runtime)  # warm the Python workers
-        started = time.perf_counter()
-        on_spark = encode_log(snapshot, options, spark=runtime)
-        spark_s = time.perf_counter() - started
+        c1 = _cpu(runtime)
+        jobs = []
+        for _ in range(2):  # the first job is what a migrate run pays; the second, warm
+            before, wall = _cpu(runtime), time.perf_counter()
+            on_spark = encode_log(snapshot, options, spark=runtime)
+            after = _cpu(runtime)
+            jobs.append((time.perf_counter() - wall, after[0] - before[0],
+                         after[1] - before[1] + after[2] - before[2]))
+            assert on_spark.values == local, "Spark output differs from the in-process output"
         parallelism = runtime.default_parallelism
     finally:
         starter.stop()
-    assert on_spark.values == local.values, "Spark output differs from the in-process output"
-    n = len(local.values)
+    local_cpu_2, local_wall_2, _ = _in_process_cpu_s(snapshot, options)
     partitions = sum(len(t.assignment) for t in snapshot.topics.values())
-    a = local_s / partitions
-    b = spark_s / partitions
-    crossover = cold_start_s / (a - b) if a > b else None
+    a = (local_cpu_1 + local_cpu_2) / 2 / partitions
+    (spark_wall, driver_cpu, parallel_cpu), (warm_wall, warm_driver, warm_parallel) = jobs
+    d = driver_cpu / partitions
+    c = parallel_cpu / partitions
+    start_cpu = (c1[0] - c0[0]) + c1[1] + c1[2]
     return {
         "partitions": partitions,
-        "spark_cold_start_s": cold_start_s,
-        "in_process_s_per_partition": a,
-        "spark_s_per_partition": b,
-        "auto_threshold_partitions": crossover,
-        "records": n,
-        "in_process_s": local_s,
-        "spark_s": spark_s,
-        "in_process_records_per_s": n / local_s,
-        "spark_records_per_s": n / spark_s,
-        "spark_over_in_process": local_s / spark_s,
+        "records": len(local),
         "spark_parallelism": parallelism,
+        "cores": os.cpu_count(),
+        "spark_cold_start_wall_s": cold_start_s,
+        "spark_cold_start_cpu_s": start_cpu,
+        "in_process_cpu_s": [local_cpu_1, local_cpu_2],
+        "in_process_wall_s": [local_wall_1, local_wall_2],
+        "spark_wall_s": spark_wall,
+        "spark_warm_wall_s": warm_wall,
+        "spark_driver_cpu_s": driver_cpu,
+        "spark_parallel_cpu_s": parallel_cpu,
+        "spark_warm_driver_cpu_s": warm_driver,
+        "spark_warm_parallel_cpu_s": warm_parallel,
+        "a_in_process_cpu_s_per_partition": a,
+        "d_spark_driver_cpu_s_per_partition": d,
+        "c_spark_core_cpu_s_per_partition": c,
+        "per_core_over_in_process": c / a,
+        "wall_per_core_over_in_process": spark_wall * parallelism / min(local_wall_1,
+                                                                         local_wall_2),
+        "min_cores_for_a_crossover": (c / (a - d)) if a > d else None,
+        "crossover_here": spark_crossover(start_cpu, a, d, c, parallelism),
     }
+
+
+def _round(v: object) -> object:
+    if isinstance(v, float):
+        return float(f"{v:.4g}")
+    if isinstance(v, list):
+        return [_round(x) for x in v]
+    return v
+
+
+def _threshold(partitions: int | None) -> str:
+    return "never (Spark never catches up)" if partitions is None else f"{partitions:,} partitions"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -219,18 +265,22 @@ def main(argv: list[str] | None = None) -> int:
 
         if not args.skip_ratio:
             ratio = _ratio(connect, args.ratio_master)
-            figures["translate_encode"] = {k: (float(f"{v:.4g}") if isinstance(v, float) else v)
-                                           for k, v in ratio.items()}
+            figures["translate_encode"] = {k: _round(v) for k, v in ratio.items()}
             print("translate+encode:", json.dumps(figures["translate_encode"]), flush=True)
-            crossover = ratio["auto_threshold_partitions"]
-            figures["auto_threshold"] = {
-                "measured_crossover_partitions": None if crossover is None else round(crossover),
-                "in_use_partitions": AUTO_SPARK_MIN_PARTITIONS,
-            }
-            print("auto threshold: Spark pays off above "
-                  + ("never (Spark's per-partition cost is not below one process's here)"
-                     if crossover is None else f"{crossover:,.0f} partitions")
-                  + f"; migrate/_engine.py uses {AUTO_SPARK_MIN_PARTITIONS:,}", flush=True)
+            per_core = ratio["per_core_over_in_process"]
+            assert isinstance(per_core, float)
+            print(f"Spark per-core CPU per partition / in-process: {per_core:.2f} (target <= 1.5: "
+                  f"{'met' if per_core <= 1.5 else 'MISSED'}); wall-clock, per core: "
+                  f"{ratio['wall_per_core_over_in_process']:.2f}", flush=True)
+            cores = ratio["min_cores_for_a_crossover"]
+            crossover = ratio["crossover_here"]
+            print("auto: with these figures Spark pays off "
+                  + ("never (its driver alone costs more per partition than one process)"
+                     if cores is None else f"from {cores:.1f} cores")
+                  + ("" if crossover is None else
+                     f"; here ({ratio['spark_parallelism']} tasks) above {crossover:,} partitions")
+                  + "; migrate/_engine.py's threshold on this machine: "
+                  + _threshold(AUTO_SPARK_MIN_PARTITIONS), flush=True)
 
         if client is not None:  # (4) the brokers stop: their ephemerals go, then --offline
             for broker in client.get_children("/brokers/ids"):
@@ -279,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(off, dict):
         print(f"{partitions} partitions, offline path (brokers stopped, `migrate --offline`): "
               f"{off['wall_s']} s end to end on the {off['engine']} engine")
-    print(f"auto threshold in use: {AUTO_SPARK_MIN_PARTITIONS:,} partitions")
+    print(f"auto threshold in use: {_threshold(AUTO_SPARK_MIN_PARTITIONS)}")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
     return 0

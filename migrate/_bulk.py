@@ -51,7 +51,7 @@ from migrate._pipeline import (
     rest_counts,
     snapshot_timestamp_ms,
     translate_rest,
-    warm_worker,
+    warm_up,
 )
 from migrate._preflight import PlanSummary, summarize
 from migrate._progress import ProgressBars
@@ -542,7 +542,7 @@ def _run_locked(
     t_judged = clock()
     runtime: SparkRuntime | None = None
     starter = (
-        SparkStarter(engine.spark_master, warmup=warm_worker)
+        SparkStarter(engine.spark_master, warmup=warm_up)
         if engine.spark_master is not None
         else None
     )

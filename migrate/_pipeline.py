@@ -2,11 +2,12 @@
 
 Two engines, one output. `encode_log(snapshot, options, spark=runtime)` runs the topic table
 (topics with their partition states and configs, >99% of the records of a real cluster) through
-Spark `mapPartitions`, chunked by partition count; `spark=None` runs the very same chunk function
-in this process (the cutover delta, the benchmark baseline, and the oracle the Spark output is
-tested against). Both call the translator's pure per-entity functions and the codec's
-`encode_record`, so "Spark output == in-process output == `translate()` encoded" holds by
-construction and is asserted by tests.
+one Spark `mapInArrow` job, chunked by partition count, the topics shipped as Arrow columns and
+the encoded records returned as a binary column (`migrate._topic_columns`); `spark=None` runs the
+very same translate+encode loop in this process (the cutover delta, the benchmark baseline, and
+the oracle the Spark output is tested against). Both call the translator's pure per-entity
+functions and the codec's `encode_record`, so "Spark output == in-process output ==
+`translate()` encoded" holds by construction and is asserted by tests.
 
 Where the topic records go: `translate` (migrate/translate.py) orders the log as
 header, brokers, topics by name, then configs, quotas, SCRAM, producer ids, ACLs, tokens,
@@ -23,11 +24,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from migrate._findings import Finding
@@ -49,6 +50,7 @@ from verify import (
     natural_key,
 )
 from writers import (
+    LATEST_PRODUCTION,
     MAX_BATCH_BYTES,
     EncodedBatch,
     MetadataRecord,
@@ -61,7 +63,6 @@ from zkreader import (
     ConfigZnode,
     PartitionState,
     Topic,
-    ZnodeStat,
     migrating_topic,
     paused_gc,
 )
@@ -71,17 +72,15 @@ __all__ = [
     "MIN_RECORDS_PER_BATCH",
     "EncodedLog",
     "StageTimes",
-    "TopicChunk",
     "TopicWork",
     "chunk_topics",
     "compare_spark",
     "encode_log",
-    "encode_topic_chunk",
     "plan_batches",
     "rest_counts",
     "translate_rest",
     "snapshot_timestamp_ms",
-    "warm_worker",
+    "warm_up",
 ]
 
 log = logging.getLogger(__name__)
@@ -118,119 +117,50 @@ class TopicWork:
     config: ConfigZnode | None
 
 
-# Rows: the topic table as plain tuples. Pickle moves tuples of ints and strings through its C
-# fast path; frozen slotted dataclasses go through copyreg and cost ~10x more to ship than to
-# translate (measured: 100k partitions, 4 s to pickle + 6 s to unpickle vs 0.7 s to encode).
-_StatRow = tuple[int, int, int, int, int, int, int]
-_StateRow = tuple[int, int, int, tuple[int, ...], int, _StatRow]
-_TopicRow = tuple[Any, ...]
-
-
-def _stat_row(s: ZnodeStat) -> _StatRow:
-    return (s.czxid, s.mzxid, s.version, s.ctime_ms, s.mtime_ms, s.ephemeral_owner,
-            s.num_children)
-
-
-def _to_row(work: TopicWork) -> _TopicRow:
-    t = work.topic
-    states = tuple(
-        (p, None) if st is None else
-        (p, (st.leader, st.leader_epoch, st.controller_epoch, st.isr, st.leader_recovery_state,
-             _stat_row(st.stat)))
-        for p, st in work.states.items()
-    )
-    config = None if work.config is None else (
-        work.config.entity_path, dict(work.config.config), _stat_row(work.config.stat))
-    return (t.name, t.json_version, t.topic_id, tuple(t.assignment.items()),
-            tuple(t.adding_replicas.items()), tuple(t.removing_replicas.items()),
-            _stat_row(t.stat), states, config)
-
-
-def _from_row(row: _TopicRow) -> TopicWork:
-    name, json_version, topic_id, assignment, adding, removing, stat, states, config = row
-    topic = Topic(name, json_version, topic_id, dict(assignment), dict(adding), dict(removing),
-                  ZnodeStat(*stat))
-    parts: dict[int, PartitionState | None] = {
-        p: None if st is None else PartitionState(name, p, st[0], st[1], st[2], st[3], st[4],
-                                                  ZnodeStat(*st[5]))
-        for p, st in states
-    }
-    conf = None if config is None else ConfigZnode(config[0], config[1], ZnodeStat(*config[2]))
-    return TopicWork(topic, parts, conf)
-
-
 @dataclass(frozen=True, slots=True)
-class TopicChunk:
-    """The unit of Spark work: consecutive topics (in log order) and the target version.
+class EncodedTopics:
+    """What translating and encoding topics gives: the values in log order, each one's type."""
 
-    Attributes:
-        metadata_version: the target metadata.version (a small frozen value: cheap to pickle).
-        rows: the topics as plain tuples (see `_to_row`), cheap to pickle.
-        dir_cluster: offline: the cluster id the replicas' directories derive from
-            (`migrate._translate_topics.partition_record`); None names none.
-        offline: every broker is stopped: partitions name no leader (same function).
+    values: list[bytes]
+    types: list[str]
+
+
+def warm_up(spark: SparkRuntime) -> None:
+    """Run a one-topic translate+encode job right after Spark starts (`SparkStarter(warmup=)`).
+
+    It forks the Python workers, imports the translator, codec and pyarrow in them and takes
+    the JVM's Arrow path once, so the first real job pays none of it. Each task slot gets a
+    task (a worker per slot).
     """
+    from migrate._topic_columns import ENCODED_SCHEMA, encode_topic_batch, topic_batch
+    from zkreader import ZnodeStat
 
-    metadata_version: MetadataVersion
-    rows: tuple[_TopicRow, ...]
-    dir_cluster: str | None = None
-    offline: bool = False
-
-    @property
-    def topics(self) -> tuple[TopicWork, ...]:
-        """The chunk's topics as model objects (rebuilt from the rows)."""
-        return tuple(_from_row(r) for r in self.rows)
-
-    @property
-    def partitions(self) -> int:
-        """How many partitions the chunk holds (its weight)."""
-        return sum(len(r[3]) for r in self.rows)
-
-
-@dataclass(frozen=True, slots=True)
-class EncodedChunk:
-    """What translating and encoding one chunk gives: values in order and counts by type."""
-
-    values: tuple[bytes, ...]
-    counts: dict[str, int]
-
-
-def encode_topic_chunk(chunk: TopicChunk) -> EncodedChunk:
-    """Translate and encode every topic of a chunk, in order (runs in Spark workers).
-
-    Pure: the same chunk always gives the same values. Top-level so Spark pickles it by name.
-
-    Raises:
-        TranslationError: a znode cannot be expressed (names the path).
-        SchemaError: a record does not fit its schema.
-    """
-    with paused_gc():  # unpickled rows and rebuilt models are acyclic too
-        works = (_from_row(r) for r in chunk.rows)
-        return _encode_works(chunk.metadata_version, works, chunk.dir_cluster, chunk.offline)
-
-
-def warm_worker(index: int) -> int:
-    """A no-op Spark task whose unpickling imports this module (and the translator, codec) in
-    a Python worker, so the first real job does not pay for it. Returns the worker's pid."""
-    return os.getpid() + 0 * index
+    stat = ZnodeStat(0, 0, 0, 0, 0)
+    work = TopicWork(Topic("warm-up", 3, "AAAAAAAAAAAAAAAAAAAAAQ", {0: (1,)}, {}, {}, stat),
+                     {0: None}, None)
+    batches = [topic_batch([work]) for _ in range(max(1, spark.default_parallelism))]
+    spark.map_batches(batches, partial(encode_topic_batch, LATEST_PRODUCTION, None, False),
+                      ENCODED_SCHEMA)
 
 
 def _encode_works(mv: MetadataVersion, works: Iterable[TopicWork],
-                  dir_cluster: str | None = None, offline: bool = False) -> EncodedChunk:
-    """The one translate+encode loop, shared by Spark tasks and the in-process engine."""
+                  dir_cluster: str | None = None, offline: bool = False) -> EncodedTopics:
+    """The one translate+encode loop, shared by Spark tasks and the in-process engine.
+
+    `dir_cluster` and `offline` are `topic_records`' (offline: every broker is stopped)."""
     values: list[bytes] = []
-    counts: Counter[str] = Counter()
+    types: list[str] = []
     with paused_gc():
         for work in works:
             for record in topic_records(work.topic, work.states, work.config, mv, dir_cluster,
                                         offline):
                 values.append(encode_record(record))
-                counts[record.type] += 1
-    return EncodedChunk(tuple(values), dict(counts))
+                types.append(record.type)
+    return EncodedTopics(values, types)
 
 
 def _topic_works(snapshot: ClusterSnapshot) -> Iterator[TopicWork]:
-    """The topic table in log order, as model objects (no rows: for the in-process engine)."""
+    """The topic table in log order, as model objects."""
     for name in _migrated_topic_names(snapshot):
         topic = snapshot.topics[name]
         states = {p: snapshot.partition_states.get((name, p)) for p in topic.assignment}
@@ -244,23 +174,17 @@ def _migrated_topic_names(snapshot: ClusterSnapshot) -> list[str]:
 
 def chunk_topics(
     snapshot: ClusterSnapshot,
-    mv: MetadataVersion,
     *,
     parallelism: int = 1,
     max_chunk_partitions: int = _TARGET_CHUNK_PARTITIONS,
-    dir_cluster: str | None = None,
-    offline: bool = False,
-) -> list[TopicChunk]:
+) -> list[tuple[TopicWork, ...]]:
     """Cut the topic table into consecutive chunks of roughly equal partition counts.
 
     Args:
         snapshot: the tree read from ZooKeeper.
-        mv: the metadata.version to translate for.
         parallelism: tasks Spark runs at once; about `2 x parallelism` chunks are made so a big
             topic does not leave a core idle, and none holds more than `max_chunk_partitions`.
         max_chunk_partitions: upper bound of partitions per chunk (a larger topic is one chunk).
-        dir_cluster: offline: see `TopicChunk`.
-        offline: see `TopicChunk`.
 
     Returns:
         Chunks whose concatenation is every migrated topic in log (name) order.
@@ -269,17 +193,17 @@ def chunk_topics(
     total = sum(len(snapshot.topics[n].assignment) for n in names)
     wanted = max(1, parallelism * _CHUNKS_PER_CORE)
     target = max(1, min(max_chunk_partitions, -(-total // wanted)))
-    chunks: list[TopicChunk] = []
-    current: list[_TopicRow] = []
+    chunks: list[tuple[TopicWork, ...]] = []
+    current: list[TopicWork] = []
     weight = 0
     for work in _topic_works(snapshot):
-        current.append(_to_row(work))
+        current.append(work)
         weight += max(1, len(work.topic.assignment))
         if weight >= target:
-            chunks.append(TopicChunk(mv, tuple(current), dir_cluster, offline))
+            chunks.append(tuple(current))
             current, weight = [], 0
     if current:
-        chunks.append(TopicChunk(mv, tuple(current), dir_cluster, offline))
+        chunks.append(tuple(current))
     return chunks
 
 
@@ -405,26 +329,21 @@ def _encode_log(
         rest = translate_rest(snapshot, options)
     mv = rest.metadata_version
     dir_cluster = replica_dir_cluster(snapshot, options.offline)
+    topic_counts: Mapping[str, int]
     if spark is not None:
-        chunks = chunk_topics(snapshot, mv, parallelism=spark.default_parallelism,
-                              dir_cluster=dir_cluster, offline=options.offline)
-        if progress is not None:
-            progress(0, len(chunks))
-        encoded = spark.map_chunks(chunks, encode_topic_chunk)
-        if progress is not None:
-            progress(len(chunks), len(chunks))
-    else:  # the same loop over the same topics, without the rows Spark needs for shipping
-        encoded = [_encode_works(mv, _topic_works(snapshot), dir_cluster, options.offline)]
+        topic_values, topic_counts = _encode_on_spark(snapshot, mv, dir_cluster, options.offline,
+                                                      spark, progress)
+    else:  # the same loop over the same topics, in this process
+        encoded = _encode_works(mv, _topic_works(snapshot), dir_cluster, options.offline)
+        topic_values, topic_counts = encoded.values, Counter(encoded.types)
         if progress is not None:
             progress(1, 1)
     cut = _splice_index(rest.records)
     values = [encode_record(r) for r in rest.records[:cut]]
-    for chunk_out in encoded:
-        values.extend(chunk_out.values)
+    values.extend(topic_values)
     values.extend(encode_record(r) for r in rest.records[cut:])
     counts: Counter[str] = Counter(rest.counts)
-    for chunk_out in encoded:
-        counts.update(chunk_out.counts)
+    counts.update(topic_counts)
     times = StageTimes(translate_s=clock() - started)
     log.debug("encoded %d records (%s) in %.2f s", len(values),
               "spark" if spark else "in-process", times.translate_s)
@@ -437,6 +356,37 @@ def _encode_log(
         engine="spark" if spark is not None else "in-process",
         times=times,
     )
+
+
+def _encode_on_spark(
+    snapshot: ClusterSnapshot,
+    mv: MetadataVersion,
+    dir_cluster: str | None,
+    offline: bool,
+    spark: SparkRuntime,
+    progress: Callable[[int, int], None] | None,
+) -> tuple[list[bytes], dict[str, int]]:
+    """The topic table through one Spark `mapInArrow` job: a chunk of topics per task, shipped
+    as Arrow columns (`migrate._topic_columns`), the encoded records back as a binary column.
+
+    Returns:
+        The values in log order and the records by type.
+    """
+    import pyarrow.compute as pc
+
+    from migrate._topic_columns import ENCODED_SCHEMA, encode_topic_batch, topic_batch
+
+    chunks = chunk_topics(snapshot, parallelism=spark.default_parallelism)
+    if progress is not None:
+        progress(0, len(chunks))
+    table = spark.map_batches([topic_batch(c) for c in chunks],
+                              partial(encode_topic_batch, mv, dir_cluster, offline),
+                              ENCODED_SCHEMA)
+    if progress is not None:
+        progress(len(chunks), len(chunks))
+    counts = {str(c["values"]): int(c["counts"])
+              for c in pc.value_counts(table.column("record_type")).to_pylist()}
+    return table.column("value").to_pylist(), counts
 
 
 # ----------------------------------------------------------------------------- batches

@@ -7,10 +7,12 @@ bars, Python worker tracebacks) and raises py4j errors that mean nothing to an o
   start-up (seconds) overlaps the ZooKeeper read; `SparkStarter.get()` joins it;
 * the JVM's stdout/stderr (which also carries the Python workers' stderr) and Spark's log4j2 log go
   to files in a private temp dir, the UI and console progress are off;
-* jobs are typed functions (`map_chunks`, `diff_join`) whose callables must be top-level,
-  picklable functions; one of our errors raised inside a worker (a `TranslationError`
+* jobs are typed functions (`map_batches`, `map_chunks`, `diff_join`) whose callables must be
+  top-level, picklable functions; one of our errors raised inside a worker (a `TranslationError`
   naming a znode) is carried back as a value and re-raised unchanged on the driver, anything else
-  from py4j/Spark becomes `SparkError` (exit 3) naming the log file.
+  from py4j/Spark becomes `SparkError` (exit 3) naming the log file;
+* `map_batches` is the bulk path: Arrow record batches in, Arrow record batches out
+  (`mapInArrow`), so no Python object crosses the JVM boundary per row.
 
 Nothing else in the project imports pyspark; pyspark itself is imported lazily so `--help` and
 `inspect` never start a JVM.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 import shutil
 import sys
 import tempfile
@@ -33,6 +36,7 @@ from typing import IO, TYPE_CHECKING, TypeVar
 from migrate.errors import MigrateError, SparkError
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
@@ -48,6 +52,7 @@ D = TypeVar("D")
 
 DEFAULT_MASTER = "local[*]"
 DEFAULT_DRIVER_MEMORY = "1g"
+_JIT_AND_GC = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 # Packages shipped to executors when the master is not local (workers import them by name).
 _PACKAGES = ("migrate", "zkreader", "writers", "verify")
@@ -96,6 +101,34 @@ def _guard_chunks(
                     yield WorkerFailure(exc)
                 else:
                     raise
+
+    return run
+
+
+_FAILURE = "_zk2kraft_failure"  # map_batches: the extra column carrying a pickled WorkerFailure
+
+
+def _guard_batches(
+    fn: Callable[[pa.RecordBatch], pa.RecordBatch], schema: pa.Schema
+) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """Wrap `fn` for `mapInArrow`: one output batch per input batch, plus the `_FAILURE` column
+    (null, or one row holding our error pickled, after which the task stops)."""
+
+    def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow as pa
+
+        for batch in batches:
+            try:
+                out = fn(batch)
+            except Exception as exc:  # noqa: BLE001 - carried back and re-raised on the driver
+                if not _is_ours(exc):
+                    raise
+                arrays = [pa.nulls(1, f.type) for f in schema]
+                arrays.append(pa.array([pickle.dumps(WorkerFailure(exc))], pa.binary()))
+                yield pa.RecordBatch.from_arrays(
+                    arrays, schema=schema.append(pa.field(_FAILURE, pa.binary())))
+                return
+            yield out.append_column(_FAILURE, pa.nulls(out.num_rows, pa.binary()))
 
     return run
 
@@ -188,6 +221,18 @@ class SparkRuntime:
                 total += peak
         return total
 
+    def cpu_seconds(self) -> tuple[float, float] | None:
+        """CPU seconds used so far by the driver JVM and by the PySpark Python processes under it
+        (exited ones included once their parent reaped them), from /proc; None when the JVM is
+        unknown. The benchmark takes differences around a job: on a loaded machine wall time
+        mostly measures the wait for a core, CPU time what the job costs."""
+        if self._jvm_pid is None:
+            return None
+        workers = 0.0
+        for pid in _descendants(self._jvm_pid):
+            workers += _cpu_s(pid) or 0.0
+        return _cpu_s(self._jvm_pid) or 0.0, workers
+
     def map_chunks(self, chunks: Sequence[T], fn: Callable[[T], R]) -> list[R]:
         """Apply `fn` to every chunk in Spark `mapPartitions`, one Spark partition per chunk.
 
@@ -210,6 +255,44 @@ class SparkRuntime:
             rdd = context.parallelize(list(chunks), numSlices=len(chunks))
             results = rdd.mapPartitions(_guard_chunks(fn), preservesPartitioning=True).collect()
         return _raise_failures(results)
+
+    def map_batches(
+        self,
+        batches: Sequence[pa.RecordBatch],
+        fn: Callable[[pa.RecordBatch], pa.RecordBatch],
+        schema: pa.Schema,
+    ) -> pa.Table:
+        """Apply `fn` to every Arrow batch in Spark `mapInArrow` and collect the results as Arrow.
+
+        The batches go to the JVM as one Arrow stream and each becomes (at least) one Spark
+        partition; the results come back as Arrow (`toArrow`), in the order of `batches`
+        (Spark keeps partition order on collect, and a task keeps its batches' order).
+
+        Args:
+            batches: the work, already cut into batches of one schema.
+            fn: a top-level (picklable) pure function of one batch, returning a batch of `schema`.
+            schema: the output schema (every field nullable).
+
+        Raises:
+            SparkError: the job failed for a reason other than one of our own errors.
+            MigrateError, WriterError, ...: one of our errors raised by `fn`, re-raised.
+        """
+        import pyarrow as pa
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        if not batches:
+            return schema.empty_table()
+        with_failure = schema.append(pa.field(_FAILURE, pa.binary()))
+        with _spark_errors(self, "translate+encode job"):
+            frame = self._session.createDataFrame(pa.Table.from_batches(batches))
+            out = frame.mapInArrow(_guard_batches(fn, schema),
+                                   from_arrow_schema(with_failure)).toArrow()
+        failures = out.column(_FAILURE)
+        if failures.null_count < len(failures):
+            first = failures.drop_null()[0].as_py()
+            failure: WorkerFailure = pickle.loads(first)  # noqa: S301 - our own task's bytes
+            raise failure.error
+        return out.drop_columns([_FAILURE]).cast(schema)
 
     def diff_join(
         self,
@@ -356,6 +439,10 @@ def _start_session(master: str, driver_memory: str, work_dir: Path) -> SparkRunt
     scratch = work_dir / "local"
     scratch.mkdir()
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Dlog4j.configuration=file:{log4j}"
+    # the driver JVM (in local mode also the executor) on C1 only with the serial collector: a
+    # migration is one short job, where C2's compiling and G1's threads cost more CPU than they
+    # give back (measured in local mode: docs/benchmarks.md); remote executors keep their own
+    driver_opts = f"{java_opts} {_JIT_AND_GC}"
     conf = (
         SparkConf()
         .setMaster(master)
@@ -363,7 +450,7 @@ def _start_session(master: str, driver_memory: str, work_dir: Path) -> SparkRunt
         .set("spark.ui.enabled", "false")
         .set("spark.ui.showConsoleProgress", "false")
         .set("spark.driver.memory", driver_memory)
-        .set("spark.driver.extraJavaOptions", java_opts)
+        .set("spark.driver.extraJavaOptions", driver_opts)
         .set("spark.executor.extraJavaOptions", java_opts)
         .set("spark.local.dir", str(scratch))
         .set("spark.pyspark.python", sys.executable)
@@ -406,9 +493,9 @@ class SparkStarter:
         master: Spark master URL (`local[*]`, `spark://host:7077`, ...).
         driver_memory: `spark.driver.memory` (modest by default: the records live in Python).
         temp_root: where the private work dir is created (default: the system temp dir).
-        warmup: a top-level function run once per task slot right after start-up (in the same
-            background thread), so Python workers are forked and have imported the pipeline
-            before the first real job.
+        warmup: run once on the new runtime right after start-up (in the same background
+            thread), e.g. a small job so the Python workers are forked and have imported the
+            pipeline before the first real job.
     """
 
     def __init__(
@@ -417,7 +504,7 @@ class SparkStarter:
         *,
         driver_memory: str | None = None,
         temp_root: Path | None = None,
-        warmup: Callable[[int], object] | None = None,
+        warmup: Callable[[SparkRuntime], object] | None = None,
     ) -> None:
         self.master = master
         self._warmup = warmup
@@ -445,8 +532,7 @@ class SparkStarter:
             self._runtime = _start_session(self.master, self._driver_memory, self._work_dir)
             if self._warmup is not None:
                 # start the Python workers (and their imports) while the caller still works
-                slots = self._runtime.default_parallelism
-                self._runtime.map_chunks(list(range(slots)), self._warmup)
+                self._warmup(self._runtime)
         except BaseException as exc:  # noqa: BLE001 - handed to get()
             self._error = exc
 
@@ -505,6 +591,17 @@ def _vm_hwm(pid: int) -> int | None:
     except OSError:
         return None
     return None
+
+
+def _cpu_s(pid: int) -> float | None:
+    """A live process's CPU seconds, its reaped children's included (/proc/<pid>/stat fields
+    utime, stime, cutime, cstime), or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def _descendants(pid: int) -> list[int]:

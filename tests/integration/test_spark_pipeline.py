@@ -120,7 +120,7 @@ def test_offline_spark_output_equals_in_process_and_translate(
     spark: SparkRuntime, sample_cluster: Callable[..., Any], mv: str, target: str
 ) -> None:
     """Offline, the PartitionRecords carry each replica's directory (version 1, or 2 with ELR):
-    the Spark tasks must get it too (it travels in each TopicChunk)."""
+    the Spark tasks must get it too (it travels with the job's function)."""
     cluster = sample_cluster(SHAPES["clean"])
     snapshot = _read(cluster.connect)
     options = TranslationOptions(metadata_version=parse_target_version(mv), offline=True,
@@ -138,29 +138,35 @@ def test_offline_spark_output_equals_in_process_and_translate(
 def test_spark_uses_several_tasks_and_keeps_topic_order(
     spark: SparkRuntime, sample_cluster: Callable[..., Any]
 ) -> None:
+    from migrate._pipeline import chunk_topics
+
     cluster = sample_cluster(SampleSpec.clean(topics=60, partitions_per_topic=10))
     snapshot = _read(cluster.connect)
+    assert len(chunk_topics(snapshot, parallelism=spark.default_parallelism)) >= 2  # tasks
     out = encode_log(snapshot, TranslationOptions(), spark=spark)
     records = translate(snapshot, TranslationOptions()).records
     topic_names = [r.data["name"] for r in records if r.type == "TOPIC_RECORD"]
     assert topic_names == sorted(topic_names) and len(topic_names) == 60
-    assert len(out.values) == len(records)
+    assert out.values == [encode_record(r) for r in records]
 
 
 def test_worker_errors_come_back_as_our_errors(spark: SparkRuntime) -> None:
-    from migrate._pipeline import TopicChunk, TopicWork, _to_row, encode_topic_chunk
-    from zkreader import Topic, ZnodeStat
+    from migrate._pipeline import TopicWork
+    from zkreader import ClusterIdZnode, Topic, ZnodeStat
 
     stat = ZnodeStat(1, 1, 0, 1, 1)
     bad_config = ConfigZnode("topics/t", {"cleanup.policy": 7}, stat)  # type: ignore[dict-item]
     topic = Topic("t", 3, "AAAAAAAAAAAAAAAAAAAAAQ", {0: (1,)}, {}, {}, stat)
     state = PartitionState("t", 0, 1, 0, 0, (1,), 0, stat)
-    row = _to_row(TopicWork(topic, {0: state}, bad_config))
-    chunk = TopicChunk(parse_target_version("3.9-IV0"), (row,))
+    assert TopicWork(topic, {0: state}, bad_config).config is bad_config
+    snapshot = ClusterSnapshot(cluster_id=ClusterIdZnode("q1Sh-9_ISia_zwGINzRvyQ", stat),
+                               topics={"t": topic}, partition_states={("t", 0): state},
+                               topic_configs={"t": bad_config})
+    options = TranslationOptions(metadata_version=parse_target_version("3.9-IV0"))
     with pytest.raises(SchemaError) as in_process:  # an error of ours, with an exit code
-        encode_topic_chunk(chunk)
+        encode_log(snapshot, options)
     with pytest.raises(type(in_process.value)) as on_spark:
-        spark.map_chunks([chunk], encode_topic_chunk)
+        encode_log(snapshot, options, spark=spark)  # raised in a mapInArrow task
     assert str(on_spark.value) == str(in_process.value)
     assert exit_code_for(on_spark.value) == exit_code_for(in_process.value) == 2  # bad data
 

@@ -15,7 +15,6 @@ from migrate._pipeline import (
     EncodedLog,
     chunk_topics,
     encode_log,
-    encode_topic_chunk,
     plan_batches,
     snapshot_timestamp_ms,
 )
@@ -143,31 +142,18 @@ def test_topics_without_id_are_left_out_and_reported_by_preflight_only() -> None
 @pytest.mark.parametrize("parallelism", [1, 2, 7])
 def test_chunks_cover_every_migrated_topic_in_name_order(parallelism: int) -> None:
     snapshot = make_snapshot(topics=30, uneven=True, no_id=(5,), pending=(6,))
-    mv = parse_metadata_version("3.9-IV0")
-    chunks = chunk_topics(snapshot, mv, parallelism=parallelism)
-    names = [w.topic.name for c in chunks for w in c.topics]
+    chunks = chunk_topics(snapshot, parallelism=parallelism)
+    names = [w.topic.name for c in chunks for w in c]
     expected = sorted(n for n in snapshot.topics if n not in ("t-005", "t-006"))
     assert names == expected
     assert len(chunks) <= 2 * parallelism + 1
-    assert all(c.topics for c in chunks)
+    assert all(chunks)
 
 
 def test_chunk_size_is_bounded() -> None:
     snapshot = make_snapshot(topics=20, partitions=10)
-    mv = parse_metadata_version("3.9-IV0")
-    chunks = chunk_topics(snapshot, mv, parallelism=1, max_chunk_partitions=30)
-    assert [c.partitions for c in chunks] == [30] * 6 + [20]
-
-
-def test_chunk_function_is_picklable_and_pure() -> None:
-    import pickle
-
-    snapshot = make_snapshot(topics=4)
-    mv = parse_metadata_version("3.9-IV0")
-    chunk = chunk_topics(snapshot, mv)[0]
-    again = pickle.loads(pickle.dumps(chunk))
-    assert encode_topic_chunk(again) == encode_topic_chunk(chunk)
-    assert pickle.loads(pickle.dumps(encode_topic_chunk)) is encode_topic_chunk
+    chunks = chunk_topics(snapshot, parallelism=1, max_chunk_partitions=30)
+    assert [sum(len(w.topic.assignment) for w in c) for c in chunks] == [30] * 6 + [20]
 
 
 def _decoded_counts(batches: list) -> list[int]:  # type: ignore[type-arg]
@@ -282,19 +268,3 @@ def test_only_the_blockers_own_override_lets_it_through() -> None:
     assert relaxed.report.blockers == (no_id,)
     assert relaxed.report.warnings[-1].code == "LOG_DIR_EVENT_PENDING"
     assert "--allow-pending-log-dir-events" in relaxed.report.warnings[-1].message
-
-
-def test_rows_shipped_to_spark_rebuild_the_same_topics() -> None:
-    from migrate._pipeline import _from_row, _to_row, _topic_works
-
-    snapshot = make_snapshot(topics=6, missing_state=((0, 1), (2, 0)))
-    works = list(_topic_works(snapshot))
-    assert any(w.config is None for w in works) and any(w.config is not None for w in works)
-    assert any(None in w.states.values() for w in works)
-    assert [_from_row(_to_row(w)) for w in works] == works
-    mv = parse_metadata_version("3.9-IV0")
-    chunked = [v for c in chunk_topics(snapshot, mv, parallelism=3)
-               for v in encode_topic_chunk(c).values]
-    direct = encode_log(snapshot, TranslationOptions()).values
-    assert chunked and all(v in direct for v in chunked)
-    assert chunked == direct[direct.index(chunked[0]):direct.index(chunked[0]) + len(chunked)]

@@ -1,0 +1,92 @@
+"""The topic table as Arrow columns (what the Spark job ships): it must rebuild the very topics
+it was made from, survive Arrow's IPC (the JVM round trip's format), and encode to the bytes the
+in-process engine gives."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+from functools import partial
+
+import pyarrow as pa
+import pytest
+
+from migrate._pipeline import TopicWork, _topic_works, chunk_topics, encode_log
+from migrate._topic_columns import (
+    ENCODED_SCHEMA,
+    TOPIC_SCHEMA,
+    encode_topic_batch,
+    topic_batch,
+    works_from_batch,
+)
+from migrate.translate import TranslationOptions
+from tests.unit.migrate.test_pipeline import make_snapshot, st
+from writers import SchemaError, parse_metadata_version
+from zkreader import ConfigZnode, PartitionState, Topic, ZnodeStat
+
+
+def _ipc(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """The batch written as an Arrow stream and read back, as the JVM hands it on."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    return pa.ipc.open_stream(sink.getvalue()).read_next_batch()
+
+
+def _odd_work() -> TopicWork:
+    """A topic with every optional part: reassignment in flight, a missing state znode, an
+    ephemeral-owner stat, big zxids, a negative leader, a config value that is not a string."""
+    big = ZnodeStat(2**40 + 1, 2**41, 7, 1_700_000_000_123, 1_700_000_000_456, 2**62 + 5, 3)
+    topic = Topic("odd.topic_1", 3, None, {2: (3, 1), 0: (1, 2, 3), 1: ()},
+                  {0: (4,)}, {0: (3,)}, big)
+    states: dict[int, PartitionState | None] = {
+        2: PartitionState("odd.topic_1", 2, -1, 9, 4, (), 1, big),
+        0: PartitionState("odd.topic_1", 0, 1, 0, 1, (1, 2), 0, st(5, version=2)),
+        1: None,
+    }
+    config = ConfigZnode("topics/odd.topic_1",
+                         {"retention.ms": "100", "x": 7, "ünïcode": "välue"},  # type: ignore[dict-item]
+                         st(9))
+    return TopicWork(topic, states, config)
+
+
+def test_columns_rebuild_the_same_topics_after_an_ipc_round_trip() -> None:
+    snapshot = make_snapshot(topics=6, missing_state=((0, 1), (2, 0)))
+    works = [*_topic_works(snapshot), _odd_work()]
+    assert any(w.config is None for w in works) and any(None in w.states.values() for w in works)
+    batch = topic_batch(works)
+    assert batch.schema == TOPIC_SCHEMA and batch.num_rows == len(works)
+    rebuilt = list(works_from_batch(_ipc(batch)))
+    assert rebuilt == works
+    odd = rebuilt[-1]
+    assert list(odd.topic.assignment) == [2, 0, 1]  # the znode's order, not sorted
+    assert odd.config is not None and odd.config.config["x"] == 7  # JSON types kept
+    assert odd.states[2] is not None and odd.states[2].partition_epoch == 7
+
+
+@pytest.mark.parametrize("mv", ["3.4-IV0", "3.9-IV0"])
+def test_encoded_batches_concatenate_to_the_in_process_topic_records(mv: str) -> None:
+    snapshot = make_snapshot(topics=30, uneven=True, missing_state=((1, 0),))
+    version = parse_metadata_version(mv)
+    options = TranslationOptions(metadata_version=version)
+    job = pickle.loads(pickle.dumps(partial(encode_topic_batch, version, None, False)))
+    outs = [_ipc(job(_ipc(topic_batch(c)))) for c in chunk_topics(snapshot, parallelism=3)]
+    assert len(outs) >= 3 and all(o.schema == ENCODED_SCHEMA for o in outs)
+    chunked = [v for o in outs for v in o.column("value").to_pylist()]
+    types = [t for o in outs for t in o.column("record_type").to_pylist()]
+    direct = encode_log(snapshot, options)
+    start = direct.values.index(chunked[0])
+    assert chunked == direct.values[start:start + len(chunked)]
+    # every topic record, and only those: 30 topics, their partitions, 15 configs
+    partitions = sum(len(t.assignment) for t in snapshot.topics.values())
+    assert types.count("TOPIC_RECORD") == 30
+    assert types.count("PARTITION_RECORD") == partitions
+    assert types.count("CONFIG_RECORD") == 15
+
+
+def test_a_record_that_does_not_fit_raises_our_error_in_the_task() -> None:
+    work = dataclasses.replace(_odd_work(), topic=dataclasses.replace(
+        _odd_work().topic, topic_id="AAAAAAAAAAAAAAAAAAAAAQ"))
+    with pytest.raises(SchemaError):
+        encode_topic_batch(parse_metadata_version("3.9-IV0"), None, False,
+                           topic_batch([work]))
