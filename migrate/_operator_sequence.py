@@ -642,8 +642,6 @@ def _offline_steps(*, voter_flags: str, voters: str, mv: str, zookeeper: str,
                    "way back must stay open")
     if target_kafka != "3.9":
         after_start += "; Kafka 4.x brokers cannot run in ZooKeeper mode at all"
-    # Numbered steps are data: a step that runs after the start (e.g. one that waits for the
-    # partitions' ISR) goes in between "Start" and "Check".
     return (
         Step("Stop every broker",
              (f"before, while the cluster still runs: zk2kraft plan --zookeeper {zookeeper} "
@@ -702,7 +700,14 @@ def _offline_steps(*, voter_flags: str, voters: str, mv: str, zookeeper: str,
         Step("Check",
              ("each broker logs that it registered and was unfenced; kafka-topics.sh "
               "--bootstrap-server <a broker> --describe --under-replicated-partitions prints "
-              "nothing once the brokers caught up, and --unavailable-partitions prints nothing",
+              "nothing once the brokers caught up (seconds after the last broker starts: the "
+              "offline log names no partition leader, so each leader is elected once its broker "
+              "registered), and --unavailable-partitions prints nothing",
+              "leadership first sits with the first in-sync broker to be unfenced; the "
+              "preferred leaders come back through auto.leader.rebalance.enable (Kafka's "
+              "default, every 300 s) or at once with kafka-leader-election.sh "
+              "--bootstrap-server <a broker> --election-type PREFERRED "
+              "--all-topic-partitions once no partition is under-replicated",
               "consumer groups resume from their committed offsets; SCRAM clients log in; "
               "kafka-acls.sh --list and kafka-configs.sh --describe show what ZooKeeper held",
               "expected, Kafka's own: ControllerApis may log a ControllerRegistration answered "
