@@ -545,6 +545,7 @@ def offline_sequence(
     mv = metadata_version.name
     four = target_kafka != "3.9"
     acls = bool(snapshot.acls)
+    tokens = bool(snapshot.delegation_tokens)
     controllers: dict[int, dict[str, str]] = {}
     for node_id, address in addresses.items():
         props = {
@@ -560,6 +561,10 @@ def offline_sequence(
         if acls:
             props["authorizer.class.name"] = _KRAFT_AUTHORIZER
             props["super.users"] = _CONTROLLER_SUPER_USERS.format(listener=controller_listener)
+        if tokens:
+            # without it a KRaft controller publishing the migrated tokens faults on the HMAC
+            # ("Encountered metadata publishing fault ... DelegationTokenManager.createHmac")
+            props["delegation.token.secret.key"] = TOKEN_SECRET_PLACEHOLDER
         if four:
             props["controller.performance.always.log.threshold.ms"] = str(
                 SLOW_EVENT_THRESHOLD_MS)
@@ -607,6 +612,11 @@ def offline_sequence(
                      "requests brokers forward), so the principal brokers use on the "
                      f"{controller_listener} listener must be a super user there, beside the "
                      "brokers' own super users.")
+    if tokens:
+        notes.append("ZooKeeper holds delegation tokens: give each controller the brokers' "
+                     "delegation.token.secret.key (the tokens' HMACs derive from it; without "
+                     "it the controller faults publishing them); it is shown as a placeholder, "
+                     "never a value. Brokers keep theirs.")
     if four:
         notes.append("Kafka 4.x controllers log ERROR \"Exceptionally slow controller event\" "
                      "for any event over controller.performance.always.log.threshold.ms (2000 "

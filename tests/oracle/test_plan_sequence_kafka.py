@@ -164,6 +164,9 @@ def test_offline_sequence_run_literally_starts_a_kraft_controller(
     # the sample holds ACLs: the operator names the super users (brokers on PLAINTEXT)
     assert props["super.users"].startswith("<")
     props["super.users"] = "User:ANONYMOUS"
+    # the sample holds a delegation token: the operator gives the brokers' secret
+    assert props["delegation.token.secret.key"].startswith("<")
+    props["delegation.token.secret.key"] = "operator-supplied-token-secret"
     assert not any("<" in v for v in props.values()), props
     node = KraftNode(tmp_path / "node", KAFKA_41 if target == "4.x" else KAFKA_39,
                      node_id=3000, role="controller", quorum={3000: port}, log_dirs=meta,
