@@ -11,6 +11,7 @@ partition-key collision ("5" and "05"), topic names Kafka forbids and oversized 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -72,4 +73,8 @@ def test_online_migrate_refuses_a_malformed_cluster_id_before_writing(
     assert entry["path"] in r.stderr, r.stderr
     assert entry["problem"] in r.stderr, r.stderr
     assert [(p.name, p.stat().st_size) for p in existing.iterdir()] in ([], [(".lock", 0)])
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["c3000"]  # no journal, no report
+    # no journal; the report asked for is written on every exit path (issue 16), saying why
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c3000", "migrate.json"]
+    doc = json.loads((tmp_path / "migrate.json").read_text())
+    assert doc["status"] == "failed" and doc["error"]["exit_code"] == 2, doc
+    assert entry["path"] in doc["error"]["message"], doc["error"]
