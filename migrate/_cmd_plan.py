@@ -180,10 +180,10 @@ def _sequence(args: argparse.Namespace, snapshot: ClusterSnapshot, standin: Stan
         return seq.operator_sequence(snapshot, standin, **common)
     if not voters:
         return None
-    dirs = [(node_id, Path(d).expanduser().resolve()) for node_id, d in voters]
+    # `voters` come from check_voter_flags: already absolute, resolved directories
     if args.offline:
-        return seq.offline_sequence(snapshot, dirs, target_kafka=args.target_kafka, **common)
-    return seq.online_voter_sequence(snapshot, dirs, **common)
+        return seq.offline_sequence(snapshot, voters, target_kafka=args.target_kafka, **common)
+    return seq.online_voter_sequence(snapshot, voters, **common)
 
 
 def _with_voter_blockers(summary: PlanSummary, snapshot: ClusterSnapshot,

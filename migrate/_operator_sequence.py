@@ -71,6 +71,8 @@ SLOW_EVENT_THRESHOLD_MS = 30000
 """Kafka 4.x controllers' `controller.performance.always.log.threshold.ms` (module docstring):
 well above the first replay measured on a loaded host, so that only a real stall is an ERROR."""
 
+_DISTINCT_IDS_NOTE = ("Controller node ids must differ from every broker id (brokers and "
+                      "controllers share one id space in KRaft).")
 TOKEN_SECRET_PLACEHOLDER = "<the same secret as the brokers' delegation.token.secret.key>"
 """What `delegation.token.secret.key` is printed as: never a value (design I7)."""
 
@@ -200,6 +202,28 @@ def _voters_string(voters: Mapping[int, tuple[str, int] | None]) -> str:
     return ",".join(f"{n}@{_address(n, a)}" for n, a in voters.items())
 
 
+def _bootstrap_string(voters: str) -> str:
+    """The `host:port` list of a `controller.quorum.voters` string (Kafka's tools'
+    --bootstrap-controller value)."""
+    return ",".join(v.split("@", 1)[1] for v in voters.split(","))
+
+
+def _controller_base(node_id: int, address: tuple[str, int] | None, directory: str, *,
+                     voters: str, listener: str, protocol_map: str) -> dict[str, str]:
+    """What every KRaft controller of a sequence runs with, migration mode or not; each path
+    adds its own keys after these (the order is the printed order)."""
+    return {
+        "process.roles": "controller",
+        "node.id": str(node_id),
+        "controller.quorum.voters": voters,
+        "controller.listener.names": listener,
+        "listeners": f"{listener}://{_address(node_id, address)}",
+        "listener.security.protocol.map": protocol_map,
+        "metadata.log.dir": directory,
+        "log.dirs": directory,
+    }
+
+
 def _address(node_id: int, address: tuple[str, int] | None) -> str:
     if address is None:
         return _address_placeholder(node_id)
@@ -257,16 +281,8 @@ def _migration_controllers(
     controller_map = ",".join(f"{k}:{v}" for k, v in listener_protocols.items())
     controllers: dict[int, dict[str, str]] = {}
     for node_id, address in addresses.items():
-        props = {
-            "process.roles": "controller",
-            "node.id": str(node_id),
-            "controller.quorum.voters": voters,
-            "controller.listener.names": listener,
-            "listeners": f"{listener}://{_address(node_id, address)}",
-            "listener.security.protocol.map": controller_map,
-            "metadata.log.dir": directories[node_id],
-            "log.dirs": directories[node_id],
-        }
+        props = _controller_base(node_id, address, directories[node_id], voters=voters,
+                                 listener=listener, protocol_map=controller_map)
         if election_timeout:
             props["controller.quorum.election.timeout.ms"] = str(ELECTION_TIMEOUT_MS)
         props.update({
@@ -278,8 +294,7 @@ def _migration_controllers(
             props["delegation.token.secret.key"] = TOKEN_SECRET_PLACEHOLDER
         controllers[node_id] = props
     notes = [
-        "Controller node ids must differ from every broker id (brokers and controllers share "
-        "one id space in KRaft).",
+        _DISTINCT_IDS_NOTE,
     ]
     if ibl_note:
         notes.append(ibl_note)
@@ -436,7 +451,7 @@ def _to_kraft_step(revert_zk: str) -> Step:
 
 
 def _finalise_step(voters: str) -> Step:
-    bootstrap = ",".join(v.split("@", 1)[1] for v in voters.split(","))
+    bootstrap = _bootstrap_string(voters)
     return Step("Finalise",
                 ("remove zookeeper.metadata.migration.enable and zookeeper.connect from every "
                  "controller and restart the controllers one at a time; the active controller "
@@ -548,16 +563,9 @@ def offline_sequence(
     tokens = bool(snapshot.delegation_tokens)
     controllers: dict[int, dict[str, str]] = {}
     for node_id, address in addresses.items():
-        props = {
-            "process.roles": "controller",
-            "node.id": str(node_id),
-            "controller.quorum.voters": voters,
-            "controller.listener.names": controller_listener,
-            "listeners": f"{controller_listener}://{_address(node_id, address)}",
-            "listener.security.protocol.map": f"{controller_listener}:PLAINTEXT",
-            "metadata.log.dir": dirs[node_id],
-            "log.dirs": dirs[node_id],
-        }
+        props = _controller_base(node_id, address, dirs[node_id], voters=voters,
+                                 listener=controller_listener,
+                                 protocol_map=f"{controller_listener}:PLAINTEXT")
         if acls:
             props["authorizer.class.name"] = _KRAFT_AUTHORIZER
             props["super.users"] = _CONTROLLER_SUPER_USERS.format(listener=controller_listener)
@@ -599,8 +607,7 @@ def offline_sequence(
         f"SASL_SSL:SASL_SSL); the {controller_listener} entry is added to it. Its listeners, "
         "advertised.listeners, inter.broker.listener.name and log.dirs stay as they are: "
         "ZooKeeper lost them with the broker's registration.",
-        "Controller node ids must differ from every broker id (brokers and controllers share "
-        "one id space in KRaft).",
+        _DISTINCT_IDS_NOTE,
         "Kafka 3.9 and 4.x take the same log but for the metadata.version (--target-kafka, "
         "--metadata-version) and the PartitionRecord version; Kafka 4.x has no migration code "
         "and cannot go back to ZooKeeper at all.",
@@ -640,7 +647,7 @@ def _offline_steps(*, voter_flags: str, voters: str, mv: str, zookeeper: str,
     release = {"3.9": "Kafka 3.9 (3.9.1 rehearsed)", "4.0": "Kafka 4.0",
                "4.1": "Kafka 4.1 (4.1.1 rehearsed)"}.get(
         target_kafka, "Kafka 4.0 or 4.1 (4.1.1 rehearsed)")
-    bootstrap = ",".join(v.split("@", 1)[1] for v in voters.split(","))
+    bootstrap = _bootstrap_string(voters)
     untouched = ("nothing to undo: ZooKeeper is untouched; start the brokers again in "
                  "ZooKeeper mode with their old configuration")
     before_start = ("until the KRaft nodes first start: start the old brokers in ZooKeeper mode "
