@@ -214,7 +214,6 @@ def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
                 lambda ids: brokers_serving(config, ids, CANARY_TOPIC,
                                             min(options.handoff_timeout_s, 60.0))))
         if problems:
-            outcome.status = "unconfirmed"
             outcome.problems = [p.to_json() for p in problems]
     doc = {**outcome.to_json(), **extra}
     write_json_report(args.json, doc)
@@ -254,7 +253,7 @@ def _write_failed_report(args: argparse.Namespace, options: OnlineOptions,
     code = exit_code_for(exc)
     if isinstance(exc, KeyboardInterrupt):  # the CLI's SIGTERM is one too, named _Terminated
         code = EXIT_TERMINATED if type(exc).__name__ == "_Terminated" else EXIT_INTERRUPTED
-    outcome = OnlineOutcome(cutover=options.cutover, status="failed",
+    outcome = OnlineOutcome(cutover=options.cutover,
                             error={"message": str(exc) or type(exc).__name__,
                                    "exit_code": EXIT_INTERNAL if code is None else code})
     if options.standin is not None:

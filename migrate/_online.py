@@ -272,8 +272,6 @@ class OnlineOutcome:
     fence_wall_s: float | None = None
     parts: dict[str, Any] | None = None  # window_ms.parts, set by the command
     zk_brokers: list[int] = field(default_factory=list)  # /brokers/ids as mirrored at the fence
-    # ok | refused | unconfirmed (exit 4) | failed (an error ended the run), set by the command
-    status: str = "ok"
     problems: list[dict[str, str]] = field(default_factory=list)  # what Kafka did not confirm
     error: dict[str, Any] | None = None  # the error that ended a failed run, and its exit code
 
@@ -282,11 +280,20 @@ class OnlineOutcome:
         """True when blockers stopped the run before anything was written."""
         return self.summary is not None and bool(self.summary.report.blockers)
 
+    @property
+    def status(self) -> str:
+        """ok | refused | failed (an error ended the run) | unconfirmed (exit 4: problems)."""
+        if self.refused:
+            return "refused"
+        if self.error is not None:
+            return "failed"
+        return "unconfirmed" if self.problems else "ok"
+
     def to_json(self) -> dict[str, object]:
         """The `migrate --json` document: the plan summary plus the online figures."""
         doc: dict[str, object] = self.summary.to_json() if self.summary is not None else {}
         doc.update({
-            "status": "refused" if self.refused else self.status,
+            "status": self.status,
             "problems": self.problems,
             "error": self.error,
             "cutover": self.cutover,
@@ -656,8 +663,7 @@ class _Run:
             snapshot = self._read(watch=watch)
             delta = self._resync_delta(snapshot).records
             if delta:
-                self.log.image = apply_records(self.log.image, delta)
-                self.log.framing.apply(delta)  # what the framing tracks (SCRAM removals) too
+                self.log.apply(delta)  # the image and the framing (SCRAM removals) alike
                 self._applied_early = True
                 if append:
                     self.quorum.append_records(delta, timestamp_ms=self._ts(snapshot))
@@ -960,8 +966,7 @@ class _Run:
                 self.out.summary = self._judge(snapshot, after_fence=True)
             delta = self._resync_delta(snapshot).records
             if delta:
-                self.log.image = apply_records(self.log.image, delta)
-                self.log.framing.apply(delta)  # what the framing tracks (SCRAM removals) too
+                self.log.apply(delta)  # the image and the framing (SCRAM removals) alike
             applied: list[MetadataRecord] = trailer
         else:
             snapshot = ClusterSnapshot()
@@ -1085,7 +1090,8 @@ class _Run:
                 first = seen
             elif seen and first is not None:
                 moved |= {b for b in expected if seen.get(b, -1) > first.get(b, -1)}
-            time.sleep(1.0)
+            if not expected <= moved:
+                time.sleep(1.0)  # DescribeQuorum again once the brokers fetched more
         self.out.brokers_not_following = sorted(expected - moved)
         if self.out.brokers_not_following:
             self.sink.say(f"WARNING: broker(s) {self.out.brokers_not_following} do not fetch "

@@ -138,7 +138,7 @@ def warm_up(spark: SparkRuntime) -> None:
     stat = ZnodeStat(0, 0, 0, 0, 0)
     work = TopicWork(Topic("warm-up", 3, "AAAAAAAAAAAAAAAAAAAAAQ", {0: (1,)}, {}, {}, stat),
                      {0: None}, None)
-    batches = [topic_batch([work]) for _ in range(max(1, spark.default_parallelism))]
+    batches = [topic_batch([work])] * max(1, spark.default_parallelism)  # one batch, n tasks
     spark.map_batches(batches, partial(encode_topic_batch, LATEST_PRODUCTION, None, False),
                       ENCODED_SCHEMA)
 

@@ -11,12 +11,11 @@ RESTATEMENT = "SCRAM credentials restated after ZK Migration"
 """The restatement transaction's name (BeginTransactionRecord.name), written out by hand."""
 
 
-def migration_types(types: list[str], names: list[str | None] | None = None) -> list[str]:
+def migration_types(types: list[str]) -> list[str]:
     """`types` (a log's record types in order) without the trailing restatement transaction.
 
     Asserts the restatement is there exactly when the migration transaction holds a
-    `RemoveUserScramCredentialRecord`, and that it holds nothing but credentials. `names`, when
-    given, are the BeginTransactionRecords' names in order (the restatement's is checked).
+    `RemoveUserScramCredentialRecord`, and that it holds nothing but credentials.
     """
     ends = [i for i, t in enumerate(types) if t == "END_TRANSACTION_RECORD"]
     begins = [i for i, t in enumerate(types) if t == "BEGIN_TRANSACTION_RECORD"]
@@ -31,6 +30,4 @@ def migration_types(types: list[str], names: list[str | None] | None = None) -> 
     assert tail[0] == "BEGIN_TRANSACTION_RECORD" and tail[-1] == "END_TRANSACTION_RECORD", tail
     assert set(tail[1:-1]) == {"USER_SCRAM_CREDENTIAL_RECORD"}, tail
     assert start == ends[-2] + 1, "the restatement must follow the migration's EndTransaction"
-    if names is not None:
-        assert names[-1] == RESTATEMENT, names
     return types[:start]
