@@ -92,6 +92,12 @@ def online_options(args: argparse.Namespace, standin: StandInSpec | None) -> Onl
         raise BadFlagError(f"--broker-wait: must be >= 0 seconds, a finite number (got "
                            f"{broker_wait})")
     check_bootstrap_servers(args.bootstrap_server)
+    max_window = getattr(args, "max_window", None)
+    if max_window is not None and (not math.isfinite(max_window) or max_window <= 0
+                                   or args.bootstrap_server is None):
+        raise BadFlagError(f"--max-window: must be > 0 seconds, a finite number (got "
+                           f"{max_window}), and needs --bootstrap-server (the canary "
+                           "measures the window the bound is about)")
     return OnlineOptions(
         connect=connect_options(args),
         voters=tuple(targets),
@@ -169,9 +175,6 @@ def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
     Every way out writes the `--json`/`--html` report asked for (`status` says which)."""
     options = online_options(args, standin)
     max_window = getattr(args, "max_window", None)
-    if max_window is not None and (max_window <= 0 or args.bootstrap_server is None):
-        raise BadFlagError("--max-window: must be > 0 seconds, and needs --bootstrap-server "
-                           "(the canary measures the window the bound is about)")
     to_stdout = args.json == "-" or getattr(args, "html", None) == "-"
     console = Console(stderr=to_stdout or not sys.stdout.isatty(), highlight=False)
     sink = _ConsoleSink(console, quiet=args.quiet)

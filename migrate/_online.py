@@ -484,7 +484,7 @@ class _Run:
                 token = found.token  # no t0: the window began in an earlier run
         try:
             if not j.at_least("drained"):
-                t1 = self._drain(token)
+                t1 = self._drain_explained(token)  # a resumed drain explains as the first does
             if not j.at_least("migration"):
                 self._write_migration(token)
         except VoterUnavailableError as exc:

@@ -342,7 +342,8 @@ def test_a_topic_reusing_an_id_after_the_last_mirror_read_stops_the_drain_saying
 ) -> None:
     """The copy lands between the mirror's last read and the fence (the run held there by the
     test-only pause hook): the drain refuses it, saying ZooKeeper IS fenced, with nothing of it
-    in the log; deleting the copy and running the same command again finishes the drain."""
+    in the log; a re-run resuming at the drain says the same; deleting the copy and running the
+    same command again finishes the drain."""
     cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2))
     zk = cluster.client
     gate = tmp_path / "gate"
@@ -368,6 +369,12 @@ def test_a_topic_reusing_an_id_after_the_last_mirror_read_stops_the_drain_saying
     assert "ZooKeeper IS fenced" in err and "Traceback" not in err
     assert json.loads(zk.get("/controller")[0])["brokerid"] == VOTERS[0]  # our claim
     assert "topic.with_dot" not in [r["name"] for r in _topic_records(tmp_path / "c3000")]
+    # a re-run before the copy is deleted resumes at the drain: it refuses the same way, and
+    # still says ZooKeeper is fenced (the resumed drain once left that out)
+    code, out, err = finish(online(cluster.connect, tmp_path), timeout=120)
+    assert code == 1, out + err
+    assert "DUPLICATE_TOPIC_ID /brokers/topics/topic.with_dot" in err
+    assert "ZooKeeper IS fenced" in err and "Traceback" not in err
     zk.delete("/brokers/topics/topic.with_dot")
     code, out, err = finish(online(cluster.connect, tmp_path))
     assert code == 0, out + err

@@ -1,8 +1,9 @@
 """The online migration's flags, checked with the others before anything is written (issue 17,
 items 4 and 5), through the CLI as an operator meets them: an unusable `--journal`, a
 non-finite `--broker-wait`, `--broker-wait` without `--standin`, a malformed
-`--bootstrap-server`, a negative `--voter` id. Each is exit 2 naming the flag, at once, with
-the voter directories and ZooKeeper untouched. Expected codes and phrases are written by hand.
+`--bootstrap-server`, a non-finite or non-positive `--max-window`, a negative `--voter` id.
+Each is exit 2 naming the flag, at once, with the voter directories and ZooKeeper untouched.
+Expected codes and phrases are written by hand.
 """
 
 from __future__ import annotations
@@ -75,6 +76,24 @@ def test_broker_wait_without_a_cutover_is_refused(tmp_path: Path) -> None:
     r = run("migrate", "--zookeeper", NOWHERE, "--broker-wait", "5", *voters(tmp_path))
     assert r.returncode == 2, r.stderr
     assert "--broker-wait needs --cutover now or manual with --standin" in r.stderr, r.stderr
+    assert not (tmp_path / "c3000").exists()
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "0", "-1"])
+def test_max_window_must_be_a_positive_finite_number(tmp_path: Path, value: str) -> None:
+    # before the fix, nan and inf passed the check ("nan <= 0" is false) and the run went on
+    r = run("migrate", "--zookeeper", NOWHERE, "--cutover", "now", *voters(tmp_path),
+            "--bootstrap-server", "127.0.0.1:9092", "--max-window", value)
+    assert r.returncode == 2, r.stderr
+    assert "--max-window: must be > 0 seconds, a finite number" in r.stderr, r.stderr
+    assert not (tmp_path / "c3000").exists()
+
+
+def test_max_window_without_bootstrap_server_is_refused(tmp_path: Path) -> None:
+    r = run("migrate", "--zookeeper", NOWHERE, "--cutover", "now", *voters(tmp_path),
+            "--max-window", "5")
+    assert r.returncode == 2, r.stderr
+    assert "needs --bootstrap-server" in r.stderr, r.stderr
     assert not (tmp_path / "c3000").exists()
 
 
