@@ -244,21 +244,13 @@ def _write_failed_report(args: argparse.Namespace, options: OnlineOptions,
     """The `--json`/`--html` report of a run an error ended: status `failed`, the message and
     the exit code it ends with. A report that cannot be written is logged, never raised over
     the error that ended the run."""
-    from migrate._exit_codes import (
-        EXIT_INTERNAL,
-        EXIT_INTERRUPTED,
-        EXIT_TERMINATED,
-        exit_code_for,
-    )
+    from migrate._exit_codes import ending_exit_code
 
     if args.json is None and getattr(args, "html", None) is None:
         return
-    code = exit_code_for(exc)
-    if isinstance(exc, KeyboardInterrupt):  # the CLI's SIGTERM is one too, named _Terminated
-        code = EXIT_TERMINATED if type(exc).__name__ == "_Terminated" else EXIT_INTERRUPTED
     outcome = OnlineOutcome(cutover=options.cutover,
                             error={"message": str(exc) or type(exc).__name__,
-                                   "exit_code": EXIT_INTERNAL if code is None else code})
+                                   "exit_code": ending_exit_code(exc)})
     if options.standin is not None:
         outcome.transport = options.standin.to_json()
     try:

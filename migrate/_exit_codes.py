@@ -55,6 +55,8 @@ __all__ = [
     "EXIT_OK",
     "EXIT_UNCONFIRMED",
     "EXIT_UNREACHABLE",
+    "Terminated",
+    "ending_exit_code",
     "exit_code_for",
 ]
 
@@ -113,3 +115,26 @@ def exit_code_for(exc: BaseException) -> int | None:
         if code is not None:
             return code
     return None
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as a KeyboardInterrupt so that every cleanup Ctrl-C
+    runs (staging copies removed, locks released, Spark stopped) runs for it too."""
+
+
+def ending_exit_code(exc: BaseException) -> int:
+    """The exit code a command ended by `exc` exits with: SIGTERM 143, Ctrl-C 130, a closed
+    stdout 141, one of our errors its code in `EXIT_CODES`, anything else 70 (a bug). The CLI
+    and the report a failed run writes both take it from here, so they cannot disagree.
+
+    Args:
+        exc: the exception that ended a command.
+    """
+    if isinstance(exc, Terminated):
+        return EXIT_TERMINATED
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    if isinstance(exc, BrokenPipeError):
+        return EXIT_BROKEN_PIPE
+    code = exit_code_for(exc)
+    return EXIT_INTERNAL if code is None else code

@@ -32,7 +32,8 @@ from migrate._exit_codes import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
-    exit_code_for,
+    Terminated,
+    ending_exit_code,
 )
 
 _EPILOG = """\
@@ -565,14 +566,9 @@ def _configure_logging(verbose: int) -> None:
     logging.basicConfig(level=level, handlers=[handler])
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread as a KeyboardInterrupt so that every cleanup Ctrl-C
-    runs (staging copies removed, locks released, Spark stopped) runs for it too."""
-
-
 def _on_sigterm(signum: int, frame: object) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second TERM must not cut the cleanup
-    raise _Terminated
+    raise Terminated
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -597,25 +593,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(module: Any, args: argparse.Namespace) -> int:
-    """Run one command, turning how it ended into the exit code (the one place that does)."""
+    """Run one command, saying how it ended; the exit code comes from `ending_exit_code`."""
     try:
         code: int = module.run(args)
-    except KeyboardInterrupt as exc:
-        if isinstance(exc, _Terminated):
+    except (KeyboardInterrupt, Exception) as exc:  # a closed stdout is a BrokenPipeError
+        exit_code = ending_exit_code(exc)
+        if exit_code == EXIT_TERMINATED:
             sys.stderr.write("zk2kraft: terminated (SIGTERM); cleaned up\n")
-            return EXIT_TERMINATED
-        sys.stderr.write("zk2kraft: interrupted\n")
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        # The reader of stdout went away (`zk2kraft inspect --json | head`): not a bug. Point
-        # stdout at /dev/null so the interpreter's final flush stays quiet; 141 = 128 + SIGPIPE,
-        # what a shell reports for a command killed by a closed pipe.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_BROKEN_PIPE
-    except Exception as exc:  # our errors have an exit code in the table; anything else is a bug
-        exit_code = exit_code_for(exc)
-        if exit_code is None:
+        elif exit_code == EXIT_INTERRUPTED:
+            sys.stderr.write("zk2kraft: interrupted\n")
+        elif exit_code == EXIT_BROKEN_PIPE:
+            # The reader of stdout went away (`zk2kraft inspect --json | head`): not a bug.
+            # Point stdout at /dev/null so the interpreter's final flush stays quiet; 141 =
+            # 128 + SIGPIPE, what a shell reports for a command killed by a closed pipe.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        elif exit_code == EXIT_INTERNAL:
             # An unexpected exception is a bug, not a finding: exit 70 so scripts never read a
             # crash as "blockers found" (1). The traceback goes to stderr with -v.
             logging.getLogger(__name__).debug("internal error", exc_info=True)
@@ -623,8 +616,8 @@ def _run(module: Any, args: argparse.Namespace) -> int:
                 f"zk2kraft {args.command}: internal error: {type(exc).__name__}: {exc}"
                 " (run with -v for the traceback)\n"
             )
-            return EXIT_INTERNAL
-        sys.stderr.write(f"zk2kraft {args.command}: error: {exc}\n")
+        else:
+            sys.stderr.write(f"zk2kraft {args.command}: error: {exc}\n")
         return exit_code
     return code
 
