@@ -43,7 +43,14 @@ from migrate._voterargs import check_voter_flags
 from migrate._zkargs import connect_options
 from migrate.errors import BadFlagError, BlockersFoundError, JournalWriteError
 from writers import METADATA_PARTITION_DIR, hold_voter_locks, open_log_source
-from zkreader import FenceState, open_session, read_cluster, read_fence_state, release_claim
+from zkreader import (
+    FenceState,
+    claim_kraft_epoch,
+    open_session,
+    read_cluster,
+    read_fence_state,
+    release_claim,
+)
 
 __all__ = ["run"]
 
@@ -58,14 +65,6 @@ def _finalised(path: Path) -> bool:
                     r.data["zkMigrationState"] == ZK_MIGRATION_STATE_POST_MIGRATION:
                 return True
     return False
-
-
-def _claim_epoch(claim: bytes) -> int:
-    """A `/controller` claim's `kraftControllerEpoch` (-1 for none or unreadable)."""
-    try:
-        return int(orjson.loads(claim).get("kraftControllerEpoch", -1))
-    except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
-        return -1
 
 
 def _judge_claim(state: FenceState, journal: Journal | None, journal_dir: Path) -> str | None:
@@ -86,8 +85,8 @@ def _judge_claim(state: FenceState, journal: Journal | None, journal_dir: Path) 
             "ZooKeeper")
     if state.controller in {c.encode() for c in journal.claims}:
         return "ours"
-    ours = max((_claim_epoch(c.encode()) for c in journal.claims), default=None)
-    if ours is not None and _claim_epoch(state.controller) > ours:
+    ours = max((claim_kraft_epoch(c.encode()) for c in journal.claims), default=None)
+    if ours is not None and state.kraft_controller_epoch > ours:
         return "successor"
     raise BlockersFoundError(
         f"/controller holds a persistent claim ({state.controller.decode(errors='replace')}) "

@@ -49,6 +49,7 @@ __all__ = [
     "FenceToken",
     "MigrationState",
     "claim_json",
+    "claim_kraft_epoch",
     "fence_zk_controller",
     "migration_json",
     "FenceState",
@@ -178,12 +179,18 @@ class FenceState:
     @property
     def kraft_controller_epoch(self) -> int:
         """The `kraftControllerEpoch` of the current `/controller` (-1 for none or a ZK one)."""
-        if self.controller is None:
-            return -1
-        try:
-            return int(json.loads(self.controller).get("kraftControllerEpoch", -1))
-        except (ValueError, AttributeError):
-            return -1
+        return claim_kraft_epoch(self.controller)
+
+
+def claim_kraft_epoch(claim: bytes | None) -> int:
+    """A `/controller` claim's `kraftControllerEpoch`: -1 for none, a ZooKeeper controller's,
+    or one that does not parse."""
+    if claim is None:
+        return -1
+    try:
+        return int(json.loads(claim).get("kraftControllerEpoch", -1))
+    except (ValueError, AttributeError, TypeError):
+        return -1
 
 
 def read_fence_state(session: ZkSession, *, synced: bool = False) -> FenceState:
