@@ -66,7 +66,9 @@ def sasl_zk() -> Iterator[SaslZk]:
 
 
 def sasl_options(connect: str, password: str | None, **extra: object) -> ConnectOptions:
-    return ConnectOptions(connect, timeout_s=10, sasl=password is not None,
+    # 30 s, not 10: on a loaded host the refused SASL handshake once took longer than 10 s, and
+    # the run then failed as a timeout instead of the "not authorized" this file checks
+    return ConnectOptions(connect, timeout_s=30, sasl=password is not None,
                           sasl_mechanism="DIGEST-MD5", sasl_username="kafka",
                           sasl_password=password, **extra)  # type: ignore[arg-type]
 
@@ -74,7 +76,7 @@ def sasl_options(connect: str, password: str | None, **extra: object) -> Connect
 def test_sasl_protected_tree_reads_with_the_right_credentials(sasl_zk: SaslZk) -> None:
     owner = KazooClient(sasl_zk.connect, sasl_options={
         "mechanism": "DIGEST-MD5", "username": "kafka", "password": PASSWORD})
-    owner.start(timeout=10)
+    owner.start(timeout=30)
     acl = [ACL(Permissions.ALL, Id("sasl", "kafka"))]
     try:
         owner.create("/k/brokers/topics/t", json.dumps(TOPIC).encode(), acl=acl, makepath=True)
