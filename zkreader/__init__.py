@@ -45,6 +45,8 @@ from zkreader._model import (
     Topic,
     ZnodeStat,
     migrating_topic,
+    new_partition_state,
+    new_stat,
 )
 from zkreader._options import ConnectOptions, ParsedConnect, parse_connect
 from zkreader._pipeline import ReadPipeline, ReadRequest, ReadResult
@@ -119,6 +121,8 @@ __all__ = [
     "install_kazoo_redaction",
     "kind_for_path",
     "migrating_topic",
+    "new_partition_state",
+    "new_stat",
     "open_session",
     "paused_gc",
     "parse_connect",
