@@ -53,7 +53,7 @@ from writers._facts import (
     sanitize,
 )
 from writers._faults import FAULT_ENV, fault_point
-from writers._fsutil import atomic_write
+from writers._fsutil import atomic_write, replace_private
 from writers._logdir import (
     DEFAULT_SEGMENT_BYTES,
     EncodedBatch,
@@ -260,6 +260,7 @@ __all__ = [
     "voter_lock_holder",
     "FAULT_ENV",
     "atomic_write",
+    "replace_private",
     "fault_point",
     "STAGING_DIR_NAME",
     "ExpectedLog",
