@@ -142,7 +142,7 @@ def translate(snapshot: ClusterSnapshot, options: TranslationOptions) -> Transla
         TranslationError: a znode holds data that cannot be expressed (names the path).
     """
     # Translation builds one dict per record and no cycles: the collector's rescans of the
-    # snapshot found nothing and cost 7.3 s vs 2.9 s CPU at 1,000,000 partitions.
+    # snapshot find nothing and cost CPU (docs/benchmarks.md, "Figures behind code choices").
     with paused_gc():
         return _translate(snapshot, options)
 
