@@ -50,7 +50,7 @@ from zkreader._model import (
 )
 from zkreader._options import ConnectOptions, ParsedConnect, parse_connect
 from zkreader._pipeline import ReadPipeline, ReadRequest, ReadResult
-from zkreader._reader import ProgressCallback, ReadStats, read_cluster
+from zkreader._reader import ProgressCallback, ReadHook, ReadStats, read_cluster
 from zkreader._sample import SampleCase, SampleManifest, SampleSpec, generate_sample_cluster
 from zkreader._session import ZkSession, open_session, session_for_client
 from zkreader._watch import ChangeEvent, ChangeFeed
@@ -103,6 +103,7 @@ __all__ = [
     "PayloadRedactingFilter",
     "ProducerIdBlock",
     "ProgressCallback",
+    "ReadHook",
     "ReadPipeline",
     "ReadRequest",
     "ReadResult",
