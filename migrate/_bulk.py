@@ -107,7 +107,6 @@ OVERRIDES: dict[str, str] = {"LOG_DIR_EVENT_PENDING": "allow_pending_log_dir_eve
 
 
 _LISTED_BLOCKERS = 20  # in the error message; the --json document and the table hold them all
-_SPARK_START_TIMEOUT_S = float(os.environ.get("ZK2KRAFT_SPARK_START_TIMEOUT", "300"))
 
 
 def overrides_given(flags: object) -> frozenset[str]:
@@ -549,7 +548,7 @@ def _run_locked(
     try:
         if starter is not None:
             starter.start()
-            runtime = starter.get(timeout=_SPARK_START_TIMEOUT_S)
+            runtime = starter.get(timeout=_spark_start_timeout_s())
         t_spark = clock()
         encoded: EncodedLog = encode_log(
             snapshot,
@@ -623,6 +622,12 @@ def _run_locked(
     log.info("migrate: %s", {k: round(v, 3) for k, v in outcome.times_s.items()})
     _write_stats(outcome)
     return outcome
+
+
+def _spark_start_timeout_s() -> float:
+    """How long `migrate` waits for Spark to start (`ZK2KRAFT_SPARK_START_TIMEOUT`, 300 s),
+    read when the wait starts."""
+    return float(os.environ.get("ZK2KRAFT_SPARK_START_TIMEOUT", "300"))
 
 
 def _write_stats(outcome: BulkOutcome) -> None:

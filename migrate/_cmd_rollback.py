@@ -42,7 +42,7 @@ from migrate._translate_framing import ZK_MIGRATION_STATE_POST_MIGRATION
 from migrate._voterargs import check_voter_flags
 from migrate._zkargs import connect_options
 from migrate.errors import BadFlagError, BlockersFoundError, JournalWriteError
-from writers import METADATA_PARTITION_DIR, hold_voter_locks, open_log_source
+from writers import METADATA_PARTITION_DIR, ReadPause, hold_voter_locks, open_log_source
 from zkreader import (
     FenceState,
     claim_kraft_epoch,
@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
                 doc = {"rolled_back": False,
                        "reason": "no KRaft claim: ZooKeeper already has its own controller"}
             else:
-                snapshot = read_cluster(session, watch=False)
+                snapshot = read_cluster(session, watch=False, pause=ReadPause.from_env())
                 highest = max((s.controller_epoch for s in snapshot.partition_states.values()),
                               default=0)
                 done = release_claim(session, min_controller_epoch=highest + 1,

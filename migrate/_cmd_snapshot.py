@@ -31,10 +31,12 @@ def read_snapshot(options: ConnectOptions, bars: ProgressBars) -> ClusterSnapsho
         ZkUnreachableError: no session within `options.timeout_s` (exit 3).
         ZnodeFormatError: a znode is malformed (exit 2, names the path).
     """
+    from writers import ReadPause
     from zkreader import open_session, read_cluster
 
     with open_session(options) as session:
-        return read_cluster(session, progress=bars.task("reading ZooKeeper"), watch=False)
+        return read_cluster(session, progress=bars.task("reading ZooKeeper"), watch=False,
+                            pause=ReadPause.from_env())
 
 
 def run(args: argparse.Namespace) -> int:

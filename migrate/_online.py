@@ -50,9 +50,7 @@ import gc
 import json
 import logging
 import os
-import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence, Set
@@ -83,12 +81,17 @@ from writers import (
     MetadataVersion,
     QuorumLedElsewhereError,
     QuorumLog,
+    ReadPause,
     StandInLeader,
     VoterStateError,
     VoterUnavailableError,
+    crash_when,
     encode_record,
     hold_voter_locks,
+    precopy_chunk,
 )
+from writers import crash_point as _crash  # test-only hooks (writers/_faults.py)
+from writers import pause_point as _pause
 from zkreader import (
     MIGRATION_ABSENT,
     ChangeEvent,
@@ -116,70 +119,22 @@ from zkreader import (
     write_migration_state,
 )
 
-__all__ = ["CRASH_ENV", "OnlineOptions", "OnlineOutcome", "check_cutover_version", "run_online"]
+__all__ = ["OnlineOptions", "OnlineOutcome", "check_cutover_version", "run_online"]
 
 log = logging.getLogger(__name__)
 
-CRASH_ENV = "ZK2KRAFT_CRASH_AT"
-"""Test hook: `point` or `point:N` kills this process (SIGKILL) at the Nth pass of `point`."""
-
 _LEADER_EPOCH = 1
-_PRECOPY_CHUNK = int(os.environ.get("ZK2KRAFT_PRECOPY_CHUNK", "20000"))
-"""Records per durable append of the pre-copy (tests lower it to crash between appends)."""
 _IGNORED = ("/controller", "/controller_epoch", "/migration", "/admin/reassign_partitions",
             "/log_dir_event_notification", "/isr_change_notification")
 _MIGRATION_PATH = "/migration"
 _OWN_CLAIM = frozenset({"MIGRATION_ZNODE_EXISTS", "CONTROLLER_IS_KRAFT"})
-_crash_counts: dict[str, int] = {}
-
-
-def _crash(point: str) -> None:
-    """Kill -9 ourselves at `point` when the test hook asks for it (see `CRASH_ENV`)."""
-    wanted = os.environ.get(CRASH_ENV)
-    if not wanted:
-        return
-    name, _, nth = wanted.partition(":")
-    if name != point:
-        return
-    _crash_counts[point] = _crash_counts.get(point, 0) + 1
-    if _crash_counts[point] >= int(nth or 1):
-        sys.stderr.write(f"{CRASH_ENV}: killing zk2kraft at {point}\n")
-        sys.stderr.flush()
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _crash_in_flight(session: ZkSession, point: str) -> Callable[[], None] | None:
-    """The crash hook for a multi-op in flight (`point` names it): a callback for zkreader's
-    `in_flight` that waits until kazoo has written the request to the socket, so the kill leaves
-    a request sent whose reply nobody reads. None when the hook is not asked for."""
-    if os.environ.get(CRASH_ENV, "").partition(":")[0] != point:
-        return None
-
-    def kill_when_written() -> None:
-        deadline = time.monotonic() + 10.0
-        while not session.requests_written() and time.monotonic() < deadline:
-            time.sleep(0.001)
-        _crash(point)
-
-    return kill_when_written
-
-
-PAUSE_ENV = "ZK2KRAFT_TEST_PAUSE_AT"
-"""Test hook: `point:GATE` writes GATE.reached at `point` and waits for GATE.go (fault tests
-stop ZooKeeper members or freeze the process there)."""
-
-
-def _pause(point: str) -> None:
-    """Wait at `point` when the test hook asks for it (see `PAUSE_ENV`)."""
-    wanted = os.environ.get(PAUSE_ENV)
-    if not wanted:
-        return
-    name, _, gate = wanted.partition(":")
-    if name != point or not gate:
-        return
-    Path(gate + ".reached").write_text(point)
-    while not Path(gate + ".go").exists():
-        time.sleep(0.05)
+    """The crash hook (test-only, `writers.crash_when`) for a multi-op in flight: a callback for
+    zkreader's `in_flight` that fires once kazoo has written the request to the socket, so the
+    kill leaves a request sent whose reply nobody reads. None when the hook is not asked for."""
+    return crash_when(point, session.requests_written)
 
 
 def check_cutover_version(mv: MetadataVersion) -> None:
@@ -583,8 +538,9 @@ class _Run:
         delta = header + body
         self.sink.say(f"pre-copy: writing {len(delta)} records into the live logs of voter(s) "
                       f"{', '.join(str(t.node_id) for t in self.o.voters)} (transaction open)")
-        for i in range(0, len(body), _PRECOPY_CHUNK):
-            self._append(body[i:i + _PRECOPY_CHUNK], snapshot)
+        chunk = precopy_chunk()
+        for i in range(0, len(body), chunk):
+            self._append(body[i:i + chunk], snapshot)
             _crash("precopy_batch")
         self.out.precopy_records = len(delta)
         if isinstance(self.quorum, StandInLeader):
@@ -617,8 +573,9 @@ class _Run:
         self._migration_judged = _znode_version(snapshot.migration)
         self._check_log_is_ours()
         delta = self._resync_delta(snapshot)
-        for i in range(0, len(delta.records), _PRECOPY_CHUNK):
-            self._append(delta.records[i:i + _PRECOPY_CHUNK], snapshot)
+        chunk = precopy_chunk()
+        for i in range(0, len(delta.records), chunk):
+            self._append(delta.records[i:i + chunk], snapshot)
         self._ts(snapshot)
         self._watching = True
         self.out.mirrored_records += len(delta.records)
@@ -677,7 +634,8 @@ class _Run:
                 self.session, [e.path for e in events], watch=watch))
             if not keys:
                 return []
-            part = self._retrying(lambda: read_entities(self.session, keys, watch=watch))
+            part = self._retrying(lambda: read_entities(self.session, keys, watch=watch,
+                                                            pause=ReadPause.from_env()))
         except _SessionExpired:
             return self._delta(events, watch=watch)  # the whole-tree branch above (appends)
         result = delta_records(self.log.image, part, keys, self.topts)
@@ -1236,7 +1194,7 @@ def _read_tree(session: ZkSession, *, watch: bool, clock: Callable[[], float]
     deadline = clock() + max(session.retry_s, 30.0)
     while True:
         try:
-            return read_cluster(session, watch=watch)
+            return read_cluster(session, watch=watch, pause=ReadPause.from_env())
         except ZkUnreachableError:
             if clock() > deadline:
                 raise

@@ -38,8 +38,8 @@ its `BrokerRegistrationRequest`, and `ControllerServer`):
   operator's (a placeholder keeps them, the controller listener is added);
 * Kafka 4.x controllers log ERROR "Exceptionally slow controller event" for any event over
   `controller.performance.always.log.threshold.ms` (2000 by default); the first replay of the
-  loaded log on a cold JVM is one such event (0.7-1.9 s on a loaded 2-core host for a small log,
-  docs/design.md "Offline migration"), so the 4.x controllers get a higher threshold: it changes
+  loaded log on a cold JVM is one such event (measured: docs/design.md "Offline migration",
+  "Exceptionally slow controller event"), so the 4.x controllers get a higher threshold: it changes
   only what Kafka logs at ERROR.
 """
 

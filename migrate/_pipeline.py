@@ -33,12 +33,12 @@ from typing import Any
 
 from migrate._findings import Finding
 from migrate._spark import SparkRuntime
+from migrate._topic_work import TopicWork, encode_works
 from migrate._translate_configs import TOPIC_RESOURCE, config_records
 from migrate.entities import replica_dir_cluster
 from migrate.translate import (
     TranslationOptions,
     TranslationResult,
-    topic_records,
     translate,
 )
 from verify import (
@@ -60,8 +60,6 @@ from writers import (
 )
 from zkreader import (
     ClusterSnapshot,
-    ConfigZnode,
-    PartitionState,
     Topic,
     migrating_topic,
     paused_gc,
@@ -102,29 +100,6 @@ _HEAD_TYPES = frozenset(
 # ----------------------------------------------------------------------------- the topic table
 
 
-@dataclass(frozen=True, slots=True)
-class TopicWork:
-    """One row of the topic table: a topic and everything its records are made from.
-
-    Attributes:
-        topic: the `/brokers/topics/<name>` znode.
-        states: partition -> its state znode, or None where the state znode is missing.
-        config: the `/config/topics/<name>` znode, if any.
-    """
-
-    topic: Topic
-    states: dict[int, PartitionState | None]
-    config: ConfigZnode | None
-
-
-@dataclass(frozen=True, slots=True)
-class EncodedTopics:
-    """What translating and encoding topics gives: the values in log order, each one's type."""
-
-    values: list[bytes]
-    types: list[str]
-
-
 def warm_up(spark: SparkRuntime) -> None:
     """Run a one-topic translate+encode job right after Spark starts (`SparkStarter(warmup=)`).
 
@@ -141,22 +116,6 @@ def warm_up(spark: SparkRuntime) -> None:
     batches = [topic_batch([work])] * max(1, spark.default_parallelism)  # one batch, n tasks
     spark.map_batches(batches, partial(encode_topic_batch, LATEST_PRODUCTION, None, False),
                       ENCODED_SCHEMA)
-
-
-def _encode_works(mv: MetadataVersion, works: Iterable[TopicWork],
-                  dir_cluster: str | None = None, offline: bool = False) -> EncodedTopics:
-    """The one translate+encode loop, shared by Spark tasks and the in-process engine.
-
-    `dir_cluster` and `offline` are `topic_records`' (offline: every broker is stopped)."""
-    values: list[bytes] = []
-    types: list[str] = []
-    with paused_gc():
-        for work in works:
-            for record in topic_records(work.topic, work.states, work.config, mv, dir_cluster,
-                                        offline):
-                values.append(encode_record(record))
-                types.append(record.type)
-    return EncodedTopics(values, types)
 
 
 def _topic_works(snapshot: ClusterSnapshot) -> Iterator[TopicWork]:
@@ -334,7 +293,7 @@ def _encode_log(
         topic_values, topic_counts = _encode_on_spark(snapshot, mv, dir_cluster, options.offline,
                                                       spark, progress)
     else:  # the same loop over the same topics, in this process
-        encoded = _encode_works(mv, _topic_works(snapshot), dir_cluster, options.offline)
+        encoded = encode_works(mv, _topic_works(snapshot), dir_cluster, options.offline)
         topic_values, topic_counts = encoded.values, Counter(encoded.types)
         if progress is not None:
             progress(1, 1)

@@ -1,6 +1,7 @@
-"""Check report paths given on the command line before any work starts.
+"""Report files named on the command line: checked before any work starts, then written.
 
-Writing them (0600, atomically) is `verify.open_private` / `verify.write_private`.
+Writing them (0600, atomically, durably) is `writers.replace_private`, the one private-file
+writer; this module only adds the flag to errors and the `-` (stdout) case.
 """
 
 from __future__ import annotations
@@ -13,11 +14,9 @@ from pathlib import Path
 import orjson
 
 from migrate.errors import BadFlagError, ReportWriteError
-from verify import open_private
-from verify import write_private as _write_private
+from writers import replace_private
 
-__all__ = ["check_output_path", "open_private", "write_json_report", "write_private",
-           "write_report"]
+__all__ = ["check_output_path", "write_json_report", "write_private", "write_report"]
 
 
 def check_output_path(flag: str, value: str | None) -> None:
@@ -57,7 +56,9 @@ def write_private(flag: str, path: str, chunks: Iterable[bytes]) -> None:
         ReportWriteError: the file could not be written (exit 3); the target is unchanged.
     """
     try:
-        _write_private(path, chunks)
+        with replace_private(path) as out:
+            for chunk in chunks:
+                out.write(chunk)
     except OSError as exc:
         raise ReportWriteError(f"{flag} {path!r}: cannot write: {exc.strerror or exc}") from exc
 

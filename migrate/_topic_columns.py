@@ -3,7 +3,7 @@
 The driver turns each chunk of topics (`migrate._pipeline.chunk_topics`) into one Arrow record
 batch, one row per topic, its partitions as list columns; a Spark worker reads the columns back
 into the reader's model objects and runs the one translate+encode loop
-(`migrate._pipeline._encode_works`) the in-process engine runs, so both give the same bytes by
+(`migrate._topic_work.encode_works`) the in-process engine runs, so both give the same bytes by
 construction. The encoded records come back as a binary column. No Python object crosses the
 JVM boundary per record or per partition: the JVM only moves Arrow buffers.
 
@@ -23,10 +23,9 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from migrate._pipeline import TopicWork, _encode_works
+from migrate._topic_work import TopicWork, encode_works
 from writers import MetadataVersion
-from zkreader import ConfigZnode, PartitionState, Topic
-from zkreader._model import new_partition_state, new_stat
+from zkreader import ConfigZnode, PartitionState, Topic, new_partition_state, new_stat
 
 __all__ = [
     "ENCODED_SCHEMA",
@@ -134,7 +133,7 @@ def encode_topic_batch(mv: MetadataVersion, dir_cluster: str | None, offline: bo
         TranslationError: a znode cannot be expressed (names the path).
         SchemaError: a record does not fit its schema.
     """
-    encoded = _encode_works(mv, works_from_batch(batch), dir_cluster, offline)
+    encoded = encode_works(mv, works_from_batch(batch), dir_cluster, offline)
     return pa.RecordBatch.from_arrays(
         [pa.array(encoded.values, pa.binary()), pa.array(encoded.types, pa.string())],
         schema=ENCODED_SCHEMA)

@@ -79,7 +79,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from migrate._findings import Finding
 from migrate._translate_acls import acl_path, acl_records, acl_resource_sort_key
@@ -91,6 +91,7 @@ from migrate._translate_configs import (
     broker_resource_name,
 )
 from migrate._translate_framing import producer_id_records
+from migrate._translate_options import TranslationOptions, require_migration
 from migrate._translate_quotas import (
     quota_entity,
     quota_records,
@@ -131,9 +132,6 @@ from zkreader import (
     entity_key_for_path,
     migrating_topic,
 )
-
-if TYPE_CHECKING:  # translate imports this module
-    from migrate.translate import TranslationOptions
 
 __all__ = [
     "EntityDelta",
@@ -199,8 +197,6 @@ def replica_dir_cluster(snapshot: ClusterSnapshot, offline: bool) -> str | None:
 
 
 def _ctx(snapshot: ClusterSnapshot, options: TranslationOptions) -> _Ctx:
-    from migrate.translate import require_migration  # translate imports this module
-
     require_migration(options.metadata_version)
     return entity_context(snapshot, options.metadata_version, options)
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from migrate._findings import Finding
 from migrate._translate_acls import acl_records
@@ -56,21 +56,25 @@ from migrate._translate_framing import (
     producer_id_records,
     trailer_records,
 )
+from migrate._translate_options import (
+    DEFAULT_METADATA_VERSION,
+    KAFKA_4_TARGETS,
+    TARGET_4X,
+    TARGET_39,
+    TARGET_40,
+    TARGET_41,
+    TARGETS,
+    TranslationOptions,
+    parse_target_version,
+    require_migration,
+    require_target,
+)
 from migrate._translate_quotas import quota_records, scram_records
 from migrate._translate_tokens import token_records
 from migrate._translate_topics import partition_record, topic_records
 from migrate.entities import bulk_entity_keys, diff_entities, entity_context
-from migrate.errors import BadFlagError
 from verify import MetadataImage
-from writers import (
-    KAFKA_4_0_LATEST_PRODUCTION,
-    KAFKA_4_1_LATEST_PRODUCTION,
-    LATEST_PRODUCTION,
-    MetadataRecord,
-    MetadataVersion,
-    WriterError,
-    parse_metadata_version,
-)
+from writers import MetadataRecord, MetadataVersion
 from zkreader import ClusterSnapshot, paused_gc
 
 __all__ = [
@@ -104,55 +108,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-# First metadata.version of each capability (Kafka's MetadataVersion.is*Supported).
-TARGET_39 = "3.9"
-TARGET_40 = "4.0"
-TARGET_41 = "4.1"
-TARGET_4X = "4.x"
-TARGETS = (TARGET_39, TARGET_40, TARGET_41, TARGET_4X)
-KAFKA_4_TARGETS = frozenset({TARGET_40, TARGET_41, TARGET_4X})
-"""`--target-kafka` values naming ZooKeeper-free Kafka 4 (4.x: any of 4.0 and 4.1)."""
-DEFAULT_METADATA_VERSION = {TARGET_39: "3.9-IV0", TARGET_40: "4.0-IV3", TARGET_41: "4.0-IV3",
-                            TARGET_4X: "4.0-IV3"}
-"""`--metadata-version` by `--target-kafka`: 3.9's highest stable level; for every 4 target
-4.0-IV3, Kafka 4.0's highest, which 4.1 runs too (so the log also starts on 4.0;
-`kafka-features upgrade` raises it later)."""
-_HIGHEST_LEVEL = {TARGET_40: KAFKA_4_0_LATEST_PRODUCTION, TARGET_41: KAFKA_4_1_LATEST_PRODUCTION,
-                  TARGET_4X: KAFKA_4_1_LATEST_PRODUCTION}
-"""The highest metadata.version each Kafka 4 target runs (its release's LATEST_PRODUCTION)."""
-
-
-@dataclass(frozen=True, slots=True)
-class TranslationOptions:
-    """How to translate.
-
-    Attributes:
-        metadata_version: the KRaft metadata.version to write, 3.4-IV0 ... 3.9-IV0, parsed once
-            where the flag enters (`parse_target_version`, the CLI's argparse type).
-        password_encoder_secret: the brokers' `password.encoder.secret`, to decode encrypted
-            dynamic broker passwords. Kept out of `repr` so it never reaches a log line.
-        close_migration: the caller decides the framing. True (the bulk copy, `--cutover
-            none`): the records end with `ZkMigrationStateRecord(MIGRATION)` and, at >=
-            3.6-IV1, `EndTransactionRecord`. False (the online pre-copy): they stop before
-            them and the transaction stays open; the cutover appends `closing_records(mv)`
-            after the last mirrored delta.
-        offline: every broker is stopped and the cluster never goes back to ZooKeeper: the
-            log closes with `ZkMigrationStateRecord(POST_MIGRATION)`. (It names no broker:
-            the pre-flight refuses while any is registered, and each registers itself when it
-            starts in KRaft mode; docs/design.md says why.) From 3.7-IV2 its `PartitionRecord`s
-            name each replica's directory: the id `prepare-broker` gives the broker's first log
-            dir (`migrate._translate_topics`).
-        target_kafka: `3.9`, `4.0`, `4.1` or `4.x` (either 4), the Kafka release the
-            controllers run (a 4 target also runs the metadata.versions that release has).
-    """
-
-    metadata_version: MetadataVersion = LATEST_PRODUCTION
-    password_encoder_secret: str | None = field(default=None, repr=False)
-    close_migration: bool = True
-    offline: bool = False
-    target_kafka: str = "3.9"
-
-
 @dataclass(frozen=True, slots=True)
 class TranslationResult:
     """The records of a migration and what stood in its way.
@@ -172,53 +127,6 @@ class TranslationResult:
     metadata_version: MetadataVersion
 
 
-def parse_target_version(name: str) -> MetadataVersion:
-    """Parse `--metadata-version` and check that it can carry a ZK migration.
-
-    Kafka 4.0/4.1's levels parse too: whether the target runs them depends on
-    `--target-kafka`, which `require_target` checks once both flags are known.
-
-    Raises:
-        BadFlagError: unknown name, or older than 3.4-IV0.
-    """
-    try:
-        mv = parse_metadata_version(name, allow_unstable=True)
-    except (ValueError, KeyError, WriterError) as exc:
-        raise BadFlagError(f"--metadata-version {name!r}: {exc}") from None
-    require_migration(mv)
-    return mv
-
-
-def require_migration(mv: MetadataVersion) -> None:
-    """Raise `BadFlagError` unless `mv` can carry a ZooKeeper migration (>= 3.4-IV0)."""
-    if not mv.supports_migration:
-        raise BadFlagError(
-            f"--metadata-version {mv.name!r}: ZooKeeper migration needs metadata.version "
-            "3.4-IV0 or later"
-        )
-
-
-def require_target(mv: MetadataVersion, target_kafka: str) -> None:
-    """Check that the `--target-kafka` release runs metadata.version `mv`.
-
-    Raises:
-        BadFlagError: a Kafka 4.x level for a 3.9 target, or an unknown target.
-    """
-    if target_kafka not in TARGETS:
-        raise BadFlagError(f"--target-kafka {target_kafka!r}: expected one of {', '.join(TARGETS)}")
-    if target_kafka == TARGET_39 and not mv.production:
-        raise BadFlagError(
-            f"--metadata-version {mv.name!r}: Kafka 3.9 cannot run it (3.4-IV0 ... 3.9-IV0); "
-            "4.x levels need --target-kafka 4.x (or 4.0, 4.1)"
-        )
-    highest = _HIGHEST_LEVEL.get(target_kafka)
-    if highest is not None and mv.feature_level > highest.feature_level:
-        raise BadFlagError(
-            f"--metadata-version {mv.name!r}: Kafka {target_kafka} cannot run it (its highest "
-            f"is {highest.name}); a log at that level needs --target-kafka 4.1"
-        )
-
-
 def translate(snapshot: ClusterSnapshot, options: TranslationOptions) -> TranslationResult:
     """Translate a ZooKeeper snapshot into the ordered records of the migration.
 
@@ -234,7 +142,7 @@ def translate(snapshot: ClusterSnapshot, options: TranslationOptions) -> Transla
         TranslationError: a znode holds data that cannot be expressed (names the path).
     """
     # Translation builds one dict per record and no cycles: the collector's rescans of the
-    # snapshot found nothing and cost 7.3 s vs 2.9 s CPU at 1,000,000 partitions.
+    # snapshot find nothing and cost CPU (docs/benchmarks.md, "Figures behind code choices").
     with paused_gc():
         return _translate(snapshot, options)
 

@@ -14,7 +14,6 @@ from verify._loader import (
     load_records,
 )
 from verify._parity import KINDS, compare, diff_rows, image_rows, natural_key, parity_report
-from verify._private_file import open_private, write_private
 from verify._render import render_parity
 from verify._render_inspect import (
     InspectSummary,
@@ -134,7 +133,6 @@ __all__ = [
     "LoadedLog",
     "MetadataLoader",
     "OpenTransaction",
-    "open_private",
     "ParityReport",
     "Provenance",
     "RedactionPolicy",
@@ -159,7 +157,6 @@ __all__ = [
     "render_parity",
     "render_inspect",
     "render_plan",
-    "write_private",
     "write_report_file",
     "DriverEvent",
     "ElectionSplit",

@@ -12,7 +12,6 @@ import html
 import os
 from collections.abc import Mapping, Sequence
 
-from verify._private_file import write_private
 from verify._report import (
     CHANGED_TITLE,
     NOT_CHECKED_TITLE,
@@ -24,6 +23,7 @@ from verify._report import (
     format_value,
 )
 from verify._window import WindowParts
+from writers import atomic_write
 
 __all__ = ["render_html", "write_report_file"]
 
@@ -230,7 +230,7 @@ def render_html(
 
 
 def write_report_file(path: str | os.PathLike[str], text: str) -> None:
-    """Write `text` (UTF-8) to `path` with mode 0600, atomically (temp file + rename).
+    """Write `text` (UTF-8) to `path` with mode 0600, atomically (`writers.atomic_write`).
 
     The file is created 0600 (never chmod'ed afterwards); on any error the temporary file is
     removed and `path` is left as it was.
@@ -238,4 +238,4 @@ def write_report_file(path: str | os.PathLike[str], text: str) -> None:
     Raises:
         OSError: the directory is missing or not writable.
     """
-    write_private(path, [text.encode("utf-8")])
+    atomic_write(path, text.encode("utf-8"))

@@ -52,8 +52,20 @@ from writers._facts import (
     redact_record_data,
     sanitize,
 )
-from writers._faults import FAULT_ENV, fault_point
-from writers._fsutil import atomic_write
+from writers._faults import (
+    CRASH_ENV,
+    FAULT_ENV,
+    PAUSE_ENV,
+    PRECOPY_CHUNK_ENV,
+    READ_PAUSE_ENV,
+    ReadPause,
+    crash_point,
+    crash_when,
+    fault_point,
+    pause_point,
+    precopy_chunk,
+)
+from writers._fsutil import atomic_write, replace_private
 from writers._logdir import (
     DEFAULT_SEGMENT_BYTES,
     EncodedBatch,
@@ -258,9 +270,19 @@ __all__ = [
     "VoterLockedError",
     "hold_voter_locks",
     "voter_lock_holder",
+    "CRASH_ENV",
     "FAULT_ENV",
+    "PAUSE_ENV",
+    "PRECOPY_CHUNK_ENV",
+    "READ_PAUSE_ENV",
+    "ReadPause",
     "atomic_write",
+    "crash_point",
+    "crash_when",
     "fault_point",
+    "pause_point",
+    "precopy_chunk",
+    "replace_private",
     "STAGING_DIR_NAME",
     "ExpectedLog",
     "InterruptedStaging",

@@ -1,10 +1,13 @@
-"""Durable, private file-system steps shared by every writer of voter directories.
+"""Durable, private file-system steps: the one private-file writer of zk2kraft.
 
 Why these exist as one small module:
 * `fsync_dir`: a file creation or rename is only durable once its directory is fsync'd (I5);
   one copy for the log writer, the lock and the staging/promotion code.
 * Voter files hold decrypted broker passwords in clear (Kafka's log does too), so everything
   zk2kraft creates in a voter directory is private: files 0600, directories 0700 (I7).
+  Reports (`--json`, `--html`, `snapshot --out`) and the journal describe a cluster's security
+  set-up, so they are written the same way: `replace_private` / `atomic_write` is the one
+  implementation (`verify` and `migrate` use it through `writers`' public API).
 * A controller usually runs as its own user while zk2kraft may run as root, so what we create
   takes the owner and group of the voter directory (`Ownership.of_dir`): the controller can then
   read and lock what a root-run migration wrote.
@@ -12,11 +15,13 @@ Why these exist as one small module:
 
 from __future__ import annotations
 
-import errno
+import contextlib
 import logging
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 __all__ = [
     "DIR_MODE",
@@ -26,6 +31,7 @@ __all__ = [
     "fsync_dir",
     "make_private_dir",
     "open_private",
+    "replace_private",
     "write_all",
 ]
 
@@ -126,26 +132,48 @@ def open_private(path: Path, flags: int, owner: Ownership | None) -> int:
     return fd
 
 
-def atomic_write(path: Path, data: bytes, owner: Ownership | None) -> None:
-    """Replace `path` with `data` durably: temp file (0600), fsync, rename, directory fsync.
+@contextlib.contextmanager
+def replace_private(path: str | os.PathLike[str], owner: Ownership | None = None
+                    ) -> Iterator[BinaryIO]:
+    """Open a temporary 0600 file next to `path`; on a clean exit, replace `path` with it durably.
+
+    The file is 0600 from its first byte (never chmod'ed after the fact) and gets `owner`. Its
+    name is unique to this process and created with `O_EXCL`, so no other writer's file and no
+    planted link is ever opened. On a clean exit of the `with` body: flush, fsync, rename over
+    `path`, fsync the directory, so `path` is complete or as it was, and survives a crash. On
+    any error (or interrupt) the temporary file is removed and `path` is left as it was.
 
     Raises:
-        OSError: any step failed (the temp file is removed).
+        OSError: any step failed.
     """
-    tmp = path.with_name(path.name + ".tmp")
-    fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC, owner)
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     try:
+        with os.fdopen(fd, "wb") as out:
+            if owner is not None:
+                owner.apply_fd(out.fileno())
+            yield out
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, target)
+    except BaseException:
         try:
-            write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            tmp.unlink()
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
         except OSError as cleanup:
-            if cleanup.errno != errno.ENOENT:
-                log.debug("cannot remove %s: %s", tmp, cleanup)
+            log.debug("cannot remove %s: %s", tmp, cleanup)
         raise
-    fsync_dir(path.parent)
+    fsync_dir(target.parent)
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes, owner: Ownership | None = None
+                 ) -> None:
+    """Replace `path` with `data` durably, 0600, owned by `owner` (see `replace_private`).
+
+    Raises:
+        OSError: any step failed (the temporary file is removed, `path` is unchanged).
+    """
+    with replace_private(path, owner) as out:
+        out.write(data)

@@ -525,8 +525,8 @@ def read_back(
     that were written, so every record is exactly the encoded one; `meta.properties` and
     `quorum-state` must name this cluster, node, quorum and leader; no staging copy may be
     left. Records are not decoded one by one again: the digest already proves they are the
-    bytes the codec produced, and decoding 100,000 records three times took 14 s of a 20 s
-    run (benchmarks/migrate.py) for no extra assurance.
+    bytes the codec produced, and decoding every record three times cost most of a bulk run
+    for no extra assurance (docs/benchmarks.md, "Figures behind code choices").
 
     Raises:
         VoterStateError: it reads back as anything else, a batch that does not decode

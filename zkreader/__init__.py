@@ -46,10 +46,12 @@ from zkreader._model import (
     Topic,
     ZnodeStat,
     migrating_topic,
+    new_partition_state,
+    new_stat,
 )
 from zkreader._options import ConnectOptions, ParsedConnect, parse_connect
 from zkreader._pipeline import ReadPipeline, ReadRequest, ReadResult
-from zkreader._reader import ProgressCallback, ReadStats, read_cluster
+from zkreader._reader import ProgressCallback, ReadHook, ReadStats, read_cluster
 from zkreader._sample import SampleCase, SampleManifest, SampleSpec, generate_sample_cluster
 from zkreader._session import ZkSession, open_session, session_for_client
 from zkreader._watch import ChangeEvent, ChangeFeed
@@ -103,6 +105,7 @@ __all__ = [
     "PayloadRedactingFilter",
     "ProducerIdBlock",
     "ProgressCallback",
+    "ReadHook",
     "ReadPipeline",
     "ReadRequest",
     "ReadResult",
@@ -121,6 +124,8 @@ __all__ = [
     "install_kazoo_redaction",
     "kind_for_path",
     "migrating_topic",
+    "new_partition_state",
+    "new_stat",
     "open_session",
     "paused_gc",
     "parse_connect",

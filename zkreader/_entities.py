@@ -30,7 +30,7 @@ from zkreader._model import (
     Topic,
 )
 from zkreader._pipeline import DEFAULT_BATCH, DEFAULT_WINDOW, ReadPipeline, ReadRequest
-from zkreader._reader import _assemble, _Walk
+from zkreader._reader import ReadHook, _assemble, _Walk
 from zkreader._session import ZkSession
 from zkreader._znodes import (
     ACL_PATTERNS,
@@ -304,6 +304,7 @@ def read_entities(
     window: int = DEFAULT_WINDOW,
     batch: int = DEFAULT_BATCH,
     multi_read: bool = True,
+    pause: ReadHook | None = None,
 ) -> ClusterSnapshot:
     """Re-read some entities into a partial `ClusterSnapshot`, re-arming their watches.
 
@@ -318,7 +319,7 @@ def read_entities(
         session: an open session; with `watch`, its change feed gets the re-armed watches.
         keys: the entities to read (`changed_entities`, or keys built with `EntityKey`).
         watch: arm a watch on every znode read (design I3).
-        window / batch / multi_read: as `read_cluster`.
+        window / batch / multi_read / pause: as `read_cluster`.
 
     Returns:
         The partial snapshot, shaped as `read_cluster`'s.
@@ -330,7 +331,7 @@ def read_entities(
     feed = session.changes if watch else None
     pipeline = ReadPipeline(session, window=window, batch=batch, feed=feed,
                             multi_read=multi_read)
-    walk = _Walk(pipeline, None)
+    walk = _Walk(pipeline, None, pause)
     kinds: list[Any] = [ClusterIdZnodeKind()]
     lists: list[str] = []
     wanted_topics: list[str] = []

@@ -2,15 +2,15 @@
 
 Reading 100,000+ partitions, translating them and replaying the log each allocate hundreds of
 thousands of small acyclic objects (models, stats, records, image entries). Every allocation
-burst triggers a collection that rescans everything allocated so far: that halved the read rate
-at 100,000 partitions and cost more than the replay itself at 1M. None of these objects forms a
+burst triggers a collection that rescans everything allocated so far, at a cost that grows with
+the tree (docs/benchmarks.md, "Figures behind code choices"). None of these objects forms a
 cycle, so pausing the collector loses nothing. It lives here, in the lowest package, so the
 reader, the translator and verify's loader share one definition (imports flow zkreader ->
 verify -> migrate).
 
 Re-enabling alone only moved that cost: every object the block allocated still sat in the
 youngest generation, so the first allocation after the block ran one collection over all of
-them (measured: ~0.17 s after each 100,000-partition read, a fifth of the read's CPU). What
+them (measured: docs/benchmarks.md). What
 survives a bulk stage is its result, which lives on (a snapshot, a log image), so on the way out
 the survivors are promoted straight to the oldest generation (`gc.freeze()` then
 `gc.unfreeze()`, two list splices): they are examined only by a later full collection, as any

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from zkreader import _paths
 from zkreader._gc import paused_gc
@@ -36,7 +36,6 @@ from zkreader._pipeline import (
     ReadPipeline,
 )
 from zkreader._session import ZkSession
-from zkreader._test_pause import ReadPause
 from zkreader._znodes import (
     ACL_PATTERNS,
     INT32_MAX,
@@ -60,12 +59,30 @@ from zkreader.errors import ZnodeFormatError
 if TYPE_CHECKING:
     from kazoo.protocol.states import ZnodeStat
 
-__all__ = ["ProgressCallback", "ReadStats", "read_cluster"]
+__all__ = ["ProgressCallback", "ReadHook", "ReadStats", "read_cluster"]
 
 log = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[int, int], None]
 """`progress(done, total)`: reads finished and reads known so far (the total grows per round)."""
+
+
+
+class ReadHook(Protocol):
+    """A test-only hook told of every read result (`writers.ReadPause`, given by `migrate`).
+
+    zkreader imports no sibling, so the hook comes in as a parameter; None (the default) costs
+    one check per reply.
+
+    Attributes:
+        done: True once the hook has acted; it is not called again.
+    """
+
+    done: bool
+
+    def check(self, reads: int, client_id: tuple[int, bytes] | None) -> None:
+        """Called after each read result with the reads finished so far and kazoo's client id."""
+
 
 _LOG_DIR_EVENT_PREFIX = "log_dir_event_"
 _PROGRESS_EVERY = 1000
@@ -93,14 +110,15 @@ class ReadStats:
 class _Walk:
     """One read of the tree: runs the rounds and accumulates the snapshot's parts."""
 
-    def __init__(self, pipeline: ReadPipeline, progress: ProgressCallback | None) -> None:
+    def __init__(self, pipeline: ReadPipeline, progress: ProgressCallback | None,
+                 pause: ReadHook | None) -> None:
         self.pipeline = pipeline
         self.progress = progress
         self.done = 0
         self.total = 0
         self.rounds = 0
         self.last_zxid = 0
-        self.pause = ReadPause.from_env()  # test-only (zkreader/_test_pause.py); None in use
+        self.pause = pause  # test-only (writers.ReadPause); None in use
 
     def round(self, kinds: list[Any], lists: list[str]
               ) -> tuple[list[Any], dict[str, tuple[str, ...]]]:
@@ -152,6 +170,7 @@ def read_cluster(
     watch: bool = True,
     multi_read: bool = True,
     stats: ReadStats | None = None,
+    pause: ReadHook | None = None,
 ) -> ClusterSnapshot:
     """Read the Kafka tree under the session's chroot into a `ClusterSnapshot`.
 
@@ -163,6 +182,8 @@ def read_cluster(
         watch: arm a watch on every znode read, reporting to `session.changes`.
         multi_read: use ZooKeeper 3.6+'s multiRead (falls back automatically when absent).
         stats: filled with the read's figures when given.
+        pause: test-only hook told of every read result (`ZK2KRAFT_TEST_PAUSE_READ`, see
+            `writers.ReadPause`); None outside fault tests.
 
     Returns:
         The snapshot; missing optional znodes are None/empty, a tree without `/brokers` is an
@@ -174,16 +195,17 @@ def read_cluster(
     """
     with paused_gc():
         return _read(session, window=window, batch=batch, progress=progress, watch=watch,
-                     multi_read=multi_read, stats=stats)
+                     multi_read=multi_read, stats=stats, pause=pause)
 
 
 def _read(session: ZkSession, *, window: int, batch: int, progress: ProgressCallback | None,
-          watch: bool, multi_read: bool, stats: ReadStats | None) -> ClusterSnapshot:
+          watch: bool, multi_read: bool, stats: ReadStats | None, pause: ReadHook | None
+          ) -> ClusterSnapshot:
     started = time.monotonic()
     feed = session.changes if watch else None
     pipeline = ReadPipeline(session, window=window, batch=batch, feed=feed,
                             multi_read=multi_read)
-    walk = _Walk(pipeline, progress)
+    walk = _Walk(pipeline, progress, pause)
 
     # Round 1: singletons and the lists of every entity kind.
     singles: list[Any] = [ControllerZnodeKind(), ControllerEpochZnodeKind(), ClusterIdZnodeKind(),

@@ -24,6 +24,7 @@ from kazoo.client import KazooClient
 
 from tests.support.churn import Churn
 from tests.support.immutable import Immutable, voter_paths
+from tests.support.tool_hooks import start_paused_after_fence
 from zkreader import SampleSpec, generate_sample_cluster
 
 pytestmark = pytest.mark.slow
@@ -54,18 +55,6 @@ def cut_over(proc: subprocess.Popen[str]) -> tuple[int, str]:
         proc.send_signal(signal.SIGUSR1)
     out, err = proc.communicate(timeout=300)
     return proc.returncode, out + err
-
-
-def start_paused_after_fence(cmd: list[str], gate: Path) -> subprocess.Popen[str]:
-    """Start `cmd` with the test hook that stops it right after the fence; return once it is
-    there (it goes on when `<gate>.go` is written)."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "ZK2KRAFT_TEST_PAUSE_AT": f"after_fence:{gate}"})
-    deadline = time.monotonic() + 120
-    while not Path(str(gate) + ".reached").exists():
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.05)
-    return proc
 
 
 def lose_each_member_then_expire(zk_ensemble: Any, proc: subprocess.Popen[str]) -> None:

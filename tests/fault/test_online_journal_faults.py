@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 
-from tests.fault.test_online_faults import start_paused_after_fence
 from tests.support.churn import Churn
 from tests.support.immutable import Immutable
+from tests.support.tool_hooks import start_paused_after_fence
 from zkreader import SampleSpec
 
 pytestmark = pytest.mark.slow

@@ -2,7 +2,7 @@
 
 `zk2kraft migrate --cutover none` and `zk2kraft snapshot` read a generated 20,000-partition tree;
 the reader holds after 5,000 znodes (the test-only hook ZK2KRAFT_TEST_PAUSE_READ, see
-zkreader/_test_pause.py), the fault is injected, the gate opens and the rest of the read meets
+writers/_faults.py), the fault is injected, the gate opens and the rest of the read meets
 the fault. Every case ends one of two ways, asserted per case:
 
 - the read rides out the fault (the session survives: a quick restart, a short pause, a lost

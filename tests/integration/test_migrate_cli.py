@@ -17,14 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kazoo.client import KazooClient
 
 from tests.golden.golden import (
     GOLDEN_SPECS,
     golden_payloads,
     migrate_golden,
 )
-from tests.support.zk import ZkServer
+from tests.support.zk import ZkServer, tree_state
 from writers import open_log_source, read_meta_properties, read_quorum_state
 from zkreader import SampleSpec
 
@@ -47,16 +46,6 @@ def migrate(connect: str, root: Path, *extra: str, voters: tuple[int, ...] = VOT
 def log_bytes(voter_dir: Path) -> bytes:
     part = voter_dir / "__cluster_metadata-0"
     return b"".join(p.read_bytes() for p in sorted(part.glob("*.log")))
-
-
-def tree_state(client: KazooClient, path: str = "/") -> dict[str, tuple[int, int, int, int]]:
-    """Every znode under the chroot with (mzxid, pzxid, version, cversion)."""
-    out: dict[str, tuple[int, int, int, int]] = {}
-    data, st = client.get(path)
-    out[path] = (st.mzxid, st.pzxid, st.version, st.cversion)
-    for child in client.get_children(path):
-        out.update(tree_state(client, path.rstrip("/") + "/" + child))
-    return out
 
 
 def inspect_records(voter_dir: Path) -> list[dict[str, Any]]:

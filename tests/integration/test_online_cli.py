@@ -287,7 +287,7 @@ def test_a_topic_reusing_an_id_during_the_mirror_stops_before_the_fence(
     The run stops by itself before any fence (no SIGUSR1 needed to see it), naming both znodes
     and the id; ZooKeeper's controller is untouched; deleting the copy and running the same
     command again resumes from the journal and cuts over with parity."""
-    from tests.integration.test_migrate_cli import tree_state
+    from tests.support.zk import tree_state
 
     cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2))
     zk = cluster.client
@@ -385,7 +385,7 @@ def test_a_topic_reusing_an_id_after_the_last_mirror_read_stops_the_drain_saying
 def test_an_online_run_over_a_tree_with_a_topic_id_used_twice_writes_nothing(
     sample_cluster: Callable[..., Any], tmp_path: Path
 ) -> None:
-    from tests.integration.test_migrate_cli import tree_state
+    from tests.support.zk import tree_state
 
     cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2))
     data, _ = cluster.client.get("/brokers/topics/topic-00001")

@@ -44,6 +44,7 @@ __all__ = [
     "expire_session",
     "four_letter",
     "free_ports",
+    "tree_state",
     "wait_until",
     "zk_backend",
     "zookeeper_classpath",
@@ -553,3 +554,13 @@ def drop_connection(client: KazooClient, timeout_s: float = 15.0) -> bool:
     if not ok:
         client.remove_listener(listener)
     return ok
+
+
+def tree_state(client: KazooClient, path: str = "/") -> dict[str, tuple[int, int, int, int]]:
+    """Every znode under the chroot with (mzxid, pzxid, version, cversion)."""
+    out: dict[str, tuple[int, int, int, int]] = {}
+    data, st = client.get(path)
+    out[path] = (st.mzxid, st.pzxid, st.version, st.cversion)
+    for child in client.get_children(path):
+        out.update(tree_state(client, path.rstrip("/") + "/" + child))
+    return out

@@ -14,7 +14,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from test_translate import (
+
+from migrate import EntityKey, bulk_entity_keys, delta_records, entity_key_for_path, translate
+from migrate.errors import BlockersFoundError
+from tests.support.snapshots import (
     SCRAM_256,
     SCRAM_512,
     cfg,
@@ -25,9 +28,6 @@ from test_translate import (
     opts,
     st,
 )
-
-from migrate import EntityKey, bulk_entity_keys, delta_records, entity_key_for_path, translate
-from migrate.errors import BlockersFoundError
 from verify import MetadataImage, apply_records, compare, expected_image
 from writers import MetadataRecord, sanitize
 from zkreader import (

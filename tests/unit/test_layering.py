@@ -1,0 +1,176 @@
+"""The import graph of the four packages keeps the house rules (docs/design.md, "Package map").
+
+Read from the source with `ast`, nothing imported: every `import` and `from ... import`, at module
+level, inside functions and under `TYPE_CHECKING` alike (a lazy import is still an arrow).
+
+- `zkreader` and `writers` are leaves: they import no sibling package.
+- `verify` imports only `writers` and `zkreader` among the siblings.
+- No module imports another package's private (`_`-prefixed) module: packages meet at their
+  public surface (`__init__.py` or a public module).
+- No import cycle between modules.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("migrate", "verify", "writers", "zkreader")
+ALLOWED_SIBLINGS = {
+    "zkreader": frozenset[str](),
+    "writers": frozenset[str](),
+    "verify": frozenset({"writers", "zkreader"}),
+    "migrate": frozenset({"verify", "writers", "zkreader"}),
+}
+
+
+@dataclass(frozen=True)
+class Arrow:
+    """One import: `source` (a module) takes something from `target` (a module) at `line`."""
+
+    source: str
+    target: str
+    path: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.source} imports {self.target}"
+
+
+def _module_files() -> dict[str, Path]:
+    modules: dict[str, Path] = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules
+
+
+MODULES = _module_files()
+
+
+def _resolve(name: str) -> str | None:
+    """The module of ours that `name` (a module or a name in one) lives in, or None."""
+    while name not in MODULES and "." in name:
+        name = name.rsplit(".", 1)[0]
+    return name if name in MODULES else None
+
+
+def _arrows(module: str, path: Path) -> Iterator[Arrow]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    rel = str(path.relative_to(ROOT))
+    here = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[: len(here) - (node.level - 1)]
+                origin = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                origin = node.module or ""
+            # `from pkg import _mod` names a module; `from pkg import Name` names the package.
+            names = [f"{origin}.{alias.name}" if f"{origin}.{alias.name}" in MODULES else origin
+                     for alias in node.names]
+        for name in names:
+            target = _resolve(name)
+            if target is not None and target != module:
+                yield Arrow(module, target, rel, node.lineno)
+
+
+ARROWS = list(dict.fromkeys(arrow for module, path in MODULES.items()
+                            for arrow in _arrows(module, path)))
+
+
+def _package(module: str) -> str:
+    return module.split(".", 1)[0]
+
+
+def _is_private(module: str) -> bool:
+    return any(part.startswith("_") for part in module.split(".")[1:])
+
+
+def test_the_graph_is_read() -> None:
+    """A guard against a reader that finds nothing: known arrows of each kind are present."""
+    pairs = {(a.source, a.target) for a in ARROWS}
+    assert ("migrate.cli", "migrate._exit_codes") in pairs
+    assert ("verify", "verify.image") in pairs
+    assert any(_package(s) == "migrate" and _package(t) == "zkreader" for s, t in pairs)
+    assert any(_package(s) == "verify" and _package(t) == "writers" for s, t in pairs)
+    assert len(MODULES) > 100
+
+
+def test_packages_import_only_the_packages_below_them() -> None:
+    wrong = [str(a) for a in ARROWS
+             if _package(a.target) != _package(a.source)
+             and _package(a.target) not in ALLOWED_SIBLINGS[_package(a.source)]]
+    assert wrong == []
+
+
+def test_no_module_imports_another_packages_private_module() -> None:
+    wrong = [str(a) for a in ARROWS
+             if _package(a.target) != _package(a.source) and _is_private(a.target)]
+    assert wrong == []
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, successors = work[-1]
+            for succ in successors:
+                if succ not in index:
+                    index[succ] = low[succ] = len(index)
+                    stack.append(succ)
+                    on_stack.add(succ)
+                    work.append((succ, iter(sorted(graph[succ]))))
+                    break
+                if succ in on_stack:
+                    low[node] = min(low[node], index[succ])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    component: list[str] = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def test_cycle_finder_finds_a_cycle() -> None:
+    """The finder itself, on a hand-made graph: a-b-c loop, d hanging off it, e alone."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"d"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle_between_modules() -> None:
+    graph: dict[str, set[str]] = {module: set() for module in MODULES}
+    for arrow in ARROWS:
+        graph[arrow.source].add(arrow.target)
+    assert _cycles(graph) == []
