@@ -80,6 +80,17 @@ from writers._protocol import (
 from writers._quorum_log import AppendResult, VoterStatus
 from writers._records import ControlRecord, MetadataRecord, RecordBatch
 from writers._standin_brokers import BrokerRegistry, Outcome
+from writers._standin_errors import (
+    FENCED_LEADER_EPOCH,
+    NONE,
+    NOT_CONTROLLER,
+    NOT_LEADER_OR_FOLLOWER,
+    REQUEST_TIMED_OUT,
+    SASL_AUTHENTICATION_FAILED,
+    UNKNOWN_LEADER_EPOCH,
+    UNSUPPORTED_SASL_MECHANISM,
+    UNSUPPORTED_VERSION,
+)
 from writers._standin_log import LogIndex, restamp_batch
 from writers.errors import (
     QuorumLedElsewhereError,
@@ -93,17 +104,6 @@ __all__ = ["HandoverEvent", "HandoverResult", "StandInLeader", "heard_from_major
 log = logging.getLogger(__name__)
 
 METADATA_TOPIC = "__cluster_metadata"
-# error codes (Kafka's `Errors`)
-NONE = 0
-NOT_LEADER_OR_FOLLOWER = 6
-REQUEST_TIMED_OUT = 7
-UNSUPPORTED_SASL_MECHANISM = 33
-UNSUPPORTED_VERSION = 35
-SASL_AUTHENTICATION_FAILED = 58
-NOT_CONTROLLER = 41
-INCONSISTENT_CLUSTER_ID = 104
-FENCED_LEADER_EPOCH = 74
-UNKNOWN_LEADER_EPOCH = 75
 
 # What the stand-in advertises in ApiVersions; a controller then sends exactly these versions.
 ADVERTISED: Mapping[int, tuple[int, int]] = {

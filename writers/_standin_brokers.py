@@ -51,16 +51,17 @@ from typing import Any
 from writers._codegen import uuid_to_bytes
 from writers._mv import MetadataVersion, record_version
 from writers._records import MetadataRecord
+from writers._standin_errors import (
+    BROKER_ID_NOT_REGISTERED,
+    DUPLICATE_BROKER_REGISTRATION,
+    INCONSISTENT_CLUSTER_ID,
+    INVALID_REGISTRATION,
+    NONE,
+    STALE_BROKER_EPOCH,
+    UNSUPPORTED_VERSION,
+)
 
 __all__ = ["BrokerRegistry", "Outcome"]
-
-NONE = 0
-UNSUPPORTED_VERSION = 35
-STALE_BROKER_EPOCH = 77
-DUPLICATE_BROKER_REGISTRATION = 101
-BROKER_ID_NOT_REGISTERED = 102
-INCONSISTENT_CLUSTER_ID = 104
-INVALID_REGISTRATION = 119
 
 METADATA_VERSION = "metadata.version"
 KRAFT_VERSION = "kraft.version"
