@@ -335,8 +335,9 @@ class StandInLeader:
         fut.set_result(None)
 
     async def _persist_state(self, **state: Any) -> None:
-        """Write quorum-state off the loop (its fsyncs took 8-27 ms in the rehearsals), one
-        write at a time and in the order the state changed; the caller answers after it."""
+        """Write quorum-state off the loop (its fsyncs cost tens of ms under load: docs/
+        benchmarks.md), one write at a time and in the order the state changed; the caller
+        answers after it."""
         if self._state_lock is None:
             self._state_lock = asyncio.Lock()
         async with self._state_lock:
@@ -816,7 +817,8 @@ class StandInLeader:
                         and wait > 0):
                     # an observer (a broker) takes no part in the election: its Fetch waits
                     # for the new leader (or its MaxWait) instead of coming back at once,
-                    # over and over (433 answered in one 314 ms handover), and then names it
+                    # over and over (hundreds in one handover: docs/benchmarks.md), and then
+                    # names it
                     try:
                         await asyncio.wait_for(asyncio.shield(self._changed), wait)
                     except TimeoutError:
@@ -1081,7 +1083,7 @@ class StandInLeader:
             conns = {n: c for n, c in zip(ids, opened, strict=True)
                      if not isinstance(c, BaseException)}
             # committed means a majority, so at least one follower is at the end already; the
-            # others are not waited for (up to 380 ms in the rehearsals) but kept from standing
+            # others are not waited for (hundreds of ms: docs/benchmarks.md) but kept from standing
             # (`_serves_lagging`) and left out of EndQuorumEpoch
             at_end = [n for n, r in self._replicas.items() if r.end_offset >= self._index.end]
             if not at_end:  # only when resigning with nothing committed at the end
@@ -1108,7 +1110,8 @@ class StandInLeader:
         Kafka 3.9's Raft has no pre-vote: a follower still a few records behind that stands
         for election first is refused, comes back one epoch higher and unseats the leader just
         elected, and the quorum then waits a whole election timeout (seen with real 3.9.1 under
-        load: a 1 s handover became 155 s). Committed by a majority is not enough here.
+        load, a handover of about a second became minutes: docs/benchmarks.md). Committed by a
+        majority is not enough here.
 
         Returns:
             The followers still behind when it gave up (empty: all at the log's end)."""
@@ -1140,7 +1143,7 @@ class StandInLeader:
             return lambda: self._event("end_quorum_epoch_sent", n, epoch0)
 
         # written here, before anything else runs on the loop (one iteration of a loaded loop
-        # cost 58 ms in a benchmark run); the long-polling Fetches are woken after it
+        # costs tens of ms: docs/benchmarks.md); the long-polling Fetches are woken after it
         for n in order:
             if n in conns:
                 self._send(conns[n][1], 54, 0, 3, body, sent_to(n))
