@@ -694,7 +694,11 @@ class StandInLeader:
             if outcome.records:
                 log.info("stand-in %d: fencing broker %s, its session timed out",
                          self.node_id, outcome.records[0].data["brokerId"])
-                await self._apply_outcome(outcome)
+                try:
+                    await self._apply_outcome(outcome)
+                except Exception:  # the log cannot be appended to: the run's own appends fail too
+                    log.exception("stand-in %d: fencing a broker failed", self.node_id)
+                    return
                 continue
             due = self._brokers.next_expiry_ms()
             wait_ms = 250.0 if due is None else min(250.0, max(due - self._clock(), 0.0) + 1.0)
