@@ -63,7 +63,7 @@ from migrate._journal import Journal
 from migrate._mirror_delta import LogState
 from migrate._pipeline import rest_counts, snapshot_timestamp_ms, translate_rest
 from migrate._preflight import PlanSummary, standin_migration_finding, standin_summary
-from migrate._standin_takeover import explain_takeover
+from migrate._standin_takeover import explain_takeover, refused_fence_advice
 from migrate._standin_transport import open_standin
 from migrate._standinargs import StandInSpec
 from migrate._translate_framing import (
@@ -809,19 +809,20 @@ class _Run:
         return t0, token
 
     def _migration_moved_advice(self, exc: MigrationMovedError) -> str:
-        """The fence's refusal, with what the operator does next. With the stand-in this run
-        now exits and the controllers stop hearing from it: after their
-        controller.quorum.fetch.timeout.ms one of them leads, so a re-run may find the quorum
-        led elsewhere and say how to start over (`_standin_takeover`)."""
+        """The fence's refusal, with what the operator does next. With the stand-in, it first
+        hands the quorum to a real controller, so that it is not left leaderless until the
+        controllers' fetch timeout (docs/design.md, "A refused fence hands the quorum over")."""
         if self.o.standin is None:
             return str(exc)
-        return (f"{exc}. Once it is known, and only if nothing is migrating this cluster, "
-                f"delete {_MIGRATION_PATH} deliberately (e.g. `zookeeper-shell "
-                f"{self.o.connect.connect} delete {_MIGRATION_PATH}`; the controllers in migration "
-                "mode create their empty one again when they start) and run this same command "
-                f"again (journal {self.journal.path}). The controllers elect one of themselves "
-                "once they stop hearing from the stand-in (controller.quorum.fetch.timeout.ms); "
-                "then the re-run cannot lead again and says how to start over")
+        try:
+            self._resign()
+        except Exception as resign_exc:  # noqa: BLE001 - the refusal is reported either way
+            self.sink.say(f"WARNING: the stand-in could not resign: {resign_exc}")
+        handover = self.out.handover or {}
+        return refused_fence_advice(
+            str(exc), int(handover.get("new_leader", -1)), int(handover.get("new_epoch", -1)),
+            connect=self.o.connect.connect, journal_path=self.journal.path,
+            handoff_timeout_s=self.o.handoff_timeout_s)
 
     def _adopt_controllers_migration_znode(self) -> bool:
         """With the stand-in: take a `/migration` that changed since it was judged as judged

@@ -29,7 +29,7 @@ from migrate._standinargs import StandInSpec
 from writers import QuorumLedElsewhereError
 from zkreader import FenceState
 
-__all__ = ["explain_takeover"]
+__all__ = ["explain_takeover", "refused_fence_advice"]
 
 
 def _claim(state: FenceState) -> dict[str, object]:
@@ -156,3 +156,33 @@ def _migration(state: FenceState) -> int:
     except ValueError:
         return -1
     return _int(doc.get("kraft_metadata_offset")) if isinstance(doc, dict) else -1
+
+
+def refused_fence_advice(refusal: str, new_leader: int, new_epoch: int, *, connect: str,
+                         journal_path: object, handoff_timeout_s: float) -> str:
+    """What a stand-in run whose fence refused (`/migration` changed, nothing applied) says.
+
+    The stand-in has resigned by then (docs/design.md, "A refused fence hands the quorum
+    over"): `new_leader` leads at `new_epoch`, or -1 when none announced itself in time. Either
+    way the re-run cannot lead again, and it is the re-run that reads the journal and ZooKeeper
+    and says how to go on (`explain_takeover`)."""
+    go_on = ("says how to go on (a real controller in the stand-in's slot, so that Kafka's "
+             "own migration runs, or starting over with zk2kraft)")
+    if new_leader >= 0:
+        quorum = (f"The stand-in handed the KRaft quorum to controller {new_leader} (epoch "
+                  f"{new_epoch}) at once with EndQuorumEpoch, rather than leave it leaderless "
+                  "until the controllers' controller.quorum.fetch.timeout.ms; its migration "
+                  "transaction is aborted and the stand-in cannot lead again.")
+        rerun = f"it finds the quorum led by a real controller and {go_on}"
+    else:
+        quorum = ("The stand-in resigned (EndQuorumEpoch) but no controller announced itself "
+                  f"within {handoff_timeout_s:g}s; they elect one of themselves at the latest "
+                  "once their controller.quorum.fetch.timeout.ms runs out.")
+        rerun = ("it resumes if no controller leads the quorum by then, and otherwise "
+                 f"{go_on}")
+    return (f"{refusal}. Nothing was applied in ZooKeeper: its controller keeps running the "
+            f"cluster. {quorum} Once it is known who wrote /migration, and only if nothing is "
+            "migrating this cluster, delete /migration deliberately (e.g. `zookeeper-shell "
+            f"{connect} delete /migration`; the controllers in migration mode create their "
+            "empty one again when they start) and run this same command again (journal "
+            f"{journal_path}): {rerun}")

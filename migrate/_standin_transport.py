@@ -68,7 +68,9 @@ def open_standin(
     """
     standin = StandInLeader(
         spec.node_id, listen=spec.listen, voters=spec.voters, log_dir=spec.log_dir,
-        cluster_id=cluster_id, tls_server=spec.tls_server, tls_client=spec.tls_client,
+        cluster_id=cluster_id, fetch_timeout_ms=spec.fetch_timeout_ms,
+        broker_session_timeout_ms=spec.broker_session_timeout_ms,
+        tls_server=spec.tls_server, tls_client=spec.tls_client,
         sasl_users=spec.sasl_users, sasl_client=spec.sasl_client)
     try:
         fresh = standin.last_offset < 0

@@ -15,7 +15,11 @@ controllers' listener uses:
   CA certificates), `ssl.client.auth=required` (controllers must show certificates);
 * SASL: `sasl.mechanism=PLAIN` and `sasl.jaas.config` with PlainLoginModule's `username`/
   `password` (the stand-in's login to the others) and `user_NAME="..."` entries (the logins it
-  accepts), as the listener's JAAS line holds them.
+  accepts), as the listener's JAAS line holds them;
+* the controllers' timing, when it is not Kafka's default: `controller.quorum.fetch.timeout.ms`
+  (2000; the stand-in's check-quorum gate is 1.5 x this, as Kafka's leader's) and
+  `broker.session.timeout.ms` (9000; after it the stand-in fences a silent broker). The
+  controllers' own properties file holds both under these names.
 
 Everything here is exit 2 naming the flag, before anything connects. Secrets are never printed.
 """
@@ -95,6 +99,8 @@ class StandInSpec:
         node_id / listen / log_dir: the stand-in's voter id, listener address and log dir.
         voters: every voter id -> (host, port), the stand-in's own included.
         protocol: the controller listener's security protocol (for the report).
+        fetch_timeout_ms: the controllers' `controller.quorum.fetch.timeout.ms`.
+        broker_session_timeout_ms: the controllers' `broker.session.timeout.ms`.
     """
 
     node_id: int
@@ -106,6 +112,8 @@ class StandInSpec:
     tls_client: ssl.SSLContext | None = field(default=None, repr=False)
     sasl_users: Mapping[str, str] | None = field(default=None, repr=False)
     sasl_client: tuple[str, str] | None = field(default=None, repr=False)
+    fetch_timeout_ms: int = 2000
+    broker_session_timeout_ms: int = 9000
 
     def to_json(self) -> dict[str, object]:
         """The report's `transport` entry (no secrets)."""
@@ -217,7 +225,19 @@ def _with_security(spec: StandInSpec, path: str) -> StandInSpec:
     if protocol.startswith("SASL"):
         users, client = _sasl(props, flag)
     return StandInSpec(spec.node_id, spec.listen, spec.log_dir, spec.voters, protocol,
-                       tls_server, tls_client, users, client)
+                       tls_server, tls_client, users, client,
+                       _millis(props, "controller.quorum.fetch.timeout.ms", 2000, flag),
+                       _millis(props, "broker.session.timeout.ms", 9000, flag))
+
+
+def _millis(props: Mapping[str, str], key: str, default: int, flag: str) -> int:
+    """A positive whole number of milliseconds, Kafka's default when absent (exit 2 else)."""
+    value = props.get(key)
+    if value is None:
+        return default
+    if not value.strip().isdigit() or int(value) <= 0:
+        raise BadFlagError(f"{flag}: {key}={value!r} is not a positive number of milliseconds")
+    return int(value)
 
 
 def _tls(props: Mapping[str, str], flag: str) -> tuple[ssl.SSLContext, ssl.SSLContext]:

@@ -33,7 +33,10 @@ What it does, following Kafka 3.9's `KafkaRaftClient`/`LeaderState` (facts, not 
   broker epoch being the offset of the broker's RegisterBrokerRecord. Before `serve_brokers`
   REQUEST_TIMED_OUT (the broker retries), after resigning NOT_CONTROLLER (it moves to the next
   leader with the epoch it has, which that leader's log holds). The records it appends itself
-  are handed to the single writer by `take_own_records`, so its image knows them.
+  are handed to the single writer by `take_own_records`, so its image knows them. A broker
+  silent for longer than `broker.session.timeout.ms` is fenced, as Kafka's controller does.
+* **Check-quorum.** `majority_writable` is Kafka's leader rule: a majority, the stand-in
+  included, fetched within 1.5 x the controllers' `controller.quorum.fetch.timeout.ms`.
 * **Resign.** `resign()` sends EndQuorumEpoch v0 to the followers at the log's end (at least
   one, since the end is committed), naming them as preferred successors, and returns once a
   real controller announced itself with BeginQuorumEpoch at a higher epoch. A follower still
@@ -77,6 +80,17 @@ from writers._protocol import (
 from writers._quorum_log import AppendResult, VoterStatus
 from writers._records import ControlRecord, MetadataRecord, RecordBatch
 from writers._standin_brokers import BrokerRegistry, Outcome
+from writers._standin_errors import (
+    FENCED_LEADER_EPOCH,
+    NONE,
+    NOT_CONTROLLER,
+    NOT_LEADER_OR_FOLLOWER,
+    REQUEST_TIMED_OUT,
+    SASL_AUTHENTICATION_FAILED,
+    UNKNOWN_LEADER_EPOCH,
+    UNSUPPORTED_SASL_MECHANISM,
+    UNSUPPORTED_VERSION,
+)
 from writers._standin_log import LogIndex, restamp_batch
 from writers.errors import (
     QuorumLedElsewhereError,
@@ -85,22 +99,11 @@ from writers.errors import (
     WriterError,
 )
 
-__all__ = ["HandoverEvent", "HandoverResult", "StandInLeader"]
+__all__ = ["HandoverEvent", "HandoverResult", "StandInLeader", "heard_from_majority"]
 
 log = logging.getLogger(__name__)
 
 METADATA_TOPIC = "__cluster_metadata"
-# error codes (Kafka's `Errors`)
-NONE = 0
-NOT_LEADER_OR_FOLLOWER = 6
-REQUEST_TIMED_OUT = 7
-UNSUPPORTED_SASL_MECHANISM = 33
-UNSUPPORTED_VERSION = 35
-SASL_AUTHENTICATION_FAILED = 58
-NOT_CONTROLLER = 41
-INCONSISTENT_CLUSTER_ID = 104
-FENCED_LEADER_EPOCH = 74
-UNKNOWN_LEADER_EPOCH = 75
 
 # What the stand-in advertises in ApiVersions; a controller then sends exactly these versions.
 ADVERTISED: Mapping[int, tuple[int, int]] = {
@@ -113,6 +116,25 @@ ADVERTISED: Mapping[int, tuple[int, int]] = {
     63: (0, 1),    # BrokerHeartbeat
     70: (0, 0),    # ControllerRegistration
 }
+
+
+CHECK_QUORUM_TIMEOUT_FACTOR = 1.5
+"""Kafka's `LeaderState`: a leader that has not had a Fetch from a majority of its voters
+within 1.5 x `controller.quorum.fetch.timeout.ms` resigns (check-quorum)."""
+
+
+def heard_from_majority(now_ms: float, last_fetches_ms: Sequence[float], voters: int,
+                        fetch_timeout_ms: float) -> bool:
+    """Whether the followers that fetched within Kafka's check-quorum time, with the leader
+    itself, are a majority of `voters` (docs/design.md, "The gate follows check-quorum").
+
+    Kafka resets its check-quorum timer each time a majority has fetched since the last reset;
+    counting each follower's latest Fetch in a window of the same length is the same rule for
+    three voters and slightly stricter for more. Past that time the followers' own fetch timers
+    (1 x the timeout) have run out too, and they stand for election without the leader."""
+    window = fetch_timeout_ms * CHECK_QUORUM_TIMEOUT_FACTOR
+    heard = sum(1 for t in last_fetches_ms if now_ms - t <= window)
+    return 1 + heard >= voters // 2 + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +222,10 @@ class StandInLeader:
         cluster_id: the cluster id every controller was formatted with.
         commit_timeout_s: how long an append waits for a majority to commit before
             `VoterUnavailableError`.
+        fetch_timeout_ms: the controllers' `controller.quorum.fetch.timeout.ms` (Kafka's
+            default 2000): `majority_writable` uses Kafka's check-quorum time, 1.5 x this.
+        broker_session_timeout_ms: the controllers' `broker.session.timeout.ms` (Kafka's
+            default 9000): a broker silent for longer is fenced (`serve_brokers`).
         clock: milliseconds, for the handover measure.
         tls_server: the listener's TLS context when the controller listener's security protocol
             is SSL (its certificate must be valid for the voter entry's host; require client
@@ -226,6 +252,8 @@ class StandInLeader:
         log_dir: Path,
         cluster_id: str,
         commit_timeout_s: float = 60.0,
+        fetch_timeout_ms: float = 2000.0,
+        broker_session_timeout_ms: float = 9000.0,
         begin_retry_s: float = 0.5,
         clock: Callable[[], float] = lambda: time.monotonic() * 1000.0,
         tls_server: ssl.SSLContext | None = None,
@@ -241,6 +269,8 @@ class StandInLeader:
         self.voters = dict(voters)
         self.cluster_id = cluster_id
         self.commit_timeout_s = commit_timeout_s
+        self.fetch_timeout_ms = fetch_timeout_ms
+        self.broker_session_timeout_ms = broker_session_timeout_ms
         self.begin_retry_s = begin_retry_s
         self._clock = clock
         self._tls_server = tls_server
@@ -305,8 +335,9 @@ class StandInLeader:
         fut.set_result(None)
 
     async def _persist_state(self, **state: Any) -> None:
-        """Write quorum-state off the loop (its fsyncs took 8-27 ms in the rehearsals), one
-        write at a time and in the order the state changed; the caller answers after it."""
+        """Write quorum-state off the loop (its fsyncs cost tens of ms under load: docs/
+        benchmarks.md), one write at a time and in the order the state changed; the caller
+        answers after it."""
         if self._state_lock is None:
             self._state_lock = asyncio.Lock()
         async with self._state_lock:
@@ -631,22 +662,47 @@ class StandInLeader:
     # -- brokers (BrokerRegistration, BrokerHeartbeat) -----------------------------------------
 
     def serve_brokers(self, mv: MetadataVersion, *, kraft_version: int = 0,
-                      session_timeout_ms: float = 9000.0) -> None:
+                      session_timeout_ms: float | None = None) -> None:
         """Start taking the brokers' registrations and heartbeats (call once the bootstrap
         is committed, so their records follow it as they follow Kafka's activation).
 
         The registrations already in the log (the pre-copy's, copied from ZooKeeper, or a
         resumed run's) are read first: Kafka's controller judges against what it replayed."""
         async def start() -> None:
-            registry = BrokerRegistry(self.cluster_id, mv, kraft_version=kraft_version,
-                                      session_timeout_ms=session_timeout_ms)
+            registry = BrokerRegistry(
+                self.cluster_id, mv, kraft_version=kraft_version,
+                session_timeout_ms=session_timeout_ms or self.broker_session_timeout_ms)
             for batch in self.read_log():
                 for i, rec in enumerate(batch.records):
                     if isinstance(rec, MetadataRecord):
                         registry.replayed(rec, batch.base_offset + i)
+            registry.activate(self._clock())
+            started = self._brokers is not None  # a resumed run's second call: one loop
             self._brokers = registry
+            if not started:
+                self._tasks.append(self._loop.create_task(self._fence_stale_brokers()))
 
         self._call(start(), 60.0)
+
+    async def _fence_stale_brokers(self) -> None:
+        """While leading, fence each broker whose session timed out (`BrokerRegistry.
+        fence_stale`), committed like a heartbeat's change; checked when the next session
+        would expire, and at least every 250 ms (a heartbeat may have moved it)."""
+        while self._leading and not self._resigned:
+            assert self._brokers is not None
+            outcome = self._brokers.fence_stale(self._clock())
+            if outcome.records:
+                log.info("stand-in %d: fencing broker %s, its session timed out",
+                         self.node_id, outcome.records[0].data["brokerId"])
+                try:
+                    await self._apply_outcome(outcome)
+                except Exception:  # the log cannot be appended to: the run's own appends fail too
+                    log.exception("stand-in %d: fencing a broker failed", self.node_id)
+                    return
+                continue
+            due = self._brokers.next_expiry_ms()
+            wait_ms = 250.0 if due is None else min(250.0, max(due - self._clock(), 0.0) + 1.0)
+            await asyncio.sleep(wait_ms / 1000.0)
 
     def take_own_records(self) -> list[MetadataRecord]:
         """The records the stand-in appended on its own (broker registrations and fencing
@@ -765,7 +821,8 @@ class StandInLeader:
                         and wait > 0):
                     # an observer (a broker) takes no part in the election: its Fetch waits
                     # for the new leader (or its MaxWait) instead of coming back at once,
-                    # over and over (433 answered in one 314 ms handover), and then names it
+                    # over and over (hundreds in one handover: docs/benchmarks.md), and then
+                    # names it
                     try:
                         await asyncio.wait_for(asyncio.shield(self._changed), wait)
                     except TimeoutError:
@@ -792,7 +849,7 @@ class StandInLeader:
                 return answer
             if replica is not None:
                 # every fetch counts as a sign of life, not only one that moved the offset: an
-                # idle follower long-polls at its end and would look gone after 5 s
+                # idle follower long-polls at its end and would look gone to the check-quorum gate
                 replica.last_fetch_ms = self._clock()
                 if offset > replica.end_offset:
                     replica.end_offset = offset
@@ -890,11 +947,11 @@ class StandInLeader:
 
     @property
     def majority_writable(self) -> bool:
-        """See `QuorumLog`: leading, and a majority fetched within the last 5 s."""
-        now = self._clock()
-        live = 1 + sum(1 for r in self._replicas.values()
-                       if r.end_offset >= 0 and now - r.last_fetch_ms < 5000)
-        return self._leading and not self._resigned and live >= len(self.voters) // 2 + 1
+        """See `QuorumLog`: leading, and a majority heard from within Kafka's check-quorum
+        time (`heard_from_majority`)."""
+        return self._leading and not self._resigned and heard_from_majority(
+            self._clock(), [r.last_fetch_ms for r in self._replicas.values()
+                            if r.end_offset >= 0], len(self.voters), self.fetch_timeout_ms)
 
     def append_records(
         self, records: Sequence[MetadataRecord | ControlRecord], *, timestamp_ms: int
@@ -1030,7 +1087,7 @@ class StandInLeader:
             conns = {n: c for n, c in zip(ids, opened, strict=True)
                      if not isinstance(c, BaseException)}
             # committed means a majority, so at least one follower is at the end already; the
-            # others are not waited for (up to 380 ms in the rehearsals) but kept from standing
+            # others are not waited for (hundreds of ms: docs/benchmarks.md) but kept from standing
             # (`_serves_lagging`) and left out of EndQuorumEpoch
             at_end = [n for n, r in self._replicas.items() if r.end_offset >= self._index.end]
             if not at_end:  # only when resigning with nothing committed at the end
@@ -1057,7 +1114,8 @@ class StandInLeader:
         Kafka 3.9's Raft has no pre-vote: a follower still a few records behind that stands
         for election first is refused, comes back one epoch higher and unseats the leader just
         elected, and the quorum then waits a whole election timeout (seen with real 3.9.1 under
-        load: a 1 s handover became 155 s). Committed by a majority is not enough here.
+        load, a handover of about a second became minutes: docs/benchmarks.md). Committed by a
+        majority is not enough here.
 
         Returns:
             The followers still behind when it gave up (empty: all at the log's end)."""
@@ -1089,7 +1147,7 @@ class StandInLeader:
             return lambda: self._event("end_quorum_epoch_sent", n, epoch0)
 
         # written here, before anything else runs on the loop (one iteration of a loaded loop
-        # cost 58 ms in a benchmark run); the long-polling Fetches are woken after it
+        # costs tens of ms: docs/benchmarks.md); the long-polling Fetches are woken after it
         for n in order:
             if n in conns:
                 self._send(conns[n][1], 54, 0, 3, body, sent_to(n))

@@ -26,14 +26,20 @@ processBrokerHeartbeat`, `QuorumController.registerBroker`; facts, not code):
   that does not want fencing and is caught up is unfenced with `BrokerRegistrationChangeRecord`
   (fenced = -1); an unfenced one that wants fencing is fenced (fenced = 1); `wantShutDown` is
   granted at once (`shouldShutDown`) and fences.
+* **Session expiry** (`fence_stale`, Kafka's `ReplicationControlManager.maybeFenceOneStaleBroker`
+  and `BrokerHeartbeatManager.findOneStaleBroker`/`hasValidSession`): an unfenced broker not
+  heard from for more than `broker.session.timeout.ms` is fenced with
+  `BrokerRegistrationChangeRecord` v0 (fenced = 1, its epoch), one broker per call, the one
+  heard from longest ago first. A session starts at its last heartbeat, or for a registration
+  already unfenced in the log when the stand-in started serving brokers, at that start
+  (`activate`; Kafka's controller touches every registration when it activates). Its next
+  heartbeat answers `isFenced` until it is caught up, then unfences it, as above.
 
 Deliberately not done, because until the cutover ZooKeeper's controller runs the partitions
 and the mirror copies its decisions: no PartitionChangeRecord on (un)fencing (Kafka's
 `handleBrokerUnfenced` elects leaders for leaderless partitions, `handleBrokerFenced` shrinks
-ISRs); no controlled-shutdown state (a ZK-mode broker asks the KRaft controller only once its
-cached controller is a KRaft one, i.e. after the handover); no fencing when heartbeats stop (the
-next controller starts every unfenced broker's session when it activates, and fences the silent
-ones itself).
+ISRs and moves leaders off the broker); no controlled-shutdown state (a ZK-mode broker asks the
+KRaft controller only once its cached controller is a KRaft one, i.e. after the handover).
 """
 
 from __future__ import annotations
@@ -45,16 +51,17 @@ from typing import Any
 from writers._codegen import uuid_to_bytes
 from writers._mv import MetadataVersion, record_version
 from writers._records import MetadataRecord
+from writers._standin_errors import (
+    BROKER_ID_NOT_REGISTERED,
+    DUPLICATE_BROKER_REGISTRATION,
+    INCONSISTENT_CLUSTER_ID,
+    INVALID_REGISTRATION,
+    NONE,
+    STALE_BROKER_EPOCH,
+    UNSUPPORTED_VERSION,
+)
 
 __all__ = ["BrokerRegistry", "Outcome"]
-
-NONE = 0
-UNSUPPORTED_VERSION = 35
-STALE_BROKER_EPOCH = 77
-DUPLICATE_BROKER_REGISTRATION = 101
-BROKER_ID_NOT_REGISTERED = 102
-INCONSISTENT_CLUSTER_ID = 104
-INVALID_REGISTRATION = 119
 
 METADATA_VERSION = "metadata.version"
 KRAFT_VERSION = "kraft.version"
@@ -118,6 +125,13 @@ class BrokerRegistry:
                                           KRAFT_VERSION: kraft_version}
         self.session_timeout_ms = session_timeout_ms
         self.brokers: dict[int, _Broker] = {}
+        self.activated_ms: float | None = None  # when sessions started (`activate`)
+
+    def activate(self, now_ms: float) -> None:
+        """Start serving: every registration the log holds gets a session from now (Kafka's
+        controller touches each one when it activates), so an unfenced broker that never
+        heartbeats to the stand-in is fenced one session timeout later."""
+        self.activated_ms = now_ms
 
     # -- what the log holds ----------------------------------------------------------------
 
@@ -161,6 +175,31 @@ class BrokerRegistry:
         """Kafka's `hasValidSession`: unfenced and heard from within the session timeout."""
         return (not b.fenced and b.last_contact_ms is not None
                 and now_ms - b.last_contact_ms <= self.session_timeout_ms)
+
+    def _last_heard_ms(self, b: _Broker) -> float | None:
+        return b.last_contact_ms if b.last_contact_ms is not None else self.activated_ms
+
+    # -- session expiry ---------------------------------------------------------------------
+
+    def fence_stale(self, now_ms: float) -> Outcome:
+        """Fence the unfenced broker heard from longest ago if its session timed out (module
+        docstring); no records when none did. One per call: the caller appends it and calls
+        again, as Kafka reschedules at once while brokers are stale."""
+        stale = [(heard, bid) for bid, b in self.brokers.items()
+                 if not b.fenced and (heard := self._last_heard_ms(b)) is not None
+                 and now_ms - heard > self.session_timeout_ms]
+        if not stale:
+            return Outcome({})
+        _, bid = min(stale)
+        b = self.brokers[bid]
+        return Outcome({}, [MetadataRecord("BROKER_REGISTRATION_CHANGE_RECORD", 0, {
+            "brokerId": bid, "brokerEpoch": b.epoch, "fenced": FENCE})])
+
+    def next_expiry_ms(self) -> float | None:
+        """When the next unfenced session times out as things stand (None: no session)."""
+        heard = [h for b in self.brokers.values()
+                 if not b.fenced and (h := self._last_heard_ms(b)) is not None]
+        return min(heard) + self.session_timeout_ms if heard else None
 
     # -- BrokerRegistration -------------------------------------------------------------------
 

@@ -43,9 +43,10 @@ def test_migrate_through_the_standin_hands_over_to_a_real_controller(
     cluster_id = json.loads(zk.get("/cluster/id")[0])["id"]
     with migration_mode_controllers(tmp_path, cluster.connect, cluster_id) as (ports, nodes):
         # The sample's brokers 1-3 exist only in ZooKeeper and never register: the gate waits
-        # --broker-wait 7, longer than the 5 s after which a silent follower no longer counts
-        # (an idle follower long-polls and must count: a gate that waited once stopped with
-        # "a majority of voters is no longer writable"), then cuts over with the warning.
+        # --broker-wait 7, longer than the 3 s (1.5 x Kafka's default fetch timeout, which
+        # zk2kraft assumes without --controller-config) after which a silent follower no longer
+        # counts (an idle follower long-polls and must count: a gate that waited once stopped
+        # with "a majority of voters is no longer writable"), then cuts over with the warning.
         done = migrate_through_standin(cluster.connect, ports, tmp_path, broker_wait=7)
         logs = "\n".join(n.log_text() for n in nodes)
         # they never register, so the run cannot confirm a serving cluster: exit 4 (issue 16)

@@ -10,7 +10,10 @@ directory. Once the blockers are fixed as an operator would (the topic gets its 
 handled), the same command migrates and a real controller takes over from the migrated log.
 Second: the empty `/migration` the controllers created is what the stand-in judged; rewritten
 between its pre-copy and its fence (as a controller recording itself would), the fence refuses
-with nothing applied in ZooKeeper.
+with nothing applied in ZooKeeper. The refused stand-in hands the quorum over with EndQuorumEpoch
+(issue 17): a controller leads at once, not after the controllers' fetch timeout (60 s here, so
+that the difference shows), and the advice names it. The advice is then followed: `/migration`
+deleted, the same command again, which cannot lead again and says ZooKeeper was not fenced.
 Needs `tests/kafka/fetch.sh` (fails otherwise).
 """
 
@@ -177,8 +180,38 @@ def test_the_standin_fence_refuses_a_migration_znode_rewritten_after_its_precopy
         assert doc["status"] == "failed" and doc["error"]["exit_code"] == 3, doc
         assert (f"/migration changed since this run read and judged it (it was at version "
                 f"{judged}, it is now at version {judged + 1})") in said, err
-        # nothing applied: checked at once (the controllers, leaderless now, wait out their
-        # fetch timeout before one of them may act)
+        refused_at = time.monotonic()
+        # nothing applied in ZooKeeper
         assert {p: zk.get(p) for p in left} == left
         assert "kraftControllerEpoch" not in json.loads(left["/controller"][0]) or \
             json.loads(left["/controller"][0])["kraftControllerEpoch"] < 1
+        # the quorum was handed over: a controller leads well inside the 60 s fetch timeout
+        # after which the controllers would otherwise stand, by their own quorum-state
+        leader, epoch = _real_leader(nodes, refused_at + 20)
+        print(f"\na controller led {time.monotonic() - refused_at:.1f} s after the refusal")
+        assert f"handed the KRaft quorum to controller {leader} (epoch {epoch})" in said, err
+        # the advice, word for word: /migration deleted deliberately, the same command again
+        assert f"zookeeper-shell {cluster.connect} delete /migration" in said, err
+        zk.delete("/migration")
+        rerun = subprocess.run(_command(cluster.connect, ports, tmp_path, "manual"),
+                               capture_output=True, text=True, timeout=300)
+        again = " ".join((rerun.stdout + rerun.stderr).split())
+        assert rerun.returncode == 1, again
+        assert (f"cannot lead again: controller {leader} leads the KRaft quorum at epoch "
+                f"{epoch}") in again, again
+        assert "ZooKeeper was not fenced" in again, again
+        assert {p: zk.get(p) for p in ("/controller", "/controller_epoch")} == {
+            p: left[p] for p in ("/controller", "/controller_epoch")}
+        assert "Encountered fatal fault" not in "\n".join(n.log_text() for n in nodes)
+
+
+def _real_leader(nodes: list[KafkaController], deadline: float) -> tuple[int, int]:
+    """(leader, epoch) once a real controller's own quorum-state says it leads."""
+    while True:
+        for node in nodes:
+            state = json.loads((node.metadata_log_dir / "__cluster_metadata-0"
+                                / "quorum-state").read_text())
+            if state.get("leaderId") == node.node_id:
+                return node.node_id, int(state["leaderEpoch"])
+        assert time.monotonic() < deadline, "no controller leads: the quorum was left leaderless"
+        time.sleep(0.2)

@@ -144,3 +144,25 @@ def test_negative_broker_wait_is_refused_before_anything_is_touched(tmp_path: Pa
     assert done.returncode == 2, done.stderr
     assert "--broker-wait: must be >= 0 seconds" in done.stderr
     assert not (tmp_path / "b").exists()
+
+
+def test_controller_config_timing_defaults_to_kafkas_and_reads_the_controllers_own(
+        tmp_path: Path) -> None:
+    """Kafka 3.9's defaults: controller.quorum.fetch.timeout.ms 2000, broker.session.timeout.ms
+    9000; a controller's own properties file names both the same way."""
+    none = check_standin_flags(STANDIN, [(3001, "c1", 1)], None, None, voters_given=False,
+                               cutover="now")
+    assert none is not None
+    assert (none.fetch_timeout_ms, none.broker_session_timeout_ms) == (2000, 9000)
+    conf = tmp_path / "controller.properties"
+    conf.write_text("process.roles=controller\ncontroller.quorum.fetch.timeout.ms=30000\n"
+                    "broker.session.timeout.ms=18000\n")
+    spec = check_standin_flags(STANDIN, [(3001, "c1", 1)], None, str(conf),
+                               voters_given=False, cutover="now")
+    assert spec is not None and spec.protocol == "PLAINTEXT"
+    assert (spec.fetch_timeout_ms, spec.broker_session_timeout_ms) == (30000, 18000)
+    for bad in ("controller.quorum.fetch.timeout.ms=0", "broker.session.timeout.ms=9s"):
+        conf.write_text(bad + "\n")
+        with pytest.raises(BadFlagError, match=rf"^--controller-config .*: {bad.split('=')[0]}="):
+            check_standin_flags(STANDIN, [(3001, "c1", 1)], None, str(conf),
+                                voters_given=False, cutover="now")

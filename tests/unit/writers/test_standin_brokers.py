@@ -188,3 +188,90 @@ def test_a_newer_copied_registration_makes_the_brokers_epoch_stale() -> None:
     out = reg.heartbeat({"brokerId": 1, "brokerEpoch": 50, "currentMetadataOffset": 80,
                          "wantFence": False, "wantShutDown": False}, 0.0)
     assert out.answer["errorCode"] == 77
+
+
+# -- session expiry: Kafka 3.9 fences an unfenced broker whose last heartbeat is more than
+# broker.session.timeout.ms (default 9000) ago, one broker at a time, the stalest first, with
+# BrokerRegistrationChangeRecord v0 fenced = 1; its next caught-up heartbeat unfences it.
+
+
+def _beat(reg: BrokerRegistry, broker: int, epoch: int, now_ms: float,
+          offset: int = 1000) -> dict[str, Any]:
+    out = reg.heartbeat({"brokerId": broker, "brokerEpoch": epoch,
+                         "currentMetadataOffset": offset, "wantFence": False,
+                         "wantShutDown": False}, now_ms)
+    for i, rec in enumerate(out.records):
+        reg.replayed(rec, 5000 + i)
+    return out.answer
+
+
+def _unfenced(reg: BrokerRegistry, broker: int, offset: int, now_ms: float) -> None:
+    _registered(reg, offset, brokerId=broker, incarnationId=f"{INC[:-2]}{broker:02d}",
+                logDirs=[{1: DIR_A, 2: DIR_B}[broker]])
+    assert _beat(reg, broker, offset, now_ms)["isFenced"] is False
+
+
+def test_a_silent_broker_is_fenced_after_the_session_timeout_not_before() -> None:
+    reg = BrokerRegistry(CLUSTER, MV39, session_timeout_ms=9000)
+    reg.activate(0.0)
+    _unfenced(reg, 1, 50, now_ms=1000.0)
+    assert reg.fence_stale(10_000.0).records == []  # exactly 9000 ms: still a valid session
+    assert reg.next_expiry_ms() == 10_000.0
+    out = reg.fence_stale(10_001.0)
+    assert [(r.type, r.version, r.data) for r in out.records] == [
+        ("BROKER_REGISTRATION_CHANGE_RECORD", 0, {"brokerId": 1, "brokerEpoch": 50,
+                                                  "fenced": 1})]
+    reg.replayed(out.records[0], 60)
+    assert not reg.live(1, 10_001.0)
+    assert reg.fence_stale(20_000.0).records == []  # fenced once, not again
+    assert reg.next_expiry_ms() is None
+
+
+def test_heartbeats_keep_the_session_and_one_after_fencing_unfences() -> None:
+    reg = BrokerRegistry(CLUSTER, MV39, session_timeout_ms=9000)
+    reg.activate(0.0)
+    _unfenced(reg, 1, 50, now_ms=0.0)
+    for t in range(2000, 30_000, 2000):  # broker.heartbeat.interval.ms 2000
+        _beat(reg, 1, 50, float(t))
+        assert reg.fence_stale(t + 1999.0).records == []
+    (rec,) = reg.fence_stale(28_000.0 + 9001).records
+    reg.replayed(rec, 70)
+    # the broker comes back (e.g. out of a long GC pause): fenced until caught up, then unfenced
+    behind = _beat(reg, 1, 50, 40_000.0, offset=49)
+    assert (behind["isFenced"], behind["isCaughtUp"]) == (True, False)
+    back = reg.heartbeat({"brokerId": 1, "brokerEpoch": 50, "currentMetadataOffset": 70,
+                          "wantFence": False, "wantShutDown": False}, 40_100.0)
+    assert back.answer["isFenced"] is False
+    assert [r.data for r in back.records] == [{"brokerId": 1, "brokerEpoch": 50, "fenced": -1}]
+
+
+def test_the_stalest_broker_is_fenced_first_one_per_call() -> None:
+    reg = BrokerRegistry(CLUSTER, MV39, session_timeout_ms=9000)
+    reg.activate(0.0)
+    _unfenced(reg, 1, 50, now_ms=3000.0)
+    _unfenced(reg, 2, 60, now_ms=1000.0)
+    first = reg.fence_stale(20_000.0).records
+    assert [r.data["brokerId"] for r in first] == [2]
+    reg.replayed(first[0], 70)
+    second = reg.fence_stale(20_000.0).records
+    assert [r.data["brokerId"] for r in second] == [1]
+
+
+def test_an_unfenced_registration_from_the_log_times_out_from_activation() -> None:
+    """Kafka's controller starts a session for every registration when it activates; one
+    that never heartbeats to this controller is fenced a session timeout later."""
+    reg = BrokerRegistry(CLUSTER, MV39, session_timeout_ms=9000)
+    _registered(reg, 50)
+    reg.replayed(MetadataRecord("BROKER_REGISTRATION_CHANGE_RECORD", 0,
+                                {"brokerId": 1, "brokerEpoch": 50, "fenced": -1}), 51)
+    assert reg.fence_stale(1e9).records == []  # not serving yet: no session has started
+    reg.activate(5000.0)
+    assert reg.fence_stale(14_000.0).records == []
+    assert [r.data["fenced"] for r in reg.fence_stale(14_001.0).records] == [1]
+
+
+def test_a_fenced_registration_never_times_out() -> None:
+    reg = BrokerRegistry(CLUSTER, MV39, session_timeout_ms=9000)
+    reg.activate(0.0)
+    _registered(reg, 50)  # a new incarnation is fenced until its heartbeat unfences it
+    assert reg.fence_stale(1e9).records == [] and reg.next_expiry_ms() is None

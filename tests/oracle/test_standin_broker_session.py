@@ -1,0 +1,137 @@
+"""The stand-in fences a migrating broker whose heartbeats stop, as Kafka's controller does.
+
+Kafka's facts (3.9 `ReplicationControlManager.maybeFenceOneStaleBroker`, `BrokerHeartbeatManager.
+hasValidSession`): an unfenced broker not heard from for more than `broker.session.timeout.ms`
+(default 9000 ms) is fenced with `BrokerRegistrationChangeRecord(fenced=1)`; a broker heartbeats
+every `broker.heartbeat.interval.ms` (default 2000 ms). So a broker killed with SIGKILL must be
+fenced no sooner than 9 - 2 s after the kill (its last heartbeat may have been that early) and
+no later than 9 s plus slack for this loaded host.
+
+Real Kafka 3.9.1: two ZooKeeper-mode brokers in migration mode (no topic: what is rehearsed is
+a broker's death, not the size), controllers 3001 and 3002 in migration mode, `zk2kraft migrate
+--cutover manual --standin ...` with the controllers' properties file as `--controller-config`.
+Once both brokers are registered and unfenced in the controllers' log, broker 1 is killed -9.
+Checked in controller 3001's own log (read with the writers' log reader): broker 1 fenced at its
+epoch within that window, broker 0 still unfenced; then SIGUSR1 and the run cuts over as usual
+(exit 0, status ok): broker 1's znode goes with its ZooKeeper session and the cutover no longer
+waits for it.
+Needs `tests/kafka/fetch.sh` (fails otherwise).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kazoo.client import KazooClient
+
+from tests.support.kafka import free_port
+from tests.support.migration_cluster import kraft_controller_took_over, migration_cluster
+from tests.support.standin import (
+    STANDIN,
+    STANDIN_FOLLOWERS,
+    migrate_through_standin,
+    migration_mode_controllers,
+)
+from writers import open_log_source
+
+pytestmark = [pytest.mark.oracle, pytest.mark.slow]
+
+SESSION_S, HEARTBEAT_S = 9.0, 2.0  # Kafka's defaults, which the controllers run with
+SLACK_S = 6.0  # commit, polling and a loaded 2-core host
+_CONTROLLER_PROPS = {
+    "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+    "controller.quorum.election.timeout.ms": "60000",
+    "controller.quorum.fetch.timeout.ms": "30000",
+}
+
+
+def _fencing(meta_dir: Path) -> dict[int, list[tuple[int, int]]]:
+    """broker id -> [(epoch, fenced change)] in log order: 0 for its RegisterBrokerRecord, then
+    each BrokerRegistrationChangeRecord's `fenced` (-1 unfence, 1 fence), as the log holds them."""
+    out: dict[int, list[tuple[int, int]]] = {}
+    try:
+        for entry in open_log_source(meta_dir).entries():
+            for rec in entry.batch.records:
+                kind, data = getattr(rec, "type", ""), getattr(rec, "data", {})
+                if kind == "REGISTER_BROKER_RECORD":
+                    out.setdefault(data["brokerId"], []).append((data["brokerEpoch"], 0))
+                elif kind == "BROKER_REGISTRATION_CHANGE_RECORD":
+                    out.setdefault(data["brokerId"], []).append(
+                        (data["brokerEpoch"], int(data.get("fenced", 0))))
+    except Exception:  # noqa: BLE001 - a batch Kafka is writing right now: read again later
+        return {}
+    return out
+
+
+def _unfenced_by_heartbeat(changes: list[tuple[int, int]]) -> int | None:
+    """The epoch of a broker's own registration if its last change unfenced it."""
+    if changes and changes[-1][1] == -1:
+        return changes[-1][0]
+    return None
+
+
+def _wait(what: str, ready: Any, timeout_s: float, poll_s: float = 0.2) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while not (got := ready()):
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(poll_s)
+    return got
+
+
+def test_a_broker_killed_during_the_mirror_is_fenced_within_its_session_timeout(
+    tmp_path: Path, zk_server: Any, zk_chroot_client: KazooClient, zk_chroot: str
+) -> None:
+    root, connect, zk = tmp_path, f"{zk_server.connect}{zk_chroot}", zk_chroot_client
+    ports = {n: free_port() for n in (STANDIN, *STANDIN_FOLLOWERS)}
+    voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in sorted(ports.items()))
+    started = time.monotonic()
+    with migration_cluster(root, connect, brokers=2, heap="320m", voters=voters) as cluster:
+        cluster_id = json.loads(zk.get("/cluster/id")[0])["id"]
+        with migration_mode_controllers(root, connect, cluster_id, _CONTROLLER_PROPS,
+                                        ports=ports, heap="320m") as (_, nodes):
+            meta = nodes[0].metadata_log_dir
+            proc = migrate_through_standin(
+                connect, ports, root, "--broker-wait", "120",
+                "--controller-config", str(nodes[0].config_path), cutover="manual", popen=True)
+            try:
+                def both_unfenced() -> dict[int, int] | None:
+                    assert proc.poll() is None, proc.communicate()
+                    got = {b: _unfenced_by_heartbeat(c) for b, c in _fencing(meta).items()}
+                    held = {b: e for b, e in got.items() if e is not None}
+                    return held if sorted(held) == [0, 1] else None
+
+                epochs = _wait("both brokers registered and unfenced", both_unfenced, 240)
+                victim = cluster.brokers[1]
+                assert victim.pid is not None
+                os.kill(victim.pid, signal.SIGKILL)
+                killed = time.monotonic()
+                _wait("broker 1 fenced", lambda: (epochs[1], 1) in _fencing(meta).get(1, []),
+                      SESSION_S + SLACK_S + 30, poll_s=0.1)
+                fenced_after = time.monotonic() - killed
+                log = _fencing(meta)
+                assert SESSION_S - HEARTBEAT_S - 0.5 <= fenced_after <= SESSION_S + SLACK_S, (
+                    fenced_after, log)
+                assert log[1][-1] == (epochs[1], 1), log  # fenced once, at its epoch
+                assert _unfenced_by_heartbeat(log[0]) == epochs[0], log  # the other is not
+                proc.send_signal(signal.SIGUSR1)
+                out, err = proc.communicate(timeout=300)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+            said = " ".join((out + err).split())
+            logs = "\n".join(n.log_text() for n in nodes)
+            assert proc.returncode == 0, said + logs[-4000:]
+            doc = json.loads((root / "m.json").read_text())
+            assert (doc["status"], doc["problems"]) == ("ok", []), doc["problems"]
+            assert doc["handover"]["new_leader"] in STANDIN_FOLLOWERS
+            kraft_controller_took_over(zk, nodes)
+            assert "Encountered fatal fault" not in logs
+            cluster.brokers[0].assert_running()
+    print(f"\nbroker fenced {fenced_after:.1f} s after kill -9 (session {SESSION_S:g} s); "
+          f"test {time.monotonic() - started:.0f} s")
