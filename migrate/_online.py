@@ -55,7 +55,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence, Set
+from collections.abc import Callable, Iterator, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -252,6 +252,8 @@ class OnlineOutcome:
     window_tool_ms: float | None = None
     window_total_ms: float | None = None
     phase_ms: dict[str, float] = field(default_factory=dict)
+    # drained -> handoff (window part `migration_znode`), split: `_IntervalCost.finish`
+    migration_znode_ms: dict[str, float] | None = None
     fence: dict[str, Any] | None = None
     migration_zk_version: int | None = None
     voters: list[dict[str, object]] = field(default_factory=list)
@@ -316,6 +318,8 @@ class OnlineOutcome:
             "changes_seen": self.changes_seen,
             "last_offset": self.last_offset,
             "phase_ms": {k: _r(v) for k, v in self.phase_ms.items()},
+            "migration_znode_ms": (None if self.migration_znode_ms is None else
+                                   {k: _r(v) for k, v in self.migration_znode_ms.items()}),
             "fence": self.fence,
             "migration_zk_version": self.migration_zk_version,
             "voters": self.voters,
@@ -331,6 +335,48 @@ class OnlineOutcome:
 
 def _r(v: float | None) -> float | None:
     return None if v is None else round(v, 3)
+
+
+def _main_thread_runqueue_ns() -> int | None:
+    """Nanoseconds this process's main thread has waited for a CPU (`/proc/self/schedstat`'s
+    second field; the thread group leader is the main thread), or None where it is not kept."""
+    try:
+        return int(Path("/proc/self/schedstat").read_text().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class _IntervalCost:
+    """Where one interval's wall time went: named waits (journal fsyncs, ZooKeeper round trips)
+    timed inside it, the process's CPU time across it (all threads, and the main thread's, which
+    runs the interval), and how long the main thread waited for a CPU (the host's load).
+    Reported as `migration_znode_ms` for drained -> handoff."""
+
+    def __init__(self, clock: Callable[[], float], start: float) -> None:
+        self.clock = clock
+        self.start = start
+        self.cpu_start = time.process_time()
+        self.main_cpu_start = time.thread_time()
+        self.runqueue_start = _main_thread_runqueue_ns()
+        self.waits: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def timed(self, name: str) -> Iterator[None]:
+        began = self.clock()
+        try:
+            yield
+        finally:
+            self.waits[name] = self.waits.get(name, 0.0) + (self.clock() - began) * 1000.0
+
+    def finish(self, end: float) -> dict[str, float]:
+        total = (end - self.start) * 1000.0
+        out = {"total": total, **self.waits,
+               "cpu": (time.process_time() - self.cpu_start) * 1000.0,
+               "cpu_main_thread": (time.thread_time() - self.main_cpu_start) * 1000.0}
+        runqueue = _main_thread_runqueue_ns()
+        if runqueue is not None and self.runqueue_start is not None:
+            out["runqueue_wait"] = (runqueue - self.runqueue_start) / 1e6
+        return out
 
 
 _MARKERS = frozenset({"BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD",
@@ -401,6 +447,7 @@ class _Run:
         # fence writes it only at that version
         self._migration_judged: int | None = None
         self._broker_wait_start: float | None = None  # the gate began waiting for brokers
+        self._after_drain: _IntervalCost | None = None  # t1 -> handoff, when t1 is this run's
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -453,6 +500,11 @@ class _Run:
                 "the voters hold a metadata log this tool did not leave open (no open "
                 "'ZK Migration' transaction and no journal state for it); refusing to write "
                 "into it. Point --voter at empty directories, or --journal at this run's journal")
+
+    def _timed(self, name: str) -> contextlib.AbstractContextManager[None]:
+        """Time a wait inside drained -> handoff (`migration_znode_ms`) when t1 is this run's."""
+        meter = self._after_drain
+        return contextlib.nullcontext() if meter is None else meter.timed(name)
 
     # -- phases ----------------------------------------------------------------------------
 
@@ -982,14 +1034,17 @@ class _Run:
         t_read = self.clock()
         self.quorum.append_records(delta + trailer, timestamp_ms=self._ts(snapshot))
         t1, self.out.wall_stamps["drained"] = self.clock(), time.time()
+        self._after_drain = _IntervalCost(self.clock, t1)
         self.log.apply(applied)
         if self._restate_scram():  # part of the window: durable before /migration and handoff
             t1, self.out.wall_stamps["drained"] = self.clock(), time.time()
+            self._after_drain = _IntervalCost(self.clock, t1)
         self.out.phase_ms["drain_sync"] = (t_sync - start) * 1000.0
         self.out.phase_ms["drain_reread"] = (t_read - t_sync) * 1000.0
         self.out.phase_ms["drain_append"] = (t1 - t_read) * 1000.0
-        self.journal.save(phase="drained", fence=token.to_json(),
-                          last_durable_offset=self.quorum.durable_offset)
+        with self._timed("journal"):
+            self.journal.save(phase="drained", fence=token.to_json(),
+                              last_durable_offset=self.quorum.durable_offset)
         self.out.phase_ms["drain"] = (t1 - start) * 1000.0
         self.sink.say(f"fenced: /controller_epoch is now {token.controller_epoch}, /controller "
                       f"is claimed by {self.controller_id} (kraftControllerEpoch {self.epoch}); "
@@ -1021,23 +1076,30 @@ class _Run:
         state = MigrationState(self.controller_id, self.epoch, self.quorum.last_offset,
                                self.epoch)
         _crash("before_migration")
-        version = write_migration_state(self.session, token, state,
-                                        in_flight=_crash_in_flight(self.session, "migration_sent"))
+        with self._timed("zookeeper"):
+            version = write_migration_state(
+                self.session, token, state,
+                in_flight=_crash_in_flight(self.session, "migration_sent"))
         self.out.stamps["migration_written"] = self.clock()
         self.out.wall_stamps["migration_written"] = time.time()
         _crash("after_migration")
-        self.journal.save(phase="migration", migration_zk_version=version)
+        # journaled with the handoff, in one save (`_handoff`): a resume between the two would
+        # write /migration again, which reads back as already applied (write_migration_state)
         self.out.migration_zk_version = version
         self.out.phase_ms["migration"] = (self.clock() - start) * 1000.0
         self.sink.say(f"/migration written: kraft_metadata_offset {self.quorum.last_offset}, "
                       f"kraft_metadata_epoch {self.epoch}")
 
     def _handoff(self, token: FenceToken) -> float | None:
-        self.journal.save(phase="handoff")
+        if self.out.migration_zk_version is None:  # written by an earlier run
+            self.out.migration_zk_version = self.journal.migration_zk_version
+        with self._timed("journal"):
+            # `/migration` written (phase migration) and the handoff begun, in one durable save
+            self.journal.save(phase="handoff", migration_zk_version=self.out.migration_zk_version)
         self.out.stamps["handoff"] = self.clock()
         self.out.wall_stamps["handoff"] = time.time()
-        if self.out.migration_zk_version is None:
-            self.out.migration_zk_version = self.journal.migration_zk_version
+        if self._after_drain is not None:
+            self.out.migration_znode_ms = self._after_drain.finish(self.out.stamps["handoff"])
         if not isinstance(self.quorum, StandInLeader):
             # Writing is over: finish every voter's queued writes (a voter that failed on the
             # last batch is recorded now, not lost) and free the locks for the controllers.
