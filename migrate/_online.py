@@ -18,7 +18,8 @@ Order, and why (docs/design.md "Online migration", I1-I8; Kafka's `KRaftMigratio
 4. Gate, then t0 and the fence (`zkreader.fence_zk_controller`, one multi-op). It writes
    `/migration` only at the version the pre-copy (or a resume's re-read) judged: one rewritten
    since fails the fence, nothing applied, no retry (`MigrationMovedError`).
-5. Drain: `sync()`, re-read what changed before the fence, append the final delta,
+5. Drain: `sync()` and every notification before its reply delivered, re-read what changed
+   before the fence, append the final delta,
    `ZkMigrationStateRecord(MIGRATION)` and `EndTransactionRecord`, durable: t1. Then `/migration`
    with the last offset, checking the fence's `/controller_epoch` version (I4).
 6. Handoff: `--on-cutover CMD`; t2 when a KRaft controller's claim of `/controller` carries a
@@ -747,16 +748,20 @@ class _Run:
         return result.records
 
     def _sync(self) -> None:
-        """`sync()` before the drain's reads; a session that expired meanwhile is noted (the
-        drain then compares the whole tree) and the new session is synced instead."""
+        """`sync()` before the drain's reads, then every notification that came before its
+        reply delivered to the change feed (kazoo runs watch callbacks on another thread); a
+        session that expired meanwhile is noted (the drain then compares the whole tree) and
+        the new session is synced instead."""
         for _ in range(2):
             try:
                 self.session.retrying(lambda: self.session.kazoo.sync("/"), "/")
+                self.session.run_queued_watch_callbacks()
                 return
             except ZkSessionExpiredError:
                 self.session.expired.set()
                 time.sleep(0.2)
         self.session.retrying(lambda: self.session.kazoo.sync("/"), "/")
+        self.session.run_queued_watch_callbacks()
 
     def _retrying(self, fn: Callable[[], Any]) -> Any:
         """Entity reads survive connection losses (the feed re-arms the watches)."""
