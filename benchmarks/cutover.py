@@ -17,6 +17,10 @@ ZooKeeper back, so the next run fences again.
 Printed per size: window_ms.tool p50, p90 (from 10 runs) or p99 (from 100), and max, the final
 delta's records, the churn rate reached; at the end the ratio p50(largest)/p50(smallest).
 Targets: p50 <= 100 ms at every size, ratio <= 2 (the window must not grow with the cluster).
+Also per run and per size (median, p90): the window's next part, drained -> `/migration` written
+and journaled (`migration_znode_ms`: the journal's fsync'd saves, the ZooKeeper round trips, the
+process's CPU time and the main thread's wait for a CPU), with the 1-minute load average; target
+total <= 20 ms.
 """
 
 from __future__ import annotations
@@ -92,7 +96,32 @@ def _one_cutover(connect: str, work: Path, rate: float, seed: int) -> dict[str, 
         raise SystemExit(f"rollback exited {back.returncode}: {back.stderr[-2000:]}")
     return {"tool_ms": doc["window_ms"]["tool"], "delta_records": doc["delta_records"],
             "mirrored_records": doc["mirrored_records"], "wall_s": round(wall, 2),
-            "phase_ms": doc["phase_ms"], "churn_rate": round(churn_rate)}
+            "phase_ms": doc["phase_ms"], "migration_znode_ms": doc["migration_znode_ms"],
+            "churn_rate": round(churn_rate), "load1": round(os.getloadavg()[0], 1)}
+
+
+# drained -> handoff (window part `migration_znode`: /migration written and journaled), split
+# by `migrate._online._IntervalCost`: the journal's fsync'd saves, the ZooKeeper round trips,
+# the process's CPU time and the main thread's wait for a CPU (the load)
+_MZ_PARTS = ("total", "journal", "zookeeper", "cpu", "cpu_main_thread", "runqueue_wait")
+
+
+def _mz_line(mz: dict[str, float] | None) -> str:
+    if not mz:
+        return "n/a"
+    return ", ".join(f"{k} {mz[k]:.1f}" for k in _MZ_PARTS if k in mz)
+
+
+def _mz_summary(results: list[dict[str, object]]) -> dict[str, dict[str, float]]:
+    """Median and p90 of every part of `migration_znode_ms` over the runs."""
+    out: dict[str, dict[str, float]] = {}
+    for k in _MZ_PARTS:
+        values = [float(r["migration_znode_ms"][k]) for r in results  # type: ignore[index]
+                  if r.get("migration_znode_ms") and k in r["migration_znode_ms"]]  # type: ignore[operator]
+        if values:
+            out[k] = {"p50": round(statistics.median(values), 1),
+                      "p90": round(_percentile(values, 0.90), 1)}
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  run {i + 1}/{args.runs}: window_ms.tool {r['tool_ms']:.1f} "
                       f"(final delta {r['delta_records']} records, mirrored "
                       f"{r['mirrored_records']}, churn {r['churn_rate']}/s, "
-                      f"wall {r['wall_s']}s)", flush=True)
+                      f"wall {r['wall_s']}s, load {r['load1']}); drained -> handoff (ms): "
+                      f"{_mz_line(r['migration_znode_ms'])}", flush=True)  # type: ignore[arg-type]
             tools = [float(r["tool_ms"]) for r in results]  # type: ignore[arg-type]
             entry: dict[str, object] = {"p50_ms": round(statistics.median(tools), 1),
                                         "max_ms": round(max(tools), 1), "runs": results}
@@ -144,7 +174,14 @@ def main(argv: list[str] | None = None) -> int:
             elif len(tools) >= 10:
                 entry["p90_ms"] = round(_percentile(tools, 0.90), 1)
                 tail = f"p90 {entry['p90_ms']} ms (p99 needs >= 100 runs), "
+            entry["migration_znode_ms"] = mz = _mz_summary(results)
+            loads = [float(r["load1"]) for r in results]  # type: ignore[arg-type]
+            entry["load1"] = [min(loads), max(loads)]
             figures["sizes"][size] = entry  # type: ignore[index]
+            print(f"{size} partitions: drained -> /migration written and journaled (ms, p50/p90; "
+                  "target total <= 20): "
+                  + ", ".join(f"{k} {v['p50']}/{v['p90']}" for k, v in mz.items())
+                  + f"; load average {min(loads):.1f}-{max(loads):.1f}", flush=True)
             print(f"{size} partitions: window_ms.tool p50 {entry['p50_ms']} ms, "
                   f"{tail}max {entry['max_ms']} ms over {len(tools)} cutovers", flush=True)
             owner.stop()

@@ -6,7 +6,7 @@ it. Prints figures; it is not a test.
     python benchmarks/rehearsal.py --sizes 1000 10000 --runs 3
     python benchmarks/rehearsal.py --transport voter        # the local-voter variant
     python benchmarks/rehearsal.py --keep                   # keep every node's logs
-    python benchmarks/rehearsal.py --only kafka --kafka-restart   # + a cold controller's reconcile
+    python benchmarks/rehearsal.py --no-floor               # without the floor (faster)
     python benchmarks/rehearsal.py --controller-jvm-flag=-XX:TieredStopAtLevel=1   # C1 only
 
 Per size and run, two fresh clusters of real Kafka 3.9.1 ZooKeeper-mode brokers in migration mode
@@ -18,14 +18,14 @@ ZooKeeper tree and the canary against the brokers:
   migration mode, and migrates (claim of `/controller` -> ZK_MIGRATION -> SYNC_KRAFT_TO_ZK ->
   KRAFT_CONTROLLER_TO_BROKER_COMM -> DUAL_WRITE). Figures: claim -> DUAL_WRITE from its log
   (millisecond timestamps), and the canary's observed window (the longest gap between served
-  controller requests after the controller's launch) and producer stall. With
-  `--kafka-restart`, its controller is then restarted on the same log (a new JVM that never ran
-  Kafka's ZooKeeper read path, the only controller, nothing else loading the image) and that
-  controller's claim -> DUAL_WRITE and reconcile are printed too, with a second canary running
-  across the restart (its observed window printed as well): Kafka's own cold reconcile under
-  the same client load, to compare with the one after our handover. Every reconcile is split
-  into its wait on the migration driver's queue and the sync itself ("Performing a full metadata
-  sync" -> KRAFT_CONTROLLER_TO_BROKER_COMM).
+  controller requests after the controller's launch) and producer stall.
+* **The floor** (on by default, `--no-floor` skips it): Kafka's own controller is then restarted
+  on its migrated log (a new JVM that never ran Kafka's ZooKeeper read path, the only
+  controller, nothing else loading the image), with a second canary across the restart: that
+  failover's observed window, claim -> DUAL_WRITE and reconcile are what any controller change
+  on a migrated cluster costs under the same client load, and so the floor for a handover to a
+  real controller. Every reconcile is split into its wait on the migration driver's queue and
+  the sync itself ("Performing a full metadata sync" -> KRAFT_CONTROLLER_TO_BROKER_COMM).
 * **Ours, through the stand-in** (default): the brokers' `controller.quorum.voters` names 3000,
   3001 and 3002; real controllers 3001 and 3002 run in migration mode before zk2kraft starts
   (long election timeout, `tests/support/standin.py`); `zk2kraft migrate --cutover now
@@ -50,38 +50,14 @@ Targets (issue 9): observed window <= 0.5x Kafka's at 10,000 partitions and a ra
 as the cluster grows; our own part (tool + election) <= 200 ms at both sizes. Each side's load
 averages (as `uptime` prints them) are recorded beside its figures: the host is shared, and every
 figure moves with its load. The two sides alternate which runs first, run by run (Kafka's first
-in odd runs), so a load that drifts during a benchmark cannot favour one side.
+in odd runs, ours with `--ours-first`), so a load that drifts during a benchmark cannot favour
+one side.
 
-Measured 2026-11-23, 21:25-22:09 UTC, on a 2-core host shared with a CI run (load average 6-33),
-2 brokers, 3 runs a size (medians; every run and its load in docs/design.md, "Rehearsal against
-Kafka's own migration"):
-
-    size    Kafka's claim->DW  Kafka's observed  our t2-t0  tool    election  observed  ratio
-    1,000   11.2 s             11.3 s            2.6 s      98 ms   1,479 ms  7.3 s     1.04
-    10,000  20.1 s             19.0 s            3.7 s      168 ms  1,728 ms  14.4 s    0.65
-
-Those runs predate the brokers registering with the stand-in and the faster resignation.
-Measured 2026-11-25, 23:48-00:20 UTC, 2 brokers, the host otherwise quiet (load average 1-9),
-medians of 2 runs a size with Kafka's default JIT, then one run a size with
-`--controller-jvm-flag=-XX:TieredStopAtLevel=1` (every KRaft controller, both sides):
-
-    size    JIT      Kafka claim->DW  Kafka observed  our t2-t0  tool    election  observed  ratio
-    1,000   default  2.1 s            2.3 s           0.5 s      44 ms   185 ms    1.7 s     0.72
-    10,000  default  9.1 s            9.0 s           1.5 s      129 ms  674 ms    6.6 s     0.74
-    1,000   C1 only  1.7 s            2.0 s           0.5 s      57 ms   139 ms    1.3 s     0.66
-    10,000  C1 only  5.3 s            5.4 s           0.4 s      27 ms   102 ms    2.5 s     0.47
-
-With the default JIT the targets are not met: the ratio does not fall with size (0.72 -> 0.74),
-and tool + election was 186 / 272 ms at 1,000 and 1,096 / 511 ms at 10,000. What clients wait
-for after t2 is mostly the new controller's reconcile (SYNC_KRAFT_TO_ZK, 3.9-4.1 s at 10,000
-against Kafka's 1.6-1.9 s): a cold JVM compiling Kafka's ZooKeeper read path on a crowded host,
-as after any controller change (`--kafka-restart`; docs/design.md, "Why the reconcile is longer
-after our handover"). The election at 10,000 waits on Kafka's controllers loading the migrated
-image when the transaction closes, i.e. at our cutover (docs/design.md, "The election, measured
-step by step"). With C1 only, one run a size: the ratio fell 0.66 -> 0.47 and tool + election
-was 196 / 129 ms, so both targets were met there; a lead for operators to try (the controllers'
-KAFKA_OPTS during the migration), not advice: what C1-only code costs a controller in steady
-state was not measured.
+Every run prints one table: Kafka's own migration, ours and the floor side by side (the canary's
+observed window, claim -> DUAL_WRITE with Kafka's reconcile and broker RPCs, and our parts: t2 -
+t0, tool, /migration, election), the 1-minute load average around each side, and the ratios.
+Figures from runs, with their dates and loads: docs/benchmarks.md and docs/design.md
+("Rehearsal against Kafka's own migration").
 """
 
 from __future__ import annotations
@@ -147,9 +123,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--controller-jvm-flag", action="append", default=[], metavar="FLAG",
                    help="add FLAG to every KRaft controller's JVM on both sides, brokers "
                         "unchanged (repeatable; write --controller-jvm-flag=-XX:...)")
-    p.add_argument("--kafka-restart", action="store_true",
-                   help="after Kafka's own migration reaches DUAL_WRITE, restart its controller "
-                        "(a new JVM on the same log) and time that controller's reconcile")
+    p.add_argument("--no-floor", dest="kafka_restart", action="store_false",
+                   help="skip the floor: by default, after Kafka's own migration reaches "
+                        "DUAL_WRITE its controller is restarted (a new JVM on the same migrated "
+                        "log) and that failover's window and reconcile are timed")
+    p.add_argument("--kafka-restart", dest="kafka_restart", action="store_true",
+                   help=argparse.SUPPRESS)  # the floor's older name; it is on by default now
+    p.add_argument("--ours-first", action="store_true",
+                   help="our side first in odd runs (Kafka's goes first in odd runs otherwise)")
     p.add_argument("--keep", action="store_true",
                    help="keep the work directory (every node's logs, zk2kraft's --json report "
                         "and journal; ~300 MB a run at 10,000 partitions); removed by default")
@@ -319,7 +300,8 @@ def _ours_figures(doc: dict[str, Any]) -> dict[str, Any]:
             "parts_ms": parts, "observed_ms": w.get("observed"),
             "clients_t2_ms": w.get("clients_t2"), "producer_stall_ms": w.get("producer_stall"),
             "records": doc["canary"]["records"], "requests": doc["canary"]["requests"],
-            "phase_ms": doc["phase_ms"], "handover": doc.get("handover")}
+            "phase_ms": doc["phase_ms"], "migration_znode_ms": doc.get("migration_znode_ms"),
+            "handover": doc.get("handover")}
 
 
 def ours_standin(root: Path, connect: str, size: int, brokers: int, heap: str,
@@ -471,6 +453,64 @@ def _print_run(size: int, run: int, k: dict[str, Any] | None,
           flush=True)
 
 
+_NOT_THEIRS = "-"  # a figure of our handover only: no counterpart on Kafka's side
+
+
+def _table_rows(k: dict[str, Any] | None, o: dict[str, Any] | None
+                ) -> list[tuple[str, float | str | None, float | None, float | str | None]]:
+    """(figure, Kafka's own migration, ours, the floor) for one run: ms, None where not
+    measured, `_NOT_THEIRS` where the figure has no counterpart on that side."""
+    f = (k or {}).get("restarted") or {}
+    kk = k or {}
+    oo = o or {}
+    ctl = oo.get("controller") or {}
+    parts = oo.get("parts_ms") or {}
+    return [
+        ("canary observed window", kk.get("observed_ms"), oo.get("observed_ms"),
+         f.get("observed_ms")),
+        ("claim -> DUAL_WRITE", kk.get("claim_to_dual_write_ms"),
+         ctl.get("claim_to_dual_write_ms"), f.get("claim_to_dual_write_ms")),
+        ("  Kafka's reconcile", kk.get("reconcile_ms"), ctl.get("reconcile_ms"),
+         f.get("reconcile_ms")),
+        ("  broker RPCs", kk.get("broker_rpcs_ms"), ctl.get("broker_rpcs_ms"),
+         f.get("broker_rpcs_ms")),
+        ("ours: t2 - t0", _NOT_THEIRS, oo.get("t2_minus_t0_ms"), _NOT_THEIRS),
+        ("  tool (fence -> drained)", _NOT_THEIRS, oo.get("tool_ms"), _NOT_THEIRS),
+        ("  /migration written + journaled", _NOT_THEIRS, parts.get("migration_znode"),
+         _NOT_THEIRS),
+        ("  election", _NOT_THEIRS, oo.get("election_ms"), _NOT_THEIRS),
+        ("  our part (tool + election)", _NOT_THEIRS, oo.get("own_part_ms"), _NOT_THEIRS),
+        ("  Kafka's claim after the election", _NOT_THEIRS, parts.get("kafka_claim"),
+         _NOT_THEIRS),
+    ]
+
+
+def _print_table(size: int, run: int, k: dict[str, Any] | None,
+                 o: dict[str, Any] | None) -> None:
+    """One table per run: Kafka's own migration, ours, and the floor (Kafka's own controller
+    failover on its migrated log: the same reconcile in a cold JVM, which no handover avoids)."""
+    f = (k or {}).get("restarted")
+    print(f"\n  [{size} partitions, run {run}] (ms){'':<19}{'Kafka own':>12}{'ours':>12}"
+          f"{'floor':>12}", flush=True)
+    def cell(v: float | str | None) -> str:
+        return v if isinstance(v, str) else _fmt(v, "")
+
+    for name, a, b, c in _table_rows(k, o):
+        print(f"  {name:<42}{cell(a):>12}{cell(b):>12}{cell(c):>12}", flush=True)
+    def load(side: dict[str, Any] | None) -> str:
+        if not side or side.get("load_before") is None:
+            return "n/a"
+        return f"{side['load_before'][0]:.1f} -> {side['load_after'][0]:.1f}"
+
+    print(f"  1-minute load average before -> after: Kafka own {load(k)}, ours {load(o)}, "
+          f"floor {load(f)}", flush=True)
+    if k is not None and o is not None:
+        vs_kafka = _fmt_ratio(_ratio(o["observed_ms"], k["observed_ms"]))
+        vs_floor = _fmt_ratio(_ratio(o["observed_ms"], f["observed_ms"])) if f else "n/a"
+        print(f"  observed window ours/Kafka's own {vs_kafka}, ours/floor {vs_floor}",
+              flush=True)
+
+
 def _summary(sizes: dict[int, list[dict[str, Any]]]) -> dict[int, dict[str, float | None]]:
     """Medians per size, the table, and the targets against them."""
     out: dict[int, dict[str, float | None]] = {}
@@ -555,7 +595,7 @@ def main(argv: list[str] | None = None) -> int:
                 # The sides alternate which goes first, run by run, so a load that drifts over
                 # the run cannot favour one side; the order is recorded with the run.
                 sides = [("kafka", kafka_side), ("ours", ours_side)]
-                if run % 2 == 0:
+                if (run % 2 == 0) != args.ours_first:
                     sides.reverse()
                 one["order"] = [name for name, _ in sides if args.only in (None, name)]
                 for name, side in sides:
@@ -563,6 +603,7 @@ def main(argv: list[str] | None = None) -> int:
                         side()
                 runs.append(one)
                 _print_run(size, run, one.get("kafka"), one.get("ours"))
+                _print_table(size, run, one.get("kafka"), one.get("ours"))
                 if args.json:  # after every run: a later failure keeps what was measured
                     Path(args.json).write_text(json.dumps(figures, indent=2))
         figures["summary"] = _summary(figures["sizes"])

@@ -28,8 +28,9 @@ version, so at most one applies). Its claim is then in `/controller`, and only t
 from another KRaft controller's.
     fenced    ZooKeeper is fenced (token here); the drain may be partly written
     drained   the final delta, ZkMigrationStateRecord and EndTransactionRecord are durable
-    migration `/migration` holds the final offset and epoch
-    handoff   `--on-cutover` is running or ran
+    migration `/migration` holds the final offset and epoch (a run that writes it journals
+              it with `handoff`, in one save; a resume treats the two alike)
+    handoff   the stand-in resigns, or `--on-cutover` is running or ran
     done      finished; a re-run reports and changes nothing
 """
 

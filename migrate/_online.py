@@ -18,7 +18,8 @@ Order, and why (docs/design.md "Online migration", I1-I8; Kafka's `KRaftMigratio
 4. Gate, then t0 and the fence (`zkreader.fence_zk_controller`, one multi-op). It writes
    `/migration` only at the version the pre-copy (or a resume's re-read) judged: one rewritten
    since fails the fence, nothing applied, no retry (`MigrationMovedError`).
-5. Drain: `sync()`, re-read what changed before the fence, append the final delta,
+5. Drain: `sync()` and every notification before its reply delivered, re-read what changed
+   before the fence, append the final delta,
    `ZkMigrationStateRecord(MIGRATION)` and `EndTransactionRecord`, durable: t1. Then `/migration`
    with the last offset, checking the fence's `/controller_epoch` version (I4).
 6. Handoff: `--on-cutover CMD`; t2 when a KRaft controller's claim of `/controller` carries a
@@ -53,7 +54,7 @@ import os
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence, Set
+from collections.abc import Callable, Iterator, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -207,6 +208,8 @@ class OnlineOutcome:
     window_tool_ms: float | None = None
     window_total_ms: float | None = None
     phase_ms: dict[str, float] = field(default_factory=dict)
+    # drained -> handoff (window part `migration_znode`), split: `_IntervalCost.finish`
+    migration_znode_ms: dict[str, float] | None = None
     fence: dict[str, Any] | None = None
     migration_zk_version: int | None = None
     voters: list[dict[str, object]] = field(default_factory=list)
@@ -271,6 +274,8 @@ class OnlineOutcome:
             "changes_seen": self.changes_seen,
             "last_offset": self.last_offset,
             "phase_ms": {k: _r(v) for k, v in self.phase_ms.items()},
+            "migration_znode_ms": (None if self.migration_znode_ms is None else
+                                   {k: _r(v) for k, v in self.migration_znode_ms.items()}),
             "fence": self.fence,
             "migration_zk_version": self.migration_zk_version,
             "voters": self.voters,
@@ -286,6 +291,48 @@ class OnlineOutcome:
 
 def _r(v: float | None) -> float | None:
     return None if v is None else round(v, 3)
+
+
+def _main_thread_runqueue_ns() -> int | None:
+    """Nanoseconds this process's main thread has waited for a CPU (`/proc/self/schedstat`'s
+    second field; the thread group leader is the main thread), or None where it is not kept."""
+    try:
+        return int(Path("/proc/self/schedstat").read_text().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class _IntervalCost:
+    """Where one interval's wall time went: named waits (journal fsyncs, ZooKeeper round trips)
+    timed inside it, the process's CPU time across it (all threads, and the main thread's, which
+    runs the interval), and how long the main thread waited for a CPU (the host's load).
+    Reported as `migration_znode_ms` for drained -> handoff."""
+
+    def __init__(self, clock: Callable[[], float], start: float) -> None:
+        self.clock = clock
+        self.start = start
+        self.cpu_start = time.process_time()
+        self.main_cpu_start = time.thread_time()
+        self.runqueue_start = _main_thread_runqueue_ns()
+        self.waits: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def timed(self, name: str) -> Iterator[None]:
+        began = self.clock()
+        try:
+            yield
+        finally:
+            self.waits[name] = self.waits.get(name, 0.0) + (self.clock() - began) * 1000.0
+
+    def finish(self, end: float) -> dict[str, float]:
+        total = (end - self.start) * 1000.0
+        out = {"total": total, **self.waits,
+               "cpu": (time.process_time() - self.cpu_start) * 1000.0,
+               "cpu_main_thread": (time.thread_time() - self.main_cpu_start) * 1000.0}
+        runqueue = _main_thread_runqueue_ns()
+        if runqueue is not None and self.runqueue_start is not None:
+            out["runqueue_wait"] = (runqueue - self.runqueue_start) / 1e6
+        return out
 
 
 _MARKERS = frozenset({"BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD",
@@ -356,6 +403,8 @@ class _Run:
         # fence writes it only at that version
         self._migration_judged: int | None = None
         self._broker_wait_start: float | None = None  # the gate began waiting for brokers
+        self._after_drain: _IntervalCost | None = None  # t1 -> handoff, when t1 is this run's
+        self._gc_paused = contextlib.ExitStack()  # the collector's pause, fence -> handoff's end
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -409,6 +458,11 @@ class _Run:
                 "'ZK Migration' transaction and no journal state for it); refusing to write "
                 "into it. Point --voter at empty directories, or --journal at this run's journal")
 
+    def _timed(self, name: str) -> contextlib.AbstractContextManager[None]:
+        """Time a wait inside drained -> handoff (`migration_znode_ms`) when t1 is this run's."""
+        meter = self._after_drain
+        return contextlib.nullcontext() if meter is None else meter.timed(name)
+
     # -- phases ----------------------------------------------------------------------------
 
     def run(self) -> OnlineOutcome:
@@ -432,22 +486,23 @@ class _Run:
             assert j.fence is not None
             token = FenceToken.from_json(j.fence)
         t0 = t1 = None
-        if token is None:
+        with self._gc_paused:  # from the fence (`_mirror_and_fence`) to the handoff's end
+            if token is None:
+                try:
+                    t0, t1, token = self._mirror_and_fence()
+                except _OurFenceFound as found:
+                    token = found.token  # no t0: the window began in an earlier run
             try:
-                t0, t1, token = self._mirror_and_fence()
-            except _OurFenceFound as found:
-                token = found.token  # no t0: the window began in an earlier run
-        try:
-            if not j.at_least("drained"):
-                t1 = self._drain_explained(token)  # a resumed drain explains as the first does
-            if not j.at_least("migration"):
-                self._write_migration(token)
-        except VoterUnavailableError as exc:
-            if "ZooKeeper IS fenced" in str(exc):
-                raise
-            raise VoterUnavailableError(_fenced_without_log(exc, self.controller_id, token)
-                                        ) from exc
-        t2 = self._handoff(token)
+                if not j.at_least("drained"):
+                    t1 = self._drain_explained(token)  # a resumed drain explains as the first does
+                if not j.at_least("migration"):
+                    self._write_migration(token)
+            except VoterUnavailableError as exc:
+                if "ZooKeeper IS fenced" in str(exc):
+                    raise
+                raise VoterUnavailableError(_fenced_without_log(exc, self.controller_id, token)
+                                            ) from exc
+            t2 = self._handoff(token)
         if t2 is not None:
             self.out.stamps["claimed"] = t2
         if t0 is not None and t1 is not None:
@@ -474,21 +529,23 @@ class _Run:
         self._mirror_until_cutover()
         # The window must not pay for the collector walking the pre-copy's millions of
         # objects (a full pass costs tenths of a second at 100k partitions): freeze what
-        # exists and keep the collector off from the fence to t1.
+        # exists and keep the collector off from the fence to the end of the handoff (`run`),
+        # so the pass the fence and drain owe does not land on /migration's write (~5 ms of
+        # CPU there at 1,000 partitions) or the handoff either.
         self.out.zk_brokers = sorted(self.log.image.cluster.brokers)
         for record in trailer_records(self.mv):
             encode_record(record)  # their encoders compile on first use: now, not in t0..t1
         gc.collect()
         gc.freeze()
         t1 = None
-        with paused_gc():
-            t0, token = self._fence()
-            self.out.fence_at = t0
-            self.out.stamps["fence"] = t0
-            if not j.at_least("drained"):
-                t1 = self._drain_explained(token)
-                if t1 is not None:
-                    self.out.stamps["drained"] = t1
+        self._gc_paused.enter_context(paused_gc())
+        t0, token = self._fence()
+        self.out.fence_at = t0
+        self.out.stamps["fence"] = t0
+        if not j.at_least("drained"):
+            t1 = self._drain_explained(token)
+            if t1 is not None:
+                self.out.stamps["drained"] = t1
         return t0, t1, token
 
     def _facts(self) -> dict[str, Any]:
@@ -649,16 +706,20 @@ class _Run:
         return result.records
 
     def _sync(self) -> None:
-        """`sync()` before the drain's reads; a session that expired meanwhile is noted (the
-        drain then compares the whole tree) and the new session is synced instead."""
+        """`sync()` before the drain's reads, then every notification that came before its
+        reply delivered to the change feed (kazoo runs watch callbacks on another thread); a
+        session that expired meanwhile is noted (the drain then compares the whole tree) and
+        the new session is synced instead."""
         for _ in range(2):
             try:
                 self.session.retrying(lambda: self.session.kazoo.sync("/"), "/")
+                self.session.run_queued_watch_callbacks()
                 return
             except ZkSessionExpiredError:
                 self.session.expired.set()
                 time.sleep(0.2)
         self.session.retrying(lambda: self.session.kazoo.sync("/"), "/")
+        self.session.run_queued_watch_callbacks()
 
     def _retrying(self, fn: Callable[[], Any]) -> Any:
         """Entity reads survive connection losses (the feed re-arms the watches)."""
@@ -941,14 +1002,17 @@ class _Run:
         t_read = self.clock()
         self.quorum.append_records(delta + trailer, timestamp_ms=self._ts(snapshot))
         t1, self.out.wall_stamps["drained"] = self.clock(), time.time()
+        self._after_drain = _IntervalCost(self.clock, t1)
         self.log.apply(applied)
         if self._restate_scram():  # part of the window: durable before /migration and handoff
             t1, self.out.wall_stamps["drained"] = self.clock(), time.time()
+            self._after_drain = _IntervalCost(self.clock, t1)
         self.out.phase_ms["drain_sync"] = (t_sync - start) * 1000.0
         self.out.phase_ms["drain_reread"] = (t_read - t_sync) * 1000.0
         self.out.phase_ms["drain_append"] = (t1 - t_read) * 1000.0
-        self.journal.save(phase="drained", fence=token.to_json(),
-                          last_durable_offset=self.quorum.durable_offset)
+        with self._timed("journal"):
+            self.journal.save(phase="drained", fence=token.to_json(),
+                              last_durable_offset=self.quorum.durable_offset)
         self.out.phase_ms["drain"] = (t1 - start) * 1000.0
         self.sink.say(f"fenced: /controller_epoch is now {token.controller_epoch}, /controller "
                       f"is claimed by {self.controller_id} (kraftControllerEpoch {self.epoch}); "
@@ -980,23 +1044,30 @@ class _Run:
         state = MigrationState(self.controller_id, self.epoch, self.quorum.last_offset,
                                self.epoch)
         _crash("before_migration")
-        version = write_migration_state(self.session, token, state,
-                                        in_flight=_crash_in_flight(self.session, "migration_sent"))
+        with self._timed("zookeeper"):
+            version = write_migration_state(
+                self.session, token, state,
+                in_flight=_crash_in_flight(self.session, "migration_sent"))
         self.out.stamps["migration_written"] = self.clock()
         self.out.wall_stamps["migration_written"] = time.time()
         _crash("after_migration")
-        self.journal.save(phase="migration", migration_zk_version=version)
+        # journaled with the handoff, in one save (`_handoff`): a resume between the two would
+        # write /migration again, which reads back as already applied (write_migration_state)
         self.out.migration_zk_version = version
         self.out.phase_ms["migration"] = (self.clock() - start) * 1000.0
         self.sink.say(f"/migration written: kraft_metadata_offset {self.quorum.last_offset}, "
                       f"kraft_metadata_epoch {self.epoch}")
 
     def _handoff(self, token: FenceToken) -> float | None:
-        self.journal.save(phase="handoff")
+        if self.out.migration_zk_version is None:  # written by an earlier run
+            self.out.migration_zk_version = self.journal.migration_zk_version
+        with self._timed("journal"):
+            # `/migration` written (phase migration) and the handoff begun, in one durable save
+            self.journal.save(phase="handoff", migration_zk_version=self.out.migration_zk_version)
         self.out.stamps["handoff"] = self.clock()
         self.out.wall_stamps["handoff"] = time.time()
-        if self.out.migration_zk_version is None:
-            self.out.migration_zk_version = self.journal.migration_zk_version
+        if self._after_drain is not None:
+            self.out.migration_znode_ms = self._after_drain.finish(self.out.stamps["handoff"])
         if not isinstance(self.quorum, StandInLeader):
             # Writing is over: finish every voter's queued writes (a voter that failed on the
             # last batch is recorded now, not lost) and free the locks for the controllers.

@@ -378,11 +378,12 @@ def write_migration_state(session: ZkSession, token: FenceToken, state: Migratio
                           in_flight: Callable[[], None] | None = None) -> int:
     """Write `/migration` in a multi-op checking `/controller_epoch` at the fence's version.
 
-    Never blindly: `/migration` is first read back. Holding exactly `state` means this write
-    already applied (a resume after a crash, or a reply lost in flight): nothing is sent again.
-    Otherwise it is written only at the version the fence left (`token.migration_zk_version`);
-    a `/migration` rewritten or removed since then (a KRaft controller, a rollback, another
-    tool) is not ours to overwrite.
+    Never blindly: the multi-op sets `/migration` only at the version the fence left
+    (`token.migration_zk_version`), so it applies at most once and never over a `/migration`
+    rewritten or removed since (a KRaft controller, a rollback, another tool). It is sent
+    first, in one round trip; only when it fails, or its reply is lost, is `/migration` read
+    back (after a `sync()`): holding exactly `state` means this write had already applied (a
+    resume after a crash, or an earlier send whose reply was lost), and that is success.
 
     Args:
         in_flight: called once the multi-op was handed to the connection, before its reply is
@@ -398,11 +399,6 @@ def write_migration_state(session: ZkSession, token: FenceToken, state: Migratio
     """
     client = session.kazoo
     data = migration_json(state)
-    current = _read_migration_synced(session)
-    if current is not None and current.data == data:
-        return current.version  # this very write applied before: nothing to do
-    if current is None or current.version != token.migration_zk_version:
-        raise MigrationMovedError(_migration_rewritten(token, current))
     tx = client.transaction()
     tx.check(_paths.CONTROLLER_EPOCH, token.epoch_zk_version)
     tx.set_data(_paths.MIGRATION, data, version=token.migration_zk_version)
@@ -411,22 +407,30 @@ def write_migration_state(session: ZkSession, token: FenceToken, state: Migratio
     except _LOST as exc:
         log.warning("the /migration write's reply was lost (%s); reading back whether it "
                     "applied", type(exc).__name__)
-        # the read-back either finds our data (applied) or sends it again, at the same version
+        after = _read_migration_synced(session)
+        if after is not None and after.data == data:
+            return after.version  # it applied
+        if after is None or after.version != token.migration_zk_version:
+            raise MigrationMovedError(_migration_rewritten(token, after)) from None
+        # not applied, and still where the fence left it: send it again (at the same version)
         return write_migration_state(session, token, state, in_flight=in_flight)
     except KazooException as exc:
         raise map_kazoo_error(exc, _paths.MIGRATION) from exc
     failed = _failed_op(results)
-    if failed is not None and failed is results[-1]:
-        after = _read_migration_synced(session)
-        if after is not None and after.data == data:
-            return after.version  # an earlier send applied (its reply was lost)
+    if failed is None:
+        stat = results[1]
+        return stat.version if hasattr(stat, "version") else 0
+    # Refused: an earlier send of this very write (a crashed run's, or one whose reply was
+    # lost) may have applied and moved the version; that is success. Checked in the order the
+    # read-back-first protocol did: /migration's content, then its version, then the epoch.
+    after = _read_migration_synced(session)
+    if after is not None and after.data == data:
+        return after.version
+    if after is None or after.version != token.migration_zk_version:
         raise MigrationMovedError(_migration_rewritten(token, after))
-    if failed is not None:
-        raise ControllerMovedError(
-            f"writing /migration failed ({type(failed).__name__}): /controller_epoch is no "
-            f"longer at version {token.epoch_zk_version}; another controller fenced us")
-    stat = results[1]
-    return stat.version if hasattr(stat, "version") else 0
+    raise ControllerMovedError(
+        f"writing /migration failed ({type(failed).__name__}): /controller_epoch is no "
+        f"longer at version {token.epoch_zk_version}; another controller fenced us")
 
 
 def _read_migration_synced(session: ZkSession) -> _Node | None:

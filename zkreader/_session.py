@@ -28,6 +28,7 @@ from kazoo.exceptions import (
 )
 from kazoo.handlers.threading import KazooTimeoutError, SequentialThreadingHandler
 from kazoo.handlers.utils import fileobj_to_fd
+from kazoo.protocol.states import Callback
 from kazoo.protocol.states import ZnodeStat as KazooStat
 from kazoo.retry import KazooRetry
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential
@@ -147,6 +148,25 @@ class ZkSession:
         the pending replies only once the whole frame was sent. Crash tests wait for this before
         killing the process with a multi-op in flight, so the request really left it."""
         return not self._client._queue
+
+    def run_queued_watch_callbacks(self, timeout_s: float = 30.0) -> None:
+        """Return once kazoo's callback thread has run every watch callback queued so far.
+
+        kazoo's connection thread hands a notification to the callback thread's queue but wakes
+        a caller waiting on a reply (e.g. `sync()`) directly, so after a reply the notifications
+        that came before it on the wire may not be in the `ChangeFeed` yet. The queue is FIFO
+        and served by one thread: a marker queued now runs after all of them.
+
+        Raises:
+            ZkUnreachableError: the callback thread did not get to the marker in `timeout_s`.
+        """
+        reached = threading.Event()
+        self._client.handler.dispatch_callback(Callback("watch", reached.set, ()))
+        if not reached.wait(timeout_s):
+            raise ZkUnreachableError(
+                f"ZooKeeper's notifications were not delivered within {timeout_s:g}s (kazoo's "
+                "callback thread is stuck); re-run the same command (it resumes from the journal "
+                "and compares the whole tree)")
 
     def check_alive(self) -> None:
         """Raise if the session expired (watches armed so far are gone: I3 no longer holds).
