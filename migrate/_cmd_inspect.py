@@ -20,6 +20,7 @@ from pathlib import Path
 
 import orjson
 
+from migrate._cliargs import SUB_EPILOG, Subparsers
 from migrate._exit_codes import EXIT_FINDINGS
 from migrate.errors import MigrateError
 from verify import (
@@ -31,7 +32,43 @@ from verify import (
 )
 from writers import VoterStateError, open_log_source
 
-__all__ = ["run"]
+__all__ = ["add_parser", "run"]
+
+
+def _non_negative_int(value: str) -> int:
+    try:
+        result = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
+    if result < 0:
+        raise argparse.ArgumentTypeError(f"{value!r} must be >= 0")
+    return result
+
+
+def add_parser(sub: Subparsers) -> None:
+    """Register `zk2kraft inspect` and its flags (`cli.build_parser` calls it)."""
+    p = sub.add_parser(
+        "inspect",
+        help="decode a voter dir, log dir, .log or .checkpoint",
+        description="Decode and validate a metadata log: every CRC, offset and record.\n"
+        "With --json, one object per record, {\"offset\",\"type\",\"version\",\"data\"}, "
+        "named\nexactly as kafka-dump-log --cluster-metadata-decoder prints them (snapshots "
+        "first,\nthen the log segments). Writes nothing.\n\n"
+        "inspect's exit codes: 0 valid; 1 valid, but the log ends inside an open metadata\n"
+        "transaction (a controller taking over would abort it and drop its records); 2 PATH\n"
+        "missing, not a metadata log, or damaged (the message names file, byte position and\n"
+        "offset; everything before the damage is printed first); 3 PATH exists but cannot be\n"
+        "read (permissions, I/O error).",
+        epilog=SUB_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("path", metavar="PATH", help="voter dir, log dir, .log or .checkpoint file")
+    p.add_argument("--json", action="store_true", help="JSON lines, one record per line")
+    p.add_argument("--max-records", type=_non_negative_int, default=200, metavar="N",
+                   help="records listed in the readable view (default 200; counts cover all)")
+    p.add_argument("--unredacted", action="store_true",
+                   help="print SCRAM salts/keys, token details and sensitive config values "
+                   "as stored (default: redacted); for byte-exact comparison with kafka-dump-log")
 
 
 def run(args: argparse.Namespace) -> int:

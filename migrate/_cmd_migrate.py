@@ -9,6 +9,7 @@ and `manual` (the online migration) are `migrate._cmd_online`.
 from __future__ import annotations
 
 import argparse
+import os
 
 from migrate._bulk import (
     BulkOptions,
@@ -18,6 +19,16 @@ from migrate._bulk import (
     overrides_given,
     run_bulk,
 )
+from migrate._cliargs import (
+    SUB_EPILOG,
+    Subparsers,
+    add_metadata_version,
+    add_offline,
+    add_output,
+    add_standin,
+    add_voters,
+    add_zookeeper,
+)
 from migrate._offline import resolve_metadata_version
 from migrate._private_file import check_output_path, write_json_report
 from migrate._progress import ProgressBars, progress_wanted
@@ -25,7 +36,7 @@ from migrate._standinargs import check_standin_flags
 from migrate._zkargs import connect_options
 from migrate.errors import BadFlagError, BlockersFoundError
 
-__all__ = ["bulk_options", "run"]
+__all__ = ["add_parser", "bulk_options", "run"]
 
 
 def bulk_options(args: argparse.Namespace) -> BulkOptions:
@@ -59,6 +70,95 @@ def bulk_options(args: argparse.Namespace) -> BulkOptions:
         offline=args.offline,
         target_kafka=args.target_kafka,
     )
+
+
+_MIGRATE_EPILOG = """\
+--cutover none copies and stops there: ZooKeeper and its controller run on untouched, so the copy
+is a rehearsal (verify it, inspect it). A running cluster moves with --cutover now or manual: the
+same copy into the live logs, then the mirror, the fence and the handoff to the KRaft controllers
+that --on-cutover starts (or, with --standin, to the running controllers). Every broker stopped:
+--offline.
+
+""" + SUB_EPILOG
+
+def add_parser(sub: Subparsers) -> None:
+    """Register `zk2kraft migrate` and its flags (`cli.build_parser` calls it)."""
+    p = sub.add_parser(
+        "migrate",
+        help="copy the metadata into the KRaft controllers' logs and, with --cutover now|manual, "
+        "cut over while the brokers run",
+        description="Read ZooKeeper, translate to KRaft records and write the complete "
+        "metadata log into every --voter directory (or, with --standin, through the running "
+        "controllers). With --cutover none nothing is written to ZooKeeper; with now|manual "
+        "changes are mirrored until ZooKeeper's controller is fenced and the KRaft controllers "
+        "take over. Refuses on pre-flight blockers (exit 1).",
+        epilog=_MIGRATE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_zookeeper(p)
+    add_voters(p, required=False)
+    add_standin(p)
+    add_metadata_version(p)
+    add_offline(p, target=True)
+    add_output(p)
+    p.add_argument("--cutover", choices=["none", "now", "manual"], default="none",
+                   help="none: copy only, ZooKeeper untouched (default); now and manual need "
+                   "--metadata-version 3.6-IV1 or later (the default 3.9-IV0 is): now copies "
+                   "into the live logs, mirrors changes, fences ZooKeeper's controller as soon "
+                   "as caught up and hands over; manual does the same, cutting over on Enter "
+                   "or SIGUSR1")
+    p.add_argument("--on-cutover", metavar="CMD",
+                   help="shell command run after /migration is written, to start the KRaft "
+                   "controllers (must be safe to run again: a resumed run re-runs it)")
+    p.add_argument("--journal", metavar="DIR",
+                   help="where the online run's journal lives (default: "
+                   "<parent of the first voter dir>/.zk2kraft-journal, 0700, on the first "
+                   "voter's filesystem: give a DIR on another filesystem to survive that disk "
+                   "filling); a re-run and rollback find it with the same flags. A journal "
+                   "that cannot be written stops the run (exit 3; before the fence ZooKeeper "
+                   "is untouched)")
+    p.add_argument("--handoff-timeout", type=float, default=120.0, metavar="S",
+                   help="how long to wait for a KRaft controller to claim /controller after "
+                   "--on-cutover (t2; default 120)")
+    p.add_argument("--broker-wait", type=float, default=None, metavar="S",
+                   help="with --standin: how long the cutover waits for every broker in "
+                   "/brokers/ids to register with the stand-in and be unfenced, as Kafka's "
+                   "WAIT_FOR_BROKERS does (brokers in migration mode with "
+                   "controller.quorum.voters do so on their own); after that it cuts over "
+                   "with a warning and they register with the next controller (default 60; "
+                   "0: do not wait; refused without --standin)")
+    p.add_argument("--bootstrap-server", metavar="HOST:PORT[,HOST:PORT]",
+                   help="run the canary against these brokers during the online migration: "
+                   "controller-bound requests every 50 ms and an acks=all produce/consume "
+                   "loop; the report gains window_ms.observed and the producer's stall")
+    p.add_argument("--max-window", type=float, default=None, metavar="S",
+                   help="with --bootstrap-server: the longest window (seconds) the clients may "
+                   "see (the canary's window_ms.observed); over it the run ends with exit 4 "
+                   "and WINDOW_OVER_BOUND in the report")
+    p.add_argument("--command-config", metavar="FILE",
+                   help="the canary's client properties (Kafka's Java client file: "
+                   "security.protocol, sasl.*, ssl.* with PEM or PKCS#12 stores)")
+    p.add_argument("--controller-log", dest="controller_logs", action="append", metavar="FILE",
+                   help="the server log of the controller that takes over (repeat for each "
+                   "candidate): its migration-driver lines give window_ms.parts' reconcile and "
+                   "broker_rpcs (zk2kraft follows it until DUAL_WRITE or --handoff-timeout)")
+    p.add_argument("--html", metavar="FILE",
+                   help="with --cutover now|manual: also write a self-contained HTML report "
+                   "with the window's parts as a stacked bar (mode 0600)")
+    p.add_argument("--spark-master", default="auto", metavar="auto|in-process|URL",
+                   help="where the bulk copy's translation and encoding run: 'auto' (default) "
+                   "on Spark local[*] for big clusters and in-process below a measured size; "
+                   "'in-process' never starts Spark; a Spark master URL (local[4], spark://...) "
+                   "runs them on that Spark")
+    p.add_argument(
+        "--password-encoder-secret",
+        metavar="SECRET",
+        default=os.environ.get("ZK2KRAFT_PASSWORD_ENCODER_SECRET"),
+        help="brokers' password.encoder.secret, to decode encrypted dynamic broker passwords "
+        "(or env ZK2KRAFT_PASSWORD_ENCODER_SECRET); without it they block the migration",
+    )
+    p.add_argument("--allow-pending-log-dir-events", action="store_true",
+                   help="override the blocker for unprocessed /log_dir_event_notification events")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -46,7 +46,7 @@ from migrate.errors import BadFlagError, BlockersFoundError, CutoverUnconfirmedE
 
 __all__ = ["online_options", "run"]
 
-_BROKER_WAIT_DEFAULT_S = 60.0  # --broker-wait's default (cli.py's help says it)
+_BROKER_WAIT_DEFAULT_S = 60.0  # --broker-wait's default (_cmd_migrate's help says it)
 
 
 def online_options(args: argparse.Namespace, standin: StandInSpec | None) -> OnlineOptions:

@@ -16,11 +16,22 @@ only thing on stdout and the tables go to stderr; `--quiet` prints no tables or 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from migrate._cliargs import (
+    SUB_EPILOG,
+    Subparsers,
+    add_metadata_version,
+    add_offline,
+    add_output,
+    add_standin,
+    add_voters,
+    add_zookeeper,
+)
 from migrate._cmd_snapshot import read_snapshot
 from migrate._findings import Finding
 from migrate._offline import resolve_metadata_version
@@ -39,7 +50,7 @@ if TYPE_CHECKING:
     from verify import VoterDiff
     from writers import MetadataVersion
 
-__all__ = ["check_plan_flags", "plan_result", "run"]
+__all__ = ["add_parser", "check_plan_flags", "plan_result", "run"]
 
 _LISTENER_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -109,6 +120,42 @@ def plan_result(
         extra_warnings=result.warnings,
         voter_ids=voter_ids,
         offline=offline,
+    )
+
+
+def add_parser(sub: Subparsers) -> None:
+    """Register `zk2kraft plan` and its flags (`cli.build_parser` calls it)."""
+    p = sub.add_parser(
+        "plan",
+        help="pre-flight checks and dry-run diff (writes nothing)",
+        description="Pre-flight: find what would block or endanger a migration (blockers, "
+        "warnings), count the records `migrate` would write and, with --voter, diff voters "
+        "that already hold a log against ZooKeeper. With --standin and --controller (or "
+        "--quorum-voters), or with --voter (online, or with --offline), as migrate takes "
+        "them, also print the operator's sequence of that path: the properties each "
+        "controller and each broker must run with, and the procedure as numbered steps with "
+        "the rollback of each (the runbooks in docs/runbooks/ are this text). --offline "
+        "judges a stopped cluster without --voter; --voter adds the sequence. Writes nothing "
+        "anywhere but the reports.",
+        epilog=SUB_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_zookeeper(p)
+    add_voters(p, required=False)
+    add_standin(p)
+    p.add_argument("--controller-listener-name", default="CONTROLLER", metavar="NAME",
+                   help="the controllers' controller.listener.names, as the printed sequence "
+                   "uses it (default CONTROLLER)")
+    add_metadata_version(p)
+    add_offline(p, target=True)
+    add_output(p)
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report (0600)")
+    p.add_argument(
+        "--password-encoder-secret",
+        metavar="SECRET",
+        default=os.environ.get("ZK2KRAFT_PASSWORD_ENCODER_SECRET"),
+        help="brokers' password.encoder.secret, to decode encrypted dynamic broker passwords "
+        "(or env ZK2KRAFT_PASSWORD_ENCODER_SECRET)",
     )
 
 

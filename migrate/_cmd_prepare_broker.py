@@ -20,10 +20,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from migrate._cliargs import SUB_EPILOG, Subparsers
 from migrate.errors import BadFlagError
 from writers import broker_directory_id, prepare_broker_log_dir
 
-__all__ = ["run"]
+__all__ = ["add_parser", "run"]
 
 _SAID = {
     "set": "directory.id set to {id}",
@@ -33,6 +34,26 @@ _SAID = {
             "replicas will be re-reported at its first start",
     "not first": "not the first log dir: left alone (Kafka gives it an id at start)",
 }
+
+
+def add_parser(sub: Subparsers) -> None:
+    """Register `zk2kraft prepare-broker` and its flags (`cli.build_parser` calls it)."""
+    p = sub.add_parser(
+        "prepare-broker",
+        help="on each stopped broker host, after migrate --offline: give its first log dir "
+        "the directory.id the log names",
+        description="Run on each stopped broker host before its first start in KRaft mode "
+        "after `migrate --offline`: gives the broker's first log dir the directory.id that "
+        "the migrated log names for its replicas (derived from the dir's own cluster.id and "
+        "broker.id), so the broker has no replica directory to report at start (without it: "
+        "STALE_BROKER_EPOCH errors until its metadata catches up). Idempotent; never changes "
+        "an existing directory.id; refuses while the broker runs (its .lock is held: exit 3).",
+        epilog=SUB_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--log-dirs", required=True, metavar="DIR[,DIR...]",
+                   help="the broker's log.dirs, in the same order (the first one gets the id)")
+    p.add_argument("--dry-run", action="store_true", help="say what would change; write nothing")
 
 
 def run(args: argparse.Namespace) -> int:

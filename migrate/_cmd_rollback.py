@@ -36,6 +36,7 @@ from pathlib import Path
 
 import orjson
 
+from migrate._cliargs import SUB_EPILOG, Subparsers, add_output, add_voters, add_zookeeper
 from migrate._journal import Journal, default_journal_dir
 from migrate._private_file import check_output_path, write_private
 from migrate._translate_framing import ZK_MIGRATION_STATE_POST_MIGRATION
@@ -52,7 +53,7 @@ from zkreader import (
     release_claim,
 )
 
-__all__ = ["run"]
+__all__ = ["add_parser", "run"]
 
 
 def _finalised(path: Path) -> bool:
@@ -95,6 +96,31 @@ def _judge_claim(state: FenceState, journal: Journal | None, journal_dir: Path) 
         "above them: another controller or tool wrote it; refusing to remove it (a KRaft "
         "migration zk2kraft did not fence, e.g. Kafka's own after a stand-in stopped early, is "
         "reverted as Kafka's guide says)")
+
+
+def add_parser(sub: Subparsers) -> None:
+    """Register `zk2kraft rollback` and its flags (`cli.build_parser` calls it)."""
+    p = sub.add_parser(
+        "rollback",
+        help="undo an online cutover before finalisation (ZooKeeper's controller leads again)",
+        description="Remove the /controller claim the journal says this migration wrote (or "
+        "the claim of the KRaft controller that took over from it) and /migration in one "
+        "multi-op checking /controller_epoch, and lift /controller_epoch above every "
+        "controller_epoch in the partition state znodes (KAFKA-20488). Refuses while a "
+        "voter's .lock is held (exit 3), after finalisation (exit 1), or when /controller "
+        "holds a persistent claim the journal does not vouch for (exit 1). A run that never "
+        "fenced ZooKeeper has nothing to roll back: its journal is kept, and the same "
+        "migrate resumes it.",
+        epilog=SUB_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_zookeeper(p)
+    add_voters(p, required=True)
+    add_output(p)
+    p.add_argument("--journal", metavar="DIR",
+                   help="the online run's journal dir (default: <parent of the first voter "
+                   "dir>/.zk2kraft-journal): its claims decide what may be removed; moved "
+                   "aside once rolled back")
 
 
 def run(args: argparse.Namespace) -> int:

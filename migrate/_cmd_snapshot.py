@@ -11,13 +11,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from migrate._cliargs import SUB_EPILOG, Subparsers, add_zookeeper
 from migrate._private_file import check_output_path, write_private
 from migrate._progress import ProgressBars, progress_wanted
 from migrate._snapshot_json import snapshot_lines
 from migrate._zkargs import connect_options
 from zkreader import ClusterSnapshot, ConnectOptions
 
-__all__ = ["read_snapshot", "run"]
+__all__ = ["add_parser", "read_snapshot", "run"]
 
 
 def read_snapshot(options: ConnectOptions, bars: ProgressBars) -> ClusterSnapshot:
@@ -37,6 +38,34 @@ def read_snapshot(options: ConnectOptions, bars: ProgressBars) -> ClusterSnapsho
     with open_session(options) as session:
         return read_cluster(session, progress=bars.task("reading ZooKeeper"), watch=False,
                             pause=ReadPause.from_env())
+
+
+_SNAPSHOT_FORMAT = """\
+output: one JSON object per line,
+  {"kind": K, "path": "/znode/path", "data": {...}, "stat": {"czxid", "mzxid", "version",
+   "ctime_ms", "mtime_ms", "ephemeral_owner", "num_children"}}
+  kinds in order: cluster_id, controller, controller_epoch, feature, migration, broker, topic,
+  partition_state, pending_deletion (stat null), config, acl, delegation_token,
+  producer_id_block, log_dir_event. Paths are relative to the chroot. Redacted as
+  "<redacted>": SCRAM credentials, password/JAAS/secret configs, encrypted values and
+  delegation-token details.
+
+"""
+
+
+def add_parser(sub: Subparsers) -> None:
+    """Register `zk2kraft snapshot` and its flags (`cli.build_parser` calls it)."""
+    p = sub.add_parser(
+        "snapshot",
+        help="read-only dump of the Kafka tree as JSON lines (secrets redacted)",
+        description="Read the whole Kafka tree from ZooKeeper (read-only) and print one JSON "
+        "object per znode-derived entity. SCRAM credentials and passwords are redacted.",
+        epilog=_SNAPSHOT_FORMAT + SUB_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_zookeeper(p)
+    p.add_argument("--out", metavar="FILE", help="write to FILE (mode 0600) instead of stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -21,6 +21,14 @@ from pathlib import Path
 
 from rich.console import Console
 
+from migrate._cliargs import (
+    SUB_EPILOG,
+    Subparsers,
+    add_offline,
+    add_output,
+    add_voters,
+    add_zookeeper,
+)
 from migrate._cmd_snapshot import read_snapshot
 from migrate._offline import check_still_stopped
 from migrate._private_file import check_output_path, write_json_report
@@ -41,7 +49,7 @@ from verify import (
 )
 from zkreader import ClusterSnapshot
 
-__all__ = ["check_verify_flags", "run"]
+__all__ = ["add_parser", "check_verify_flags", "run"]
 
 
 def check_verify_flags(args: argparse.Namespace) -> list[tuple[int, Path]]:
@@ -105,6 +113,70 @@ def _compare(
             starter.stop()
         report = ParityReport.of((*extra, *diffs), report.checked, report.provenance)
     return report
+
+
+_VERIFY_EPILOG = """\
+compared (kind: fields; a missing entity is field "<exists>"):
+  broker: endPoints, rack, brokerEpoch (= czxid)      topic: topicId
+  partition (<topic>-<p>): replicas, isr, leader, leaderEpoch, partitionEpoch,
+      addingReplicas, removingReplicas, leaderRecoveryState
+  topic_config / broker_config (<default> = cluster default): each key; passwords by presence
+  client_quota (user=..,client-id=..,ip=..): each key    scram (<user>/<mechanism>): credential
+      digest, never printed    acl: each binding    producer_ids: nextProducerId
+  delegation_token: owner, requester, renewers, timestamps
+  voter: a voter whose log differs from the first --voter's (first differing offset)
+  voter_files: meta.properties, quorum-state, partition.metadata a controller would refuse
+  transaction: a metadata transaction still open at the end of the log
+three classes; only differences fail (exit 1):
+  difference        the two sides disagree as no healthy cluster does
+  changed by Kafka  Kafka's own change since the migration, in dual-write: a producer-id
+                    block a KRaft controller allocated (ZooKeeper {broker -1, block_start =
+                    the log's nextProducerId}, one block ahead); a broker registered through
+                    KRaft that /brokers/ids no longer lists (rolled to KRaft, or stopped)
+  not checked       a quorum-state listing more voters than the --voter ids: pass
+                    --quorum-voters
+when: after a bulk copy; in the mirror and in dual-write on a controller's metadata.log.dir;
+  after the brokers rolled to KRaft. Not after finalising (ZooKeeper is no longer written).
+--json (FILE or - for stdout, mode 0600): {"parity": bool, "differences": [{"kind", "key",
+  "field", "zookeeper", "quorum"}], "changed_by_kafka": [... "reason"], "not_checked":
+  [... "reason"], "checked": {kind: entities}, "provenance": {...}}
+
+"""
+
+
+def _verify_spark_master(value: str) -> str:
+    """verify's `--spark-master`: migrate's values less 'auto' (verify has no size rule)."""
+    if value == "auto":
+        raise argparse.ArgumentTypeError(
+            "'auto' is migrate's; verify takes 'in-process' or a Spark master URL")
+    return value
+
+
+def add_parser(sub: Subparsers) -> None:
+    """Register `zk2kraft verify` and its flags (`cli.build_parser` calls it)."""
+    p = sub.add_parser(
+        "verify",
+        help="prove parity between the voters' logs and ZooKeeper",
+        description="Replay the voter log into a metadata image, read ZooKeeper afresh and "
+        "compare field by field. Exit 1 on any difference.",
+        epilog=_VERIFY_EPILOG + SUB_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_zookeeper(p)
+    add_voters(p, required=True)
+    p.add_argument("--quorum-voters", metavar="ID@HOST:PORT,...",
+                   help="the controllers' controller.quorum.voters, when --voter names only "
+                   "some of them (after a --standin migration the controllers' disks are on "
+                   "their own hosts): quorum-state's voter set is checked against it; without "
+                   "it a quorum-state listing more voters than the --voter ids is 'not "
+                   "checked'")
+    add_offline(p, target=False)
+    add_output(p)
+    p.add_argument("--spark-master", default="in-process", metavar="in-process|URL",
+                   type=_verify_spark_master,
+                   help="where the parity joins run (default in-process): 'in-process' never "
+                   "starts Spark; a Spark master URL (local[4], spark://...) runs them on that "
+                   "Spark, as for migrate")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -26,7 +26,7 @@ def connect_options(args: argparse.Namespace) -> ConnectOptions:
     """Return the `ConnectOptions` the `--zookeeper`/`--zk-*` flags describe.
 
     Args:
-        args: parsed flags of any command that called `cli._add_zookeeper`.
+        args: parsed flags of any command that called `_cliargs.add_zookeeper`.
 
     Raises:
         BadFlagError: a flag is malformed or contradicts another; the message names it.
