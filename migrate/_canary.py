@@ -23,6 +23,13 @@ client would:
 
 The canary topic (`zk2kraft-canary`, one partition, replicated to up to three brokers) is
 created if absent and left in place, so it migrates like any other topic.
+
+Waits end on their condition, not on a clock alone: waiting for t2 and the drain at the end
+(outstanding records delivered, every acknowledged record consumed) stop early once both the
+producer and the consumer have had librdkafka report every broker down (`_ALL_BROKERS_DOWN`,
+cleared by the next delivery or record read): then nothing more can be delivered or consumed,
+and waiting out the timeouts only delayed the report (issue 16's brokers killed after the
+handoff waited a full 60 s drain).
 """
 
 from __future__ import annotations
@@ -142,6 +149,9 @@ class Canary:
         self._controller_ids: list[tuple[float, int]] = []
         self._run = uuid.uuid4().hex[:8]
         self._admin: Any = None
+        # client -> librdkafka reported every broker down and nothing was served since
+        self._down = {"produce": False, "consume": False}
+        self._drain_until = 0.0  # the producer's flush ends by then (set by stop)
 
     # -- start -----------------------------------------------------------------------------
 
@@ -219,6 +229,25 @@ class Canary:
             time.sleep(0.1)  # waiting for the controller to elect the new topic's leader
         raise CanaryError(f"the canary topic {self.topic} has no leader after {timeout_s:g}s")
 
+    # -- brokers down ----------------------------------------------------------------------
+
+    def _error_cb(self, client: str) -> Callable[[Any], None]:
+        """librdkafka's `error_cb` for one client: notes `_ALL_BROKERS_DOWN`."""
+        from confluent_kafka import KafkaError
+
+        def on_error(err: Any) -> None:
+            if err.code() == KafkaError._ALL_BROKERS_DOWN:
+                with self._lock:
+                    self._down[client] = True
+
+        return on_error
+
+    def brokers_down(self) -> bool:
+        """Both the producer and the consumer saw every broker down, and neither has been
+        served since (a delivery, a record read): nothing more can reach or leave them."""
+        with self._lock:
+            return all(self._down.values())
+
     # -- loops -----------------------------------------------------------------------------
 
     def _admin_loop(self) -> None:
@@ -277,7 +306,8 @@ class Canary:
 
         producer = Producer({**self.config, "acks": "all", "enable.idempotence": True,
                              "linger.ms": 0, "delivery.timeout.ms": 300000,
-                             "client.id": "zk2kraft-canary-producer"})
+                             "client.id": "zk2kraft-canary-producer",
+                             "error_cb": self._error_cb("produce")})
 
         def delivered(err: Any, msg: Any) -> None:
             now = self.clock()
@@ -286,6 +316,7 @@ class Canary:
                 if err is None:
                     self._acks.append(now)
                     self._acked.add(seq)
+                    self._down["produce"] = False
                 else:
                     self._prod_errors[err.name()] = self._prod_errors.get(err.name(), 0) + 1
 
@@ -296,14 +327,17 @@ class Canary:
                              value=str(self._produced).encode(), on_delivery=delivered)
             next_at += _PRODUCE_INTERVAL_S
             producer.poll(max(0.0, next_at - self.clock()))
-        producer.flush(60)
+        # the records still outstanding, until delivered or undeliverable (stop's drain)
+        while len(producer) and self.clock() < self._drain_until and not self.brokers_down():
+            producer.flush(0.1)
 
     def _consume_loop(self) -> None:
         from confluent_kafka import OFFSET_END, Consumer, KafkaException, TopicPartition
 
         consumer = Consumer({**self.config, "group.id": f"zk2kraft-canary-{self._run}",
                              "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                             "client.id": "zk2kraft-canary-consumer"})
+                             "client.id": "zk2kraft-canary-consumer",
+                             "error_cb": self._error_cb("consume")})
         # Only this run's records: start at the end as it was before the first produce.
         try:
             # A broker whose metadata lags (a loaded ZooKeeper controller) may not know the new
@@ -331,6 +365,7 @@ class Canary:
                 seq = int(value)
                 with self._lock:
                     self._consumed[seq] = self._consumed.get(seq, 0) + 1
+                    self._down["consume"] = False
         finally:
             consumer.close()
 
@@ -338,7 +373,8 @@ class Canary:
 
     def wait_for_t2(self, t0: float, timeout_s: float, settle_s: float = 2.0) -> bool:
         """Wait until a request sent after `t0` succeeded, then `settle_s` more (gaps after
-        the first success count too); False if none succeeded within `timeout_s`."""
+        the first success count too); False if none succeeded within `timeout_s`, or once every
+        broker is down (`brokers_down`: no request can succeed then)."""
         deadline = self.clock() + timeout_s
         while self.clock() < deadline:
             with self._lock:
@@ -346,17 +382,22 @@ class Canary:
             if ok:
                 time.sleep(settle_s)
                 return True
+            if self.brokers_down():
+                return False
             time.sleep(0.02)
         return False
 
     def stop(self, t0: float | None, drain_timeout_s: float = 60.0) -> CanaryReport:
-        """Stop sending, let the consumer catch up with every acknowledged record, report."""
+        """Stop sending, let the outstanding records be delivered and the consumer catch up
+        with every acknowledged record (for at most `drain_timeout_s`, less once every broker
+        is down: `brokers_down`), report."""
+        deadline = self.clock() + drain_timeout_s
+        self._drain_until = deadline
         self._stop.set()
         for t in self._threads:
             if t.name != "zk2kraft-canary-consume":
                 t.join(drain_timeout_s + 10)
-        deadline = self.clock() + drain_timeout_s
-        while self.clock() < deadline:
+        while self.clock() < deadline and not self.brokers_down():
             with self._lock:
                 if self._acked <= self._consumed.keys():
                     break

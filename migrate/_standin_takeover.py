@@ -146,7 +146,8 @@ def _start_over(spec: StandInSpec, journal: Journal, leader: int, epoch: int,
             "__cluster_metadata-0 directory deleted (in its metadata.log.dir, else the first of "
             "its log.dirs; the rest of its data stays), started again, and every partition's "
             "ISR full again before the next (ZooKeeper's controller serves them meanwhile); "
-            "(5) start the controllers and run this command again.")
+            "(5) run this command again and, once it listens on its slot, start the "
+            "controllers (the printed sequence's order: they vote for it).")
 
 
 def _migration(state: FenceState) -> int:

@@ -2,7 +2,8 @@
 # The README's test command: lint (ruff), type check (mypy --strict on the four packages), then the whole pytest suite against real ZooKeeper (and
 # Kafka's jars for the oracle tests): in containers where an engine answers and the images are
 # built (scripts/install.sh), else as local processes; the count per backend is printed last.
-# ZK2KRAFT_FAST=1 skips the tests marked `slow`. Extra arguments go to pytest (e.g.
+# ZK2KRAFT_FAST=1 skips the tests marked `slow`. The main run prints its 30 slowest tests
+# (--durations=30). Extra arguments go to pytest (e.g.
 # `scripts/test.sh tests/unit -x`) and select what runs: the second, process-backend pass of a
 # containers run is then skipped, with a line saying so.
 #
@@ -43,7 +44,8 @@ report() {  # report NAME RC: say how a pytest run ended
 }
 
 set +e
-"$PY" -m pytest "${args[@]}" "$@"
+# --durations: every run prints its 30 slowest tests, so CI logs say where the time goes
+"$PY" -m pytest --durations=30 "${args[@]}" "$@"
 rc=$?
 set -e
 report "tests" "$rc"

@@ -119,6 +119,8 @@ def test_standin_plan_prints_each_nodes_properties_and_the_steps(
             "metadata.log.dir": "<controller 3001's metadata directory>",
             "log.dirs": "<controller 3001's metadata directory>",
             "controller.quorum.election.timeout.ms": "30000",
+            # Kafka's 2000 ms default was missed following the stand-in on a loaded host
+            "controller.quorum.fetch.timeout.ms": "30000",
             "zookeeper.metadata.migration.enable": "true", "zookeeper.connect": connect,
             "inter.broker.listener.name": "PLAINTEXT",
             "delegation.token.secret.key":
@@ -132,6 +134,8 @@ def test_standin_plan_prints_each_nodes_properties_and_the_steps(
             "metadata.log.dir": "<controller 3002's metadata directory>",
             "log.dirs": "<controller 3002's metadata directory>",
             "controller.quorum.election.timeout.ms": "30000",
+            # Kafka's 2000 ms default was missed following the stand-in on a loaded host
+            "controller.quorum.fetch.timeout.ms": "30000",
             "zookeeper.metadata.migration.enable": "true", "zookeeper.connect": connect,
             "inter.broker.listener.name": "PLAINTEXT",
             "delegation.token.secret.key":

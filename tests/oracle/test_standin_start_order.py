@@ -1,105 +1,200 @@
-"""`migrate --standin` and the controllers started in any order (issue 16, item 1).
+"""The printed stand-in sequence run literally, and the controllers started in any order
+(issue 16, items 1 and 4, and "the rehearsals execute the printed sequence literally").
+
+Every case takes what it runs from `zk2kraft plan --standin ... --json` (`operator_sequence`,
+the data plan's text and docs/runbooks/online-standin.md are rendered from): each controller's
+printed properties, the format command and the `zk2kraft migrate` command of step 3, the
+`kill -USR1` of step 4. The test fills in only what an operator supplies: directories, ports
+(chosen before `plan`, which prints them back), placeholders (`<...>`). `tests/support/
+migration_cluster.PrintedSequence` does the reading and asserts that nothing else is changed.
 
 Kafka 3.9.1's controllers in migration mode get-or-create `/migration` when they start, holding
 Kafka's "nothing migrated yet" state (`ZkMigrationLeadershipState.EMPTY`:
 `{"version":0,"kraft_controller_id":-1,"kraft_controller_epoch":-1,"kraft_metadata_offset":-1,
 "kraft_metadata_epoch":-1}`). Before, a zk2kraft that read ZooKeeper before they did refused
-its own fence (exit 3, "/migration changed since this run read and judged it"). Three orders,
-each on its own real controllers and its own ZooKeeper chroot:
+its own fence (exit 3, "/migration changed since this run read and judged it"). Three orders:
 
-* `zk2kraft_first`: migrate runs (and has read the tree, its stand-in listening) before the
-  controllers are launched;
-* `controllers_first`: the controllers have created `/migration` before migrate starts;
-* `together`: both launched at the same moment.
-
-Each must fence and hand over: a real controller leads, claims `/controller` above our epoch and
-logs "Loaded ZK migration state of MIGRATION", with no fatal fault. The sample's brokers exist
-only in ZooKeeper and never register, so each run ends with exit 4 and exactly one problem,
-`BROKERS_UNREGISTERED_AT_FENCE`, in the `--json` report (item 3: no false success); Kafka's own
-facts above are what says the order worked.
+* the printed one (step 3: zk2kraft, then the controllers once it listens), on three real
+  ZooKeeper-mode brokers in migration mode that run exactly their printed properties, holding
+  `ZK2KRAFT_REHEARSAL_PARTITIONS` partitions (default 1,000, the issue's size), with the canary's
+  producer and consumer throughout (`--bootstrap-server`: the one flag added to the printed
+  command; the sequence leaves clients to the operator). Healthy means Kafka says so: exit 0,
+  status `ok`, no problem, the new leader in DUAL_WRITE on our log, every broker running without
+  a `raftManager fault`, every acknowledged record consumed once; step 4's printed `verify`
+  check passes;
+* `controllers_first` (they created `/migration` before zk2kraft starts) and `together`, on a
+  sample cluster whose brokers exist only in ZooKeeper (what is rehearsed is the `/migration`
+  race, at the smallest size): a real controller leads, claims `/controller` above our epoch
+  and logs "Loaded ZK migration state of MIGRATION", with no fatal fault; the brokers never
+  register, so each run ends with exit 4 and exactly one problem,
+  `BROKERS_UNREGISTERED_AT_FENCE` (item 3: no false success), after `--broker-wait 1` (added:
+  no broker can register).
 Needs `tests/kafka/fetch.sh` (fails otherwise).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import socket
+import os
 import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka.admin import AdminClient, NewTopic
+from kazoo.client import KazooClient
 
-from tests.support.kafka import free_port
-from tests.support.migration_cluster import wait_for_kraft_claim
-from tests.support.standin import (
-    STANDIN,
-    STANDIN_FOLLOWERS,
-    migrate_through_standin,
-    migration_mode_controllers,
+from tests.support.kafka import KafkaController, free_port
+from tests.support.migration_cluster import (
+    PrintedSequence,
+    cut_over_by_signal,
+    kraft_controller_took_over,
+    migration_cluster,
+    printed_sequence,
+    produce_and_consume,
+    wait_for_kraft_claim,
 )
+from tests.support.standin import STANDIN, STANDIN_FOLLOWERS
 from zkreader import SampleSpec
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]
 
+PARTITIONS = int(os.environ.get("ZK2KRAFT_REHEARSAL_PARTITIONS", "1000"))
+_PER_TOPIC = 50
 EMPTY_MIGRATION = {"version": 0, "kraft_controller_id": -1, "kraft_controller_epoch": -1,
                    "kraft_metadata_offset": -1, "kraft_metadata_epoch": -1}
 """Kafka's ZkMigrationLeadershipState.EMPTY as MigrationZNode encodes it (hand-written)."""
 
 
-def _listening(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(0.5)
-        return s.connect_ex(("127.0.0.1", port)) == 0
+def _wait(what: str, ready: Callable[[], bool], timeout_s: float = 240) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
 
 
-@pytest.mark.parametrize("order", ["zk2kraft_first", "controllers_first", "together"])
-def test_the_fence_takes_over_the_controllers_empty_migration_znode_in_any_start_order(
+def _controllers(seq: PrintedSequence, root: Path,
+                 fill: dict[str, str] | None = None) -> list[KafkaController]:
+    return [seq.controller(n, root / f"node{n}", root / f"meta{n}", fill)
+            for n in seq.controller_ids()]
+
+
+@contextlib.contextmanager
+def _stopped_at_exit(nodes: list[KafkaController]) -> Iterator[list[subprocess.Popen[str]]]:
+    """Collects the zk2kraft processes started; kills those still running, stops the
+    controllers."""
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        yield procs
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        for node in nodes:
+            node.stop()
+
+
+def _create_topics(bootstrap: str, partitions: int) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    topics = [NewTopic(f"load-{i:03d}", num_partitions=min(_PER_TOPIC, partitions - start),
+                       replication_factor=2)
+              for i, start in enumerate(range(0, partitions, _PER_TOPIC))]
+    # a loaded host's ZooKeeper controller took over 180 s for 1,000 (one run at load 41)
+    for f in admin.create_topics(topics, request_timeout=600).values():
+        f.result(660)
+
+
+def test_the_printed_sequence_run_literally_with_brokers_in_migration_mode(
+    tmp_path: Path, zk_server: Any, zk_chroot_client: KazooClient, zk_chroot: str
+) -> None:
+    root, connect, zk = tmp_path, f"{zk_server.connect}{zk_chroot}", zk_chroot_client
+    started = time.monotonic()
+    ports = {n: free_port() for n in (STANDIN, *STANDIN_FOLLOWERS)}
+    voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in sorted(ports.items()))
+    # steps 1-2: the brokers in migration mode (checked against what plan prints below)
+    with migration_cluster(root, connect, brokers=3, heap="320m", voters=voters,
+                           extra={"inter.broker.protocol.version": "3.9-IV0"}) as cluster:
+        _create_topics(cluster.bootstrap, PARTITIONS)
+        seq = printed_sequence(connect, ports, root / "standin")
+        printed = {b["broker_id"]: b["properties"] for b in seq.doc["brokers"]}
+        assert sorted(printed) == [b.broker_id for b in cluster.brokers], printed
+        for broker in cluster.brokers:
+            mine = printed[broker.broker_id]
+            assert {k: broker.properties.get(k) for k in mine} == mine, broker.broker_id
+        assert seq.start_order() == ["zk2kraft", "controllers"]
+        nodes = _controllers(seq, root)  # configured and formatted as step 3 prints
+        with _stopped_at_exit(nodes) as procs:
+            # step 3, in its order: zk2kraft, then the controllers once it listens (it read
+            # ZooKeeper before they made /migration: "appeared or changed" below says so)
+            proc = seq.run_step3(root, nodes, "--bootstrap-server", cluster.bootstrap)
+            procs.append(proc)
+            out, err = cut_over_by_signal(proc, root / ".zk2kraft-journal" / "journal.json")
+            said = " ".join((out + err).split())
+            logs = "\n".join(n.log_text() for n in nodes)
+            assert proc.returncode == 0, said + logs[-6000:]
+            assert "/migration appeared or changed since it was judged" in said, said
+            doc = json.loads((root / "report.json").read_text())
+            assert (doc["status"], doc["problems"], doc["brokers_unregistered_at_fence"],
+                    doc["brokers_not_following_new_leader"]) == ("ok", [], [], []), doc
+            leader = kraft_controller_took_over(zk, nodes)
+            records = doc["canary"]["records"]
+            assert records["acked"] > 0 and (records["missing"], records["duplicates"]) == (
+                0, 0), records
+            # step 4's check, as printed, on the new leader's metadata.log.dir
+            (check,) = [a for a in seq.step("Cut over") if a.startswith("check: ")]
+            argv = check.removeprefix("check: zk2kraft ").replace(
+                "--voter N=DIR (a controller's metadata.log.dir)",
+                f"--voter {leader.node_id}={leader.metadata_log_dir}").split()
+            verified = subprocess.run([sys.executable, "-m", "migrate.cli", *argv],
+                                      capture_output=True, text=True, timeout=300)
+            assert verified.returncode == 0, verified.stdout + verified.stderr
+            for broker in cluster.brokers:
+                broker.assert_running()
+                assert "raftManager fault" not in broker.all_logs_text(), broker.broker_id
+            assert "Encountered fatal fault" not in "\n".join(n.log_text() for n in nodes)
+            produce_and_consume(cluster.bootstrap, "load-000")
+    print(f"\nprinted sequence, {PARTITIONS} partitions, 3 brokers: "
+          f"{time.monotonic() - started:.0f} s; window {doc['window_ms']}")
+
+
+@pytest.mark.parametrize("order", ["controllers_first", "together"])
+def test_the_fence_takes_over_the_controllers_empty_migration_znode_in_other_start_orders(
     sample_cluster: Callable[..., Any], tmp_path: Path, order: str
 ) -> None:
     cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2))
     zk = cluster.client
-    cluster_id = json.loads(zk.get("/cluster/id")[0])["id"]
     assert zk.exists("/migration") is None
     ports = {n: free_port() for n in (STANDIN, *STANDIN_FOLLOWERS)}
-    proc: subprocess.Popen[str] | None = None
-
-    def start_migrate() -> subprocess.Popen[str]:
-        started: subprocess.Popen[str] = migrate_through_standin(
-            cluster.connect, ports, tmp_path, popen=True, broker_wait=1)
-        return started
-
-    if order == "zk2kraft_first":
-        proc = start_migrate()
-        # its stand-in listens only after the pre-flight read and judged the tree
-        deadline = time.monotonic() + 120
-        while not _listening(ports[STANDIN]):
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the stand-in did not listen"
-            time.sleep(0.2)
-        assert zk.exists("/migration") is None  # read before the controllers made it
-    elif order == "together":
-        proc = start_migrate()
-    with migration_mode_controllers(tmp_path, cluster.connect, cluster_id,
-                                    ports=ports) as (_, nodes):
+    seq = printed_sequence(cluster.connect, ports, tmp_path / "standin")
+    # the placeholders an operator fills: the brokers' inter-broker listener (the sample's
+    # brokers advertise several) and their delegation-token secret (the sample holds a token)
+    nodes = _controllers(seq, tmp_path, {
+        "inter.broker.listener.name": "PLAINTEXT",
+        "delegation.token.secret.key": "zk2kraft-oracle-token-secret"})
+    with _stopped_at_exit(nodes) as procs:
+        if order == "together":
+            procs.append(seq.start_migrate(tmp_path, "--broker-wait", "1"))
+        for node in nodes:
+            node.launch()
         if order == "controllers_first":
-            deadline = time.monotonic() + 60
-            while zk.exists("/migration") is None:
-                assert time.monotonic() < deadline, "the controllers did not create /migration"
-                time.sleep(0.2)
+            for node in nodes:
+                node.wait_started()
+            _wait("the controllers to create /migration",
+                  lambda: zk.exists("/migration") is not None, 60)
             assert json.loads(zk.get("/migration")[0]) == EMPTY_MIGRATION
-            proc = start_migrate()
-        assert proc is not None
-        out, err = proc.communicate(timeout=400)
+            procs.append(seq.start_migrate(tmp_path, "--broker-wait", "1"))
+        (proc,) = procs
+        out, err = cut_over_by_signal(proc, tmp_path / ".zk2kraft-journal" / "journal.json")
         logs = "\n".join(n.log_text() for n in nodes)
         said = " ".join((out + err).split())
         assert proc.returncode == 4, said + logs[-5000:]
         assert "changed since this run read and judged it" not in said
-        if order == "zk2kraft_first":
-            assert "/migration appeared or changed since it was judged" in said, said
-        doc = json.loads((tmp_path / "m.json").read_text())
+        doc = json.loads((tmp_path / "report.json").read_text())
         assert doc["status"] == "unconfirmed"
         assert [p["code"] for p in doc["problems"]] == ["BROKERS_UNREGISTERED_AT_FENCE"]
         assert doc["brokers_unregistered_at_fence"] == sorted(

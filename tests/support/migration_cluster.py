@@ -9,6 +9,11 @@ naming one controller (3000) that is not running yet, and a CONTROLLER listener 
 either a directory zk2kraft wrote (it takes over the log), or a freshly formatted one (Kafka's
 own migration runs). `on_cutover_gate` lets `zk2kraft migrate --on-cutover` start it: the command
 touches a file and waits; a thread here launches the controller and releases the command.
+
+`PrintedSequence` is `zk2kraft plan --standin ... --json`'s `operator_sequence` as a rehearsal
+runs it literally (issue 16): the controllers with exactly their printed properties, formatted
+and zk2kraft started with the commands step 3 prints; the harness fills in only what the
+operator supplies (directories, secrets, `<...>` placeholders).
 """
 
 from __future__ import annotations
@@ -17,12 +22,17 @@ import collections
 import contextlib
 import json
 import logging
+import os
 import re
+import shlex
+import signal
+import socket
+import subprocess
 import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -30,10 +40,17 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
-from tests.support.kafka import KafkaController, KafkaZkBroker, free_port, wait_until_serving
+from tests.support.kafka import (
+    KafkaController,
+    KafkaZkBroker,
+    free_port,
+    storage_format,
+    wait_until_serving,
+)
 
-__all__ = ["CONTROLLER_ID", "MigrationCluster", "claim_on_cutover", "dual_write_at", "log_ts",
-           "migration_cluster", "migration_controller", "on_cutover_gate", "state_times",
+__all__ = ["CONTROLLER_ID", "MigrationCluster", "PrintedSequence", "claim_on_cutover",
+           "cut_over_by_signal", "dual_write_at", "log_ts", "migration_cluster",
+           "migration_controller", "on_cutover_gate", "printed_sequence", "state_times",
            "wait_for_kraft_claim"]
 
 CONTROLLER_ID = 3000
@@ -331,3 +348,142 @@ def wait_for_znode(zk: KazooClient, path: str, timeout_s: float) -> bytes:
         time.sleep(0.2)
     data: bytes = zk.get(path)[0]
     return data
+
+
+_REPO = Path(__file__).resolve().parents[2]
+_STEP3 = "Provision the controllers and start zk2kraft's stand-in"
+
+
+@dataclass(frozen=True)
+class PrintedSequence:
+    """`operator_sequence` of `plan --standin` (its JSON as printed) and how to run step 3."""
+
+    doc: dict[str, Any]
+
+    def step(self, title: str) -> list[str]:
+        """The printed actions of the step titled `title`."""
+        (actions,) = [s["actions"] for s in self.doc["steps"] if s["title"] == title]
+        return list(actions)
+
+    def controller_ids(self) -> list[int]:
+        return [c["node_id"] for c in self.doc["controllers"]]
+
+    def controller(self, node_id: int, workdir: Path, metadata_dir: Path,
+                   fill: Mapping[str, str] | None = None, heap: str = "320m") -> KafkaController:
+        """Controller `node_id` configured with exactly its printed properties (not started),
+        `<...>` placeholders filled: its metadata directory, and `fill` (property -> value)
+        for the others an operator supplies (a secret, a listener name). Formatted as step 3
+        prints (`kafka-storage format --cluster-id=ID --release-version MV`)."""
+        (printed,) = [c["properties"] for c in self.doc["controllers"]
+                      if c["node_id"] == node_id]
+        props = dict(printed)
+        for key in ("metadata.log.dir", "log.dirs"):
+            assert props[key] == f"<controller {node_id}'s metadata directory>", props
+            props[key] = str(metadata_dir)
+        for key, value in (fill or {}).items():
+            assert props[key].startswith("<"), (key, props[key])  # only placeholders
+            props[key] = value
+        assert not any("<" in v for v in props.values()), props
+        quorum = {int(v.split("@")[0]): int(v.rsplit(":", 1)[1])
+                  for v in props["controller.quorum.voters"].split(",")}
+        node = KafkaController(workdir, metadata_dir, node_id=node_id, heap=heap,
+                               start_timeout=240, quorum=quorum, extra=props)
+        assert all(node.properties[k] == v for k, v in props.items())
+        self.format(node)
+        return node
+
+    def format(self, node: KafkaController) -> None:
+        """Step 3's `kafka-storage.sh format --cluster-id=ID --release-version MV --config
+        controller.properties`, on `node`'s configuration."""
+        (fmt,) = [a for a in self.step(_STEP3) if a.startswith("format each controller")]
+        m = re.search(r"kafka-storage\.sh format --cluster-id=(\S+) --release-version (\S+) "
+                      r"--config controller\.properties", fmt)
+        assert m is not None, fmt
+        storage_format(node.config_path, m.group(1), release_version=m.group(2))
+
+    def start_order(self) -> list[str]:
+        """What step 3 starts, in its printed order: "zk2kraft" and "controllers"."""
+        order = []
+        for action in self.step(_STEP3):
+            if action.startswith("start zk2kraft: "):
+                order.append("zk2kraft")
+            elif re.match(r"(then, within those \d+ s, )?start controllers ", action):
+                order.append("controllers")
+        assert sorted(order) == ["controllers", "zk2kraft"], self.step(_STEP3)
+        return order
+
+    def migrate_argv(self, *added: str) -> list[str]:
+        """Step 3's `zk2kraft migrate ...` command as printed (run it in the directory its
+        relative `--json report.json` is meant for), `added` flags after it."""
+        (start,) = [a for a in self.step(_STEP3) if a.startswith("start zk2kraft: ")]
+        m = re.match(r"start zk2kraft: zk2kraft (migrate .*?) \(it listens", start)
+        assert m is not None, start
+        return [sys.executable, "-m", "migrate.cli", *shlex.split(m.group(1)), *added]
+
+    def start_migrate(self, cwd: Path, *added: str) -> subprocess.Popen[str]:
+        """zk2kraft started as step 3 prints, in `cwd` (where report.json lands)."""
+        return subprocess.Popen(self.migrate_argv(*added), cwd=cwd, env=_cli_env(), text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def run_step3(self, cwd: Path, nodes: list[KafkaController], *added: str
+                  ) -> subprocess.Popen[str]:
+        """Step 3 in its printed order: zk2kraft started (`start_migrate`), then, once its
+        stand-in listens (after the pre-flight read and judged the tree), the controllers;
+        returns zk2kraft's process once they have started."""
+        assert self.start_order() == ["zk2kraft", "controllers"]
+        proc = self.start_migrate(cwd, *added)
+        port = int(self.doc["standin"]["listen"].rsplit(":", 1)[1])
+        deadline = time.monotonic() + 240
+        while not _listening(port):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the stand-in did not listen"
+            time.sleep(0.2)
+        for node in nodes:
+            node.launch()
+        for node in nodes:
+            node.wait_started()
+        return proc
+
+    def run_again(self, cwd: Path, *added: str) -> subprocess.CompletedProcess[str]:
+        """Step 3's `zk2kraft migrate` command run again (a refusal's advice), to its end."""
+        return subprocess.run(self.migrate_argv(*added), cwd=cwd, env=_cli_env(), text=True,
+                              capture_output=True, timeout=600)
+
+
+def _cli_env() -> dict[str, str]:
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "COLUMNS": "400",
+            "PYTHONPATH": str(_REPO) + (os.pathsep + path if path else "")}
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def cut_over_by_signal(proc: subprocess.Popen[str], journal: Path) -> tuple[str, str]:
+    """Step 4 of `--cutover manual`: once zk2kraft mirrors (its journal's phase), `kill -USR1
+    its pid`; its stdout and stderr once it ended."""
+    deadline = time.monotonic() + 600
+    while not (journal.exists() and json.loads(journal.read_text())["phase"] == "mirror"):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "zk2kraft did not reach the mirror"
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGUSR1)
+    return proc.communicate(timeout=600)
+
+
+def printed_sequence(connect: str, ports: Mapping[int, int], standin_dir: Path,
+                     standin: int = 3000) -> PrintedSequence:
+    """`zk2kraft plan --zookeeper CONNECT --standin STANDIN@127.0.0.1:P=DIR --controller
+    N@127.0.0.1:P ... --json -`'s `operator_sequence` (`ports`: every voter's port)."""
+    argv = [sys.executable, "-m", "migrate.cli", "plan", "--zookeeper", connect, "--json", "-",
+            "--standin", f"{standin}@127.0.0.1:{ports[standin]}={standin_dir}",
+            *[f"--controller={n}@127.0.0.1:{p}" for n, p in sorted(ports.items())
+              if n != standin]]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    doc = json.loads(done.stdout)["operator_sequence"]
+    assert doc["path"] == "online-standin", doc
+    return PrintedSequence(doc)
