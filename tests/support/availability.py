@@ -1,0 +1,59 @@
+"""Is a Kafka cluster available, as its clients see it? (issue 16: every recovery rehearsal ends
+with Kafka's own word on the cluster, not zk2kraft's).
+
+Available means: every partition of every topic has a leader and its ISR holds all its replicas
+(Metadata, asked through the brokers), and an idempotent acks=all record is produced and consumed
+back (`produce_and_consume`). The canary's own loop (`migrate._canary.Canary`, run by the test
+across a kill and the recovery) says whether an acknowledged record was lost.
+"""
+
+from __future__ import annotations
+
+import time
+
+from tests.support.migration_cluster import produce_and_consume
+
+__all__ = ["partitions_not_whole", "wait_available"]
+
+
+def partitions_not_whole(bootstrap: str) -> list[str]:
+    """Every partition Metadata shows without a leader or with an ISR short of its replicas, as
+    `topic-p leader L replicas R isr I` ('no answer: ...' when no broker answered)."""
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    try:
+        meta = admin.list_topics(timeout=15)
+    except Exception as exc:  # noqa: BLE001 - what librdkafka says is the finding
+        return [f"no answer: {exc}"]
+    finally:
+        del admin
+    bad = []
+    for name, topic in sorted(meta.topics.items()):
+        if topic.error is not None:
+            bad.append(f"{name}: {topic.error}")
+            continue
+        for p in sorted(topic.partitions.values(), key=lambda p: p.id):
+            if p.leader < 0 or sorted(p.isrs) != sorted(p.replicas):
+                bad.append(f"{name}-{p.id} leader {p.leader} replicas {p.replicas} "
+                           f"isr {p.isrs}")
+    return bad
+
+
+def wait_available(bootstrap: str, topic: str, timeout_s: float = 180.0) -> None:
+    """Wait until every partition is whole (a restarted broker's replicas rejoin their ISRs
+    within a few fetches), then produce and consume one record on `topic`.
+
+    Raises:
+        AssertionError: partitions still not whole after `timeout_s` (named), or the record
+            was not produced or consumed back.
+    """
+    deadline = time.monotonic() + timeout_s
+    bad = partitions_not_whole(bootstrap)
+    while bad:
+        assert time.monotonic() < deadline, (
+            f"not available after {timeout_s:.0f}s: {len(bad)} partition(s) without a leader "
+            f"or a full ISR, e.g. {bad[:8]}")
+        time.sleep(1.0)
+        bad = partitions_not_whole(bootstrap)
+    produce_and_consume(bootstrap, topic)
