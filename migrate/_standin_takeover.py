@@ -146,7 +146,10 @@ def _start_over(spec: StandInSpec, journal: Journal, leader: int, epoch: int,
             "__cluster_metadata-0 directory deleted (in its metadata.log.dir, else the first of "
             "its log.dirs; the rest of its data stays), started again, and every partition's "
             "ISR full again before the next (ZooKeeper's controller serves them meanwhile); "
-            "(5) start the controllers and run this command again.")
+            "(5) run this command again and then, within the 120 s it asks for votes, start "
+            "the controllers, as at the first start (started first, a controller whose "
+            "controller.quorum.election.timeout.ms runs out before the stand-in asks leads "
+            "itself, and the run refuses).")
 
 
 def _migration(state: FenceState) -> int:

@@ -30,11 +30,13 @@ Needs `tests/kafka/fetch.sh` (fails otherwise).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -67,6 +69,7 @@ pytestmark = [pytest.mark.oracle, pytest.mark.slow]
 
 PARTITIONS = 20
 CANARY_TOPIC = "killed-canary"
+TOPICS = {"load-000": PARTITIONS, CANARY_TOPIC: 1}  # what must still be there, whole
 _CONTROLLER_PROPS = {
     "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
     # the stand-in must win the first election; a dead one is noticed after the fetch timeout
@@ -166,7 +169,7 @@ def restart_without_metadata_log(broker: KafkaZkBroker, zk: KazooClient, bootstr
                   ignore_errors=True)
     registration = f"/brokers/ids/{broker.broker_id}"
     broker.restart(update=update, ready_to_start=lambda: zk.exists(registration) is None)
-    wait_available(bootstrap, "load-000", 240)
+    wait_available(bootstrap, "load-000", TOPICS, 240)
 
 
 def _canary(rig: Rig) -> Canary:
@@ -191,13 +194,66 @@ def _said(done: Any) -> str:
     return " ".join((done.stdout + done.stderr).split())
 
 
-def _kill_at(rig: Rig, case: Path, hook: str) -> str:
-    proc = migrate_through_standin(rig.connect, rig.ports, case, *rig.canary_args(),
-                                   env={"ZK2KRAFT_CRASH_AT": hook}, popen=True)
-    out, err = proc.communicate(timeout=400)
-    assert proc.returncode == -9, out + err
-    assert f"killing zk2kraft at {hook}" in err
-    return out + err
+def _killed(run: _Running, hook: str) -> None:
+    code, said = run.finish()
+    assert code == -9, said
+    assert f"killing zk2kraft at {hook}" in said
+
+
+class _Running:
+    """`migrate --standin` running, its output read as it comes (the operator watches it)."""
+
+    def __init__(self, rig: Rig, case: Path, *args: str,
+                 env: dict[str, str] | None = None) -> None:
+        self.proc = migrate_through_standin(rig.connect, rig.ports, case, *args, env=env,
+                                            popen=True)
+        self.lines: list[str] = []
+        self._readers = [threading.Thread(target=self._read, args=(pipe,), daemon=True)
+                         for pipe in (self.proc.stdout, self.proc.stderr)]
+        for t in self._readers:
+            t.start()
+
+    def _read(self, pipe: Any) -> None:
+        for line in pipe:
+            self.lines.append(line)
+
+    def wait_for(self, text: str, timeout_s: float = 240) -> None:
+        deadline = time.monotonic() + timeout_s
+        while text not in "".join(self.lines):
+            assert self.proc.poll() is None or any(t.is_alive() for t in self._readers), \
+                "".join(self.lines)
+            assert time.monotonic() < deadline, f"no {text!r} within {timeout_s:.0f}s: " + \
+                "".join(self.lines)
+            time.sleep(0.2)
+
+    def finish(self, timeout_s: float = 600) -> tuple[int, str]:
+        try:
+            code = self.proc.wait(timeout_s)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait(30)
+        for t in self._readers:
+            t.join(30)
+        return code, "".join(self.lines)
+
+
+@contextlib.contextmanager
+def _standin_then_controllers(rig: Rig, case: Path, *args: str,
+                              env: dict[str, str] | None = None
+                              ) -> Iterator[tuple[_Running, list[KafkaController]]]:
+    """The printed step 3: zk2kraft first; once its stand-in listens and asks for votes, the
+    controllers (started first, under load one led itself before the stand-in asked)."""
+    run = _Running(rig, case, *args, env=env)
+    try:
+        run.wait_for(f"stand-in {STANDIN} listening on")
+        with migration_mode_controllers(case, rig.connect, rig.cluster_id, _CONTROLLER_PROPS,
+                                        ports=rig.ports, heap="320m") as (_, nodes):
+            yield run, nodes
+    finally:
+        if run.proc.poll() is None:
+            run.proc.kill()
+            run.proc.wait(30)
 
 
 def _new_leader(nodes: list[KafkaController]) -> KafkaController:
@@ -225,9 +281,9 @@ def test_killed_after_the_fence_then_a_real_controller_in_the_slot(rig: Rig) -> 
     epoch_before = int(rig.zk.get("/controller_epoch")[0])
     canary = _canary(rig)
     try:
-        with migration_mode_controllers(case, rig.connect, rig.cluster_id, _CONTROLLER_PROPS,
-                                        ports=rig.ports, heap="320m") as (_, nodes):
-            _kill_at(rig, case, "after_fence")
+        with _standin_then_controllers(rig, case, *rig.canary_args(),
+                                       env={"ZK2KRAFT_CRASH_AT": "after_fence"}) as (run, nodes):
+            _killed(run, "after_fence")
             rig.left_migrated = case
             leader = _new_leader(nodes)
             rerun = migrate_through_standin(rig.connect, rig.ports, case, *rig.canary_args())
@@ -259,7 +315,7 @@ def test_killed_after_the_fence_then_a_real_controller_in_the_slot(rig: Rig) -> 
                 assert claim.get("kraftControllerEpoch", -1) > 1, logs[-6000:]
                 claimer = next(n for n in everyone if n.node_id == claim["brokerid"])
                 dual_write_at(claimer, 240)
-                wait_available(rig.bootstrap, "load-000")
+                wait_available(rig.bootstrap, "load-000", TOPICS)
                 report = canary.stop(None)
                 _assert_nothing_lost(report)
                 _assert_brokers_fine(rig.cluster.brokers)
@@ -282,10 +338,10 @@ def test_killed_before_the_fence_then_start_over(rig: Rig) -> None:
     started = time.monotonic()
     canary = _canary(rig)
     try:
-        with migration_mode_controllers(case, rig.connect, rig.cluster_id, _CONTROLLER_PROPS,
-                                        ports=rig.ports, heap="320m") as (_, nodes):
-            claim_before = rig.zk.get("/controller")[0]
-            _kill_at(rig, case, "before_fence")
+        claim_before = rig.zk.get("/controller")[0]
+        with _standin_then_controllers(rig, case, *rig.canary_args(),
+                                       env={"ZK2KRAFT_CRASH_AT": "before_fence"}) as (run, nodes):
+            _killed(run, "before_fence")
             leader = _new_leader(nodes)
             rerun = migrate_through_standin(rig.connect, rig.ports, case, *rig.canary_args())
             said = _said(rerun)
@@ -311,20 +367,24 @@ def test_killed_before_the_fence_then_start_over(rig: Rig) -> None:
             (case / "journal" / "journal.json").unlink()
             for broker in rig.cluster.brokers:  # (4) the brokers, one at a time
                 restart_without_metadata_log(broker, rig.zk, rig.bootstrap)
-            for node in nodes:  # (5) start the controllers and run this command again
+            assert ("(5) run this command again and then, within the 120 s it asks for votes, "
+                    "start the controllers") in said, said
+            again = _Running(rig, case, *rig.canary_args())  # (5) this command again ...
+            again.wait_for(f"stand-in {STANDIN} listening on")
+            for node in nodes:  # ... then the controllers
                 node.launch()
             for node in nodes:
                 node.wait_started()
-            done = migrate_through_standin(rig.connect, rig.ports, case, *rig.canary_args())
+            code, said = again.finish()
             rig.left_migrated = case
-            said = _said(done)
+            said = " ".join(said.split())
             logs = "\n".join(n.log_text() for n in nodes)
-            assert done.returncode == 0, said + logs[-5000:]
+            assert code == 0, said + logs[-5000:]
             doc = json.loads((case / "m.json").read_text())
             assert (doc["status"], doc["problems"], doc["brokers_unregistered_at_fence"]) == (
                 "ok", [], []), doc["problems"]
             assert doc["canary"]["records"]["missing"] == 0, doc["canary"]["records"]
-            wait_available(rig.bootstrap, "load-000")
+            wait_available(rig.bootstrap, "load-000", TOPICS)
             report = canary.stop(None)
             _assert_nothing_lost(report)
             _assert_brokers_fine(rig.cluster.brokers)
@@ -349,14 +409,13 @@ def test_broker_pointed_elsewhere_broker_wait_runs_out(rig: Rig) -> None:
     started = time.monotonic()
     canary = _canary(rig)
     try:
-        with migration_mode_controllers(case, rig.connect, rig.cluster_id, _CONTROLLER_PROPS,
-                                        ports=rig.ports, heap="320m") as (_, nodes):
-            done = migrate_through_standin(rig.connect, rig.ports, case, *rig.canary_args(15))
+        with _standin_then_controllers(rig, case, *rig.canary_args(15)) as (run, nodes):
+            code, said = run.finish()
             rig.left_migrated = case
-            said = _said(done)
+            said = " ".join(said.split())
             logs = "\n".join(n.log_text() for n in nodes)
-            print(f"\nbroker-wait ran out: exit {done.returncode}: {said[-3000:]}")
-            assert done.returncode == 4, said + logs[-4000:]
+            print(f"\nbroker-wait ran out: exit {code}: {said[-3000:]}")
+            assert code == 4, said + logs[-4000:]
             assert "cutover waits for broker(s) [1] to register with the stand-in" in said, said
             assert "WARNING: broker(s) [1] did not register with the stand-in within 15s" in said
             doc = json.loads((case / "m.json").read_text())
@@ -370,7 +429,7 @@ def test_broker_pointed_elsewhere_broker_wait_runs_out(rig: Rig) -> None:
             registration = f"/brokers/ids/{broker.broker_id}"
             broker.restart(update={"controller.quorum.voters": rig.voters},
                            ready_to_start=lambda: rig.zk.exists(registration) is None)
-            wait_available(rig.bootstrap, "load-000")
+            wait_available(rig.bootstrap, "load-000", TOPICS)
             report = canary.stop(None)
             _assert_nothing_lost(report)
             _assert_brokers_fine(rig.cluster.brokers)

@@ -10,15 +10,17 @@ across a kill and the recovery) says whether an acknowledged record was lost.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 
 from tests.support.migration_cluster import produce_and_consume
 
 __all__ = ["partitions_not_whole", "wait_available"]
 
 
-def partitions_not_whole(bootstrap: str) -> list[str]:
+def partitions_not_whole(bootstrap: str, expected: Mapping[str, int]) -> list[str]:
     """Every partition Metadata shows without a leader or with an ISR short of its replicas, as
-    `topic-p leader L replicas R isr I` ('no answer: ...' when no broker answered)."""
+    `topic-p leader L replicas R isr I`, and every `expected` topic (name -> partition count)
+    missing or with another count ('no answer: ...' when no broker answered)."""
     from confluent_kafka.admin import AdminClient
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
@@ -28,7 +30,9 @@ def partitions_not_whole(bootstrap: str) -> list[str]:
         return [f"no answer: {exc}"]
     finally:
         del admin
-    bad = []
+    bad = [f"{name}: {len(meta.topics[name].partitions) if name in meta.topics else 'no'} "
+           f"partitions, expected {count}" for name, count in sorted(expected.items())
+           if name not in meta.topics or len(meta.topics[name].partitions) != count]
     for name, topic in sorted(meta.topics.items()):
         if topic.error is not None:
             bad.append(f"{name}: {topic.error}")
@@ -40,20 +44,22 @@ def partitions_not_whole(bootstrap: str) -> list[str]:
     return bad
 
 
-def wait_available(bootstrap: str, topic: str, timeout_s: float = 180.0) -> None:
-    """Wait until every partition is whole (a restarted broker's replicas rejoin their ISRs
-    within a few fetches), then produce and consume one record on `topic`.
+def wait_available(bootstrap: str, topic: str, expected: Mapping[str, int],
+                   timeout_s: float = 180.0) -> None:
+    """Wait until every `expected` topic is there and every partition is whole (a restarted
+    broker's replicas rejoin their ISRs within a few fetches), then produce and consume one
+    record on `topic`.
 
     Raises:
         AssertionError: partitions still not whole after `timeout_s` (named), or the record
             was not produced or consumed back.
     """
     deadline = time.monotonic() + timeout_s
-    bad = partitions_not_whole(bootstrap)
+    bad = partitions_not_whole(bootstrap, expected)
     while bad:
         assert time.monotonic() < deadline, (
             f"not available after {timeout_s:.0f}s: {len(bad)} partition(s) without a leader "
             f"or a full ISR, e.g. {bad[:8]}")
         time.sleep(1.0)
-        bad = partitions_not_whole(bootstrap)
+        bad = partitions_not_whole(bootstrap, expected)
     produce_and_consume(bootstrap, topic)
