@@ -73,7 +73,7 @@ _CONTROLLER_PROPS = {
     "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
     # the stand-in must win the first election; a dead one is noticed after the fetch timeout
     "controller.quorum.election.timeout.ms": "60000",
-    "controller.quorum.fetch.timeout.ms": "5000",
+    "controller.quorum.fetch.timeout.ms": "10000",  # 5000 lost a live stand-in at load 60
 }
 
 
