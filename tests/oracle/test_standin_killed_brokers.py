@@ -353,7 +353,7 @@ def test_killed_after_the_fence_then_a_real_controller_in_the_slot(rig: Rig) -> 
                 claimer = next(n for n in everyone if n.node_id == claim["brokerid"])
                 dual_write_at(claimer, 240)
                 wait_available(rig.bootstrap, "load-000", TOPICS)
-                report = canary.stop(None)
+                report = canary.stop(None, drain_timeout_s=240)  # its consumer lags at load 60
                 _assert_nothing_lost(report)
                 _assert_brokers_fine(rig.cluster.brokers)
                 assert "Encountered fatal fault" not in logs
@@ -417,7 +417,7 @@ def test_killed_before_the_fence_then_start_over(rig: Rig) -> None:
                 "ok", [], []), doc["problems"]
             assert doc["canary"]["records"]["missing"] == 0, doc["canary"]["records"]
             wait_available(rig.bootstrap, "load-000", TOPICS)
-            report = canary.stop(None)
+            report = canary.stop(None, drain_timeout_s=240)  # its consumer lags at load 60
             _assert_nothing_lost(report)
             _assert_brokers_fine(rig.cluster.brokers)
             assert "Encountered fatal fault" not in logs
@@ -448,7 +448,9 @@ def test_broker_pointed_elsewhere_broker_wait_runs_out(rig: Rig) -> None:
             logs = "\n".join(n.log_text() for n in nodes)
             print(f"\nbroker-wait ran out: exit {code}: {said[-3000:]}")
             assert code == 4, said + logs[-4000:]
-            assert "cutover waits for broker(s) [1] to register with the stand-in" in said, said
+            # both may still be registering when the gate starts; broker 1 never does
+            assert re.search(r"cutover waits for broker\(s\) \[(0, )?1\] to register with the "
+                             r"stand-in", said), said
             assert "WARNING: broker(s) [1] did not register with the stand-in within 15s" in said
             doc = json.loads((case / "m.json").read_text())
             codes = [p["code"] for p in doc["problems"]]
@@ -462,7 +464,7 @@ def test_broker_pointed_elsewhere_broker_wait_runs_out(rig: Rig) -> None:
             broker.restart(update={"controller.quorum.voters": rig.voters},
                            ready_to_start=lambda: rig.zk.exists(registration) is None)
             wait_available(rig.bootstrap, "load-000", TOPICS)
-            report = canary.stop(None)
+            report = canary.stop(None, drain_timeout_s=240)  # its consumer lags at load 60
             _assert_nothing_lost(report)
             _assert_brokers_fine(rig.cluster.brokers)
             claimer = next(n for n in nodes
