@@ -168,7 +168,7 @@ def restart_without_metadata_log(broker: KafkaZkBroker, zk: KazooClient, bootstr
                   ignore_errors=True)
     registration = f"/brokers/ids/{broker.broker_id}"
     broker.restart(update=update, ready_to_start=lambda: zk.exists(registration) is None)
-    wait_available(bootstrap, "load-000", TOPICS, 240)
+    wait_available(bootstrap, "load-000", {"load-000": PARTITIONS}, 240)
 
 
 def _canary(rig: Rig) -> Canary:
@@ -193,7 +193,7 @@ def _restart(broker: KafkaZkBroker, rig: Rig) -> None:
     """One broker restarted, and every partition whole again before the caller goes on."""
     registration = f"/brokers/ids/{broker.broker_id}"
     broker.restart(ready_to_start=lambda: rig.zk.exists(registration) is None)
-    wait_available(rig.bootstrap, "load-000", TOPICS, 240)
+    wait_available(rig.bootstrap, "load-000", {"load-000": PARTITIONS}, 240)
 
 
 def _assert_registered(brokers: list[KafkaZkBroker], leader: KafkaController) -> None:
