@@ -24,13 +24,15 @@ from rich.live import Live
 from migrate._bulk import VoterTarget, blockers_message, check_voters, overrides_given
 from migrate._canary import (
     CANARY_TOPIC,
+    Canary,
     check_bootstrap_servers,
     finish_canary,
     start_canary,
     window_figures,
 )
+from migrate._client_config import librdkafka_config, read_properties
 from migrate._cutover_check import brokers_serving, cutover_problems
-from migrate._journal import check_journal_dir, default_journal_dir
+from migrate._journal import Journal, check_journal_dir, default_journal_dir
 from migrate._online import (
     OnlineOptions,
     OnlineOutcome,
@@ -42,7 +44,7 @@ from migrate._private_file import check_output_path, write_json_report, write_re
 from migrate._standinargs import StandInSpec
 from migrate._window_report import check_controller_logs, online_html, parts_for
 from migrate._zkargs import connect_options
-from migrate.errors import BadFlagError, BlockersFoundError, CutoverUnconfirmedError
+from migrate.errors import BadFlagError, BlockersFoundError, CanaryError, CutoverUnconfirmedError
 
 __all__ = ["online_options", "run"]
 
@@ -179,7 +181,7 @@ def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
     console = Console(stderr=to_stdout or not sys.stdout.isatty(), highlight=False)
     sink = _ConsoleSink(console, quiet=args.quiet)
     trigger = _arm_trigger(options.cutover)
-    canary = start_canary(args.bootstrap_server, args.command_config, sink.say)
+    canary, ask_config = _canary_for(args, options, sink)
     try:
         outcome = run_online(options, sink=sink, trigger=trigger)
     except BaseException as exc:
@@ -203,12 +205,12 @@ def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
         parts = parts_for(outcome, standin=standin is not None, logs=logs,
                           timeout_s=options.handoff_timeout_s)
         outcome.parts = parts.to_json()
-        if canary is None:
+        if canary is None and ask_config is None:
             sink.say("no --bootstrap-server: zk2kraft cannot ask the brokers whether they serve "
                      "after the handoff; check them yourself")
         else:
             sink.say("asking the brokers whether they serve after the handoff")
-        config = None if canary is None else canary.config
+        config = ask_config if canary is None else canary.config
         problems = cutover_problems(
             outcome, broker_wait_s=options.broker_wait_s,
             handoff_timeout_s=options.handoff_timeout_s, canary=extra.get("canary"),
@@ -237,6 +239,42 @@ def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
             "the cutover ran to its end, but Kafka does not confirm a serving cluster: "
             + "; ".join(f"{p['code']}: {p['message']}" for p in outcome.problems))
     return 0
+
+
+def _canary_for(args: argparse.Namespace, options: OnlineOptions, sink: _ConsoleSink
+                ) -> tuple[Canary | None, dict[str, Any] | None]:
+    """The canary (`--bootstrap-server`), and the client config to ask the brokers with after
+    the handoff when there is no canary.
+
+    A run whose journal is at or past `fencing` resumes a migration whose fence may have
+    applied: ZooKeeper's controller is then fenced and no controller serves until the handoff,
+    so the canary's warm-up (controller requests served) cannot pass. Refusing there stopped the
+    re-run the tool's own advice asks for (exit 3, "the cluster must be healthy before the
+    cutover") before it could finish the handoff or say who took over (issue 16, seen in a
+    killed-with-brokers rehearsal, docs/design.md). Such a run goes on without the canary's window
+    figures and still asks the brokers after the handoff.
+
+    Raises:
+        CanaryError: no broker answered, or the warm-up failed before any fence (exit 3).
+    """
+    try:
+        return start_canary(args.bootstrap_server, args.command_config, sink.say), None
+    except CanaryError as exc:
+        try:
+            journal = Journal.load(options.journal_dir)
+        except ValueError:
+            journal = None  # the run itself reports a damaged journal
+        if journal is None or not journal.at_least("fencing"):
+            raise
+        sink.say(f"canary: {exc}. The journal ({journal.path}) is in phase {journal.phase}: an "
+                 "earlier run may have fenced ZooKeeper's controller, so no controller serves "
+                 "until the handoff; going on without the canary (no window figures), and the "
+                 "brokers are asked after the handoff")
+        config: dict[str, Any] = {"bootstrap.servers": args.bootstrap_server}
+        if args.command_config is not None:
+            config.update(librdkafka_config(read_properties(
+                args.command_config, flag="--command-config"), args.command_config)[0])
+        return None, config
 
 
 def _write_failed_report(args: argparse.Namespace, options: OnlineOptions,

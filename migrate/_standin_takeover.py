@@ -18,6 +18,12 @@ behind each sentence, checked against real Kafka 3.9.1 (`tests/oracle/test_stand
   registered with the stand-in (it answers REQUEST_TIMED_OUT) did not always register with the
   next leader after the stand-in died ("No registration found for controller 3002" for minutes,
   seen in the oracle test); a restart makes a controller register at start.
+* the brokers in migration mode registered with the stand-in inside that transaction; once it
+  is aborted the new leader answers their heartbeats with STALE_BROKER_EPOCH ("Receive a
+  heartbeat from broker N before registration") and a 3.9.1 ZooKeeper-mode broker does not
+  register again until restarted, while Kafka's migration still reaches DUAL_WRITE; its
+  AllocateProducerIds then fails ("No broker registration found for broker id N"), so new
+  idempotent producers asking it stall (seen in a killed-with-brokers rehearsal, docs/design.md).
 """
 
 from __future__ import annotations
@@ -70,6 +76,12 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
                f"({leader}) last (each registers again when it starts: after their leader died, "
                "Kafka 3.9.1's controllers do not always register with the next one, and its "
                "migration driver waits for every registration)")
+    brokers = ("then restart the brokers one at a time, each waited for until every "
+               "partition's ISR is full again (they registered with the stand-in inside the "
+               "migration transaction Kafka aborted: the new leader rejects their heartbeats, "
+               "STALE_BROKER_EPOCH, and Kafka 3.9.1's brokers do not register again until "
+               "restarted; until then they cannot allocate producer ids, and idempotent "
+               "producers that ask them stall)")
     rollback = (f"stop the KRaft controllers, run `zk2kraft rollback --zookeeper {connect} "
                 f"--voter {spec.node_id}={spec.log_dir} --journal {journal.directory}`, then "
                 "remove the migration configs from the brokers and roll them")
@@ -93,14 +105,14 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
                              "before")
             return (f"{head} ZooKeeper was not fenced: {zk_controller} and ZooKeeper holds "
                     f"all metadata, so nothing is lost. {log_state} Either {start_slot}, then "
-                    f"{restart}, and Kafka migrates; or "
+                    f"{restart}, {brokers}, and Kafka migrates; or "
                     f"{_start_over(spec, journal, leader, epoch, connect)}")
         return (f"{head} ZooKeeper IS fenced (/controller claimed by {spec.node_id} with "
                 f"kraftControllerEpoch {ours}, /controller_epoch {state.controller_epoch}): its "
                 "controller can no longer write, so ZooKeeper holds every change up to the "
                 "fence and nothing is lost, but no controller serves the cluster until one "
-                f"takes over. {log_state} Either {start_slot}, then {restart}, and Kafka's "
-                f"controller claims /controller and migrates; or hand ZooKeeper back: "
+                f"takes over. {log_state} Either {start_slot}, then {restart}, {brokers}, and "
+                f"Kafka's controller claims /controller and migrates; or hand ZooKeeper back: "
                 f"{rollback}.")
     done = (f"{head} The migration had committed before it stopped (ZkMigrationStateRecord"
             f"(MIGRATION) and EndTransactionRecord, offsets up to {journal.last_durable_offset}):"
@@ -147,7 +159,10 @@ def _start_over(spec: StandInSpec, journal: Journal, leader: int, epoch: int,
             "its log.dirs; the rest of its data stays), started again, and every partition's "
             "ISR full again before the next (ZooKeeper's controller serves them meanwhile); "
             "(5) run this command again and, once it listens on its slot, start the "
-            "controllers (the printed sequence's order: they vote for it).")
+            "controllers within the 120 s it asks for votes (the printed sequence's order, as "
+            "at the first start: a controller started first whose "
+            "controller.quorum.election.timeout.ms runs out before the stand-in asks leads "
+            "itself, and the run refuses).")
 
 
 def _migration(state: FenceState) -> int:
