@@ -19,7 +19,10 @@ One cluster, in Kafka's documented order (README, "The operator's sequence"):
    starts on the stand-in's directory and address and catches up); the brokers roll to KRaft
    mode one at a time (`process.roles=broker`, `node.id` = the broker id, no ZooKeeper, same log
    dirs and listeners), then the controllers restart without the migration flag and
-   `zookeeper.connect`, the active one last, and the one elected then finalises:
+   `zookeeper.connect`, the active one last, each next one only once the catch-up check the
+   printed Finalise step gives (`kafka-metadata-quorum.sh ... describe --replication`, taken
+   from `plan --standin --json` and run as printed) shows the restarted one with Lag 0, and the
+   one elected then finalises:
    `ZkMigrationStateRecord(POST_MIGRATION)` in its log ("Completing the ZK migration").
 4. The data checks again: every record the producer had acknowledged consumed exactly once,
    topics, partitions, the altered config and the SCRAM user visible, a new topic created and
@@ -35,6 +38,8 @@ import json
 import os
 import re
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -61,7 +66,13 @@ from confluent_kafka.admin import (
 )
 from kazoo.client import KazooClient
 
-from tests.support.kafka import KafkaController, KafkaZkBroker, dump_log_payloads, free_port
+from tests.support.kafka import (
+    KafkaController,
+    KafkaZkBroker,
+    dump_log_payloads,
+    free_port,
+    run_kafka_class,
+)
 from tests.support.migration_cluster import (
     ClientLog,
     kraft_controller_took_over,
@@ -82,13 +93,14 @@ from tests.support.standin import (
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow, pytest.mark.timeout(1500)]
 
-# 1,000 (the issue's size) in CI too. One CI run at 1,000 (4ac0905) once had a live consumer
-# that read nothing all run (0 of 6,178 acknowledged records) while every other check passed
-# (and once at 100, 0 of 5,115). The suspected cause, a consumer assigned from Metadata before
-# its broker knew the topic, is now waited out, and a consumer stuck anyway is replaced and
-# reported. ZK2KRAFT_REHEARSAL_PARTITIONS=100 gives a quicker run by hand.
+# 100 by default: the one rehearsal at 1,000 partitions is the printed sequence's
+# (test_standin_start_order); ZK2KRAFT_REHEARSAL_PARTITIONS=1000 runs this one at that size. One
+# CI run at 1,000 (4ac0905) once had a live consumer that read nothing all run (0 of 6,178
+# acknowledged records) while every other check passed (and once at 100, 0 of 5,115). The
+# suspected cause, a consumer assigned from Metadata before its broker knew the topic, is now
+# waited out, and a consumer stuck anyway is replaced and reported.
 _DATA_PARTITIONS = 3  # the traffic topic's
-REHEARSAL_PARTITIONS = int(os.environ.get("ZK2KRAFT_REHEARSAL_PARTITIONS", "1000"))
+REHEARSAL_PARTITIONS = int(os.environ.get("ZK2KRAFT_REHEARSAL_PARTITIONS", "100"))
 _PER_TOPIC = 50
 _CONTROLLER_PROPS = {
     "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
@@ -464,6 +476,40 @@ def _restart_without_migration(controller: KafkaController) -> None:
     controller.restart(remove=_MIGRATION_KEYS)
 
 
+def _printed_catch_up_check(connect: str, root: Path, ports: dict[int, int]) -> list[str]:
+    """The arguments of the catch-up check `plan --standin` prints in its Finalise step (Kafka's
+    `kafka-metadata-quorum.sh ... describe --replication`), for this quorum, as printed."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "migrate.cli", "plan", "--zookeeper", connect, "--json", "-",
+         "--standin", f"{STANDIN}@127.0.0.1:{ports[STANDIN]}={root / 'standin'}",
+         *[f"--controller={n}@127.0.0.1:{ports[n]}" for n in STANDIN_FOLLOWERS]],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr
+    (finalise,) = [s for s in json.loads(proc.stdout)["operator_sequence"]["steps"]
+                   if s["title"] == "Finalise"]
+    (printed,) = [m for a in finalise["actions"]
+                  for m in re.findall(r"kafka-metadata-quorum\.sh (.*? describe --replication)",
+                                      a)]
+    return printed.split()
+
+
+def _wait_caught_up(check: list[str], node_id: int, timeout_s: float = 180) -> None:
+    """Finalise's printed wait: the check lists the restarted controller with Lag 0."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        out = run_kafka_class("org.apache.kafka.tools.MetadataQuorumCommand", *check,
+                              check=False)
+        rows = [line.split() for line in out.stdout.splitlines()]
+        if rows and "Lag" in rows[0]:
+            lag = rows[0].index("Lag")
+            mine = [r for r in rows[1:] if r and r[0] == str(node_id)]
+            if mine and mine[0][lag] == "0":
+                return
+        assert time.monotonic() < deadline, (
+            f"controller {node_id} not caught up: {out.stdout}{out.stderr}")
+        time.sleep(2)
+
+
 def _active(controllers: list[KafkaController], timeout_s: float = 120) -> KafkaController:
     """The leader of the highest epoch any controller's `quorum-state` file (Kafka's) names."""
     deadline = time.monotonic() + timeout_s
@@ -497,6 +543,7 @@ def test_standin_rehearsal_manual_cutover_then_brokers_to_kraft_and_finalised(
         _create_topics(admin, REHEARSAL_PARTITIONS)
         traffic = _Traffic(cluster.bootstrap, _DATA_TOPIC)
         cluster_id = json.loads(zk.get("/cluster/id")[0])["id"]
+        catch_up = _printed_catch_up_check(connect, root, ports)
         with migration_mode_controllers(root, connect, cluster_id, _CONTROLLER_PROPS,
                                         ports=ports, heap="320m") as (_, nodes):
             # 1. the mirror, with admin changes and a broker restart, then the manual cutover
@@ -572,10 +619,14 @@ def test_standin_rehearsal_manual_cutover_then_brokers_to_kraft_and_finalised(
                     _roll_to_kraft(broker, voters)
                     _wait_for_full_isr(admin)
                 timeline["brokers"] = time.monotonic() - started
-                # finalise: every controller without the migration configs, the active one last
+                # finalise as printed: every controller without the migration configs, the
+                # active one last, each next one only once the printed check shows the
+                # restarted one with Lag 0
                 active = _active(controllers)
                 for c in sorted(controllers, key=lambda c: c is active):
                     _restart_without_migration(c)
+                    if c is not active:
+                        _wait_caught_up(catch_up, c.node_id)
                 deadline = time.monotonic() + 180
                 while not any("Completing the ZK migration" in c.log_text()
                               for c in controllers):
