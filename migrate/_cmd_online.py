@@ -220,6 +220,10 @@ def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
                                             min(options.handoff_timeout_s, 60.0))))
         if problems:
             outcome.problems = [p.to_json() for p in problems]
+        if not outcome.refused:
+            _remember_verdict(options, outcome.problems)
+    elif outcome.already_done:
+        _repeat_verdict(options, outcome, sink)
     doc = {**outcome.to_json(), **extra}
     write_json_report(args.json, doc)
     if getattr(args, "html", None) is not None:
@@ -239,6 +243,35 @@ def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
             "the cutover ran to its end, but Kafka does not confirm a serving cluster: "
             + "; ".join(f"{p['code']}: {p['message']}" for p in outcome.problems))
     return 0
+
+
+_UNCONFIRMED = "unconfirmed"  # the journal fact: the problems of the run that finished
+
+
+def _remember_verdict(options: OnlineOptions, problems: list[dict[str, Any]]) -> None:
+    """Keep in the journal what Kafka did not confirm when this run finished the migration, so
+    that a re-run of the same command, which finds it done, repeats that verdict (exit 4)
+    instead of a bare "already completed" with exit 0 over a cluster nobody saw serve.
+
+    Raises:
+        JournalWriteError: the journal cannot be written (exit 3).
+    """
+    journal = Journal.load(options.journal_dir)
+    if journal is not None and journal.phase == "done":
+        journal.save(facts={**journal.facts, _UNCONFIRMED: problems})
+
+
+def _repeat_verdict(options: OnlineOptions, outcome: OnlineOutcome, sink: _ConsoleSink) -> None:
+    """A re-run over a finished migration: the problems the finishing run saw, if any, are the
+    re-run's too (it does not ask Kafka again)."""
+    journal = Journal.load(options.journal_dir)
+    earlier = [] if journal is None else list(journal.facts.get(_UNCONFIRMED) or [])
+    if earlier:
+        outcome.problems = earlier
+        sink.say("the run that finished this migration could not confirm a serving cluster ("
+                 + ", ".join(str(p.get("code")) for p in earlier) + "); a re-run does not "
+                 "ask Kafka again: check the cluster as those problems say (`zk2kraft verify` "
+                 "judges the metadata, Kafka's own tools the brokers)")
 
 
 def _canary_for(args: argparse.Namespace, options: OnlineOptions, sink: _ConsoleSink

@@ -500,7 +500,8 @@ def test_a_rerun_past_the_fence_with_a_bootstrap_server_finishes_without_the_can
     `--bootstrap-server`. ZooKeeper's controller is fenced then, so the canary's warm-up cannot
     pass (here no broker answers at all). The re-run must still finish the migration from its
     journal, say why it goes on without the canary, and end honestly: nothing confirms a
-    serving cluster, so exit 4 (it exited 3 at the warm-up, /migration never written)."""
+    serving cluster, so exit 4 (it exited 3 at the warm-up, /migration never written). A
+    further re-run repeats exit 4 (it said "already completed", exit 0)."""
     from tests.support.kafka import free_port
 
     cluster = sample_cluster(SampleSpec.clean(topics=2, partitions_per_topic=2))
@@ -520,3 +521,12 @@ def test_a_rerun_past_the_fence_with_a_bootstrap_server_finishes_without_the_can
     doc = json.loads((tmp_path / "m.json").read_text())
     assert doc["status"] == "unconfirmed", doc
     assert "Traceback" not in said
+    # the same command again finds the migration done: it repeats that verdict, exit 4 with
+    # the same problems, never a bare "already completed" exit 0 (as it did before)
+    codes = [p["code"] for p in doc["problems"]]
+    code, out = done(run(cluster.connect, tmp_path))
+    said = " ".join(out.split())
+    assert code == 4, said
+    again = json.loads((tmp_path / "m.json").read_text())
+    assert (again["status"], [p["code"] for p in again["problems"]]) == ("unconfirmed", codes)
+    assert "does not ask Kafka again" in said, said
