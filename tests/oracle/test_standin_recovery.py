@@ -128,11 +128,7 @@ def _printed_quorum(root: Path, connect: str, brokers: int, partitions: int
                            extra={"inter.broker.protocol.version": "3.9-IV0"}) as cluster:
         _create_topics(cluster.bootstrap, partitions)
         seq = printed_sequence(connect, ports, root / "standin")
-        printed = {b["broker_id"]: b["properties"] for b in seq.doc["brokers"]}
-        assert sorted(printed) == [b.broker_id for b in cluster.brokers], printed
-        for broker in cluster.brokers:
-            mine = printed[broker.broker_id]
-            assert {k: broker.properties.get(k) for k in mine} == mine, broker.broker_id
+        seq.assert_brokers_run_printed(cluster.brokers)
         nodes = [seq.controller(n, root / f"node{n}", root / f"meta{n}")
                  for n in seq.controller_ids()]
         try:

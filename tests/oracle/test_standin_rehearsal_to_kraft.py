@@ -38,8 +38,6 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -77,6 +75,7 @@ from tests.support.migration_cluster import (
     ClientLog,
     kraft_controller_took_over,
     migration_cluster,
+    printed_sequence,
     produce_and_consume,
     wait_for_znode,
 )
@@ -479,15 +478,7 @@ def _restart_without_migration(controller: KafkaController) -> None:
 def _printed_catch_up_check(connect: str, root: Path, ports: dict[int, int]) -> list[str]:
     """The arguments of the catch-up check `plan --standin` prints in its Finalise step (Kafka's
     `kafka-metadata-quorum.sh ... describe --replication`), for this quorum, as printed."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "migrate.cli", "plan", "--zookeeper", connect, "--json", "-",
-         "--standin", f"{STANDIN}@127.0.0.1:{ports[STANDIN]}={root / 'standin'}",
-         *[f"--controller={n}@127.0.0.1:{ports[n]}" for n in STANDIN_FOLLOWERS]],
-        capture_output=True, text=True, timeout=300)
-    assert proc.returncode in (0, 1), proc.stderr
-    (finalise,) = [s for s in json.loads(proc.stdout)["operator_sequence"]["steps"]
-                   if s["title"] == "Finalise"]
-    (printed,) = [m for a in finalise["actions"]
+    (printed,) = [m for a in printed_sequence(connect, ports, root / "standin").step("Finalise")
                   for m in re.findall(r"kafka-metadata-quorum\.sh (.*? describe --replication)",
                                       a)]
     return printed.split()

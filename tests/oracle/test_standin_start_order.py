@@ -121,11 +121,7 @@ def test_the_printed_sequence_run_literally_with_brokers_in_migration_mode(
                            extra={"inter.broker.protocol.version": "3.9-IV0"}) as cluster:
         _create_topics(cluster.bootstrap, PARTITIONS)
         seq = printed_sequence(connect, ports, root / "standin")
-        printed = {b["broker_id"]: b["properties"] for b in seq.doc["brokers"]}
-        assert sorted(printed) == [b.broker_id for b in cluster.brokers], printed
-        for broker in cluster.brokers:
-            mine = printed[broker.broker_id]
-            assert {k: broker.properties.get(k) for k in mine} == mine, broker.broker_id
+        seq.assert_brokers_run_printed(cluster.brokers)
         assert seq.start_order() == ["zk2kraft", "controllers"]
         nodes = _controllers(seq, root)  # configured and formatted as step 3 prints
         with _stopped_at_exit(nodes) as procs:

@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -367,6 +367,15 @@ class PrintedSequence:
 
     def controller_ids(self) -> list[int]:
         return [c["node_id"] for c in self.doc["controllers"]]
+
+    def assert_brokers_run_printed(self, brokers: Sequence[Any]) -> None:
+        """Every broker of the cluster is one the sequence prints, running each property it
+        prints for that broker with the printed value."""
+        printed = {b["broker_id"]: b["properties"] for b in self.doc["brokers"]}
+        assert sorted(printed) == [b.broker_id for b in brokers], printed
+        for broker in brokers:
+            mine = printed[broker.broker_id]
+            assert {k: broker.properties.get(k) for k in mine} == mine, broker.broker_id
 
     def controller(self, node_id: int, workdir: Path, metadata_dir: Path,
                    fill: Mapping[str, str] | None = None, heap: str = "320m") -> KafkaController:
