@@ -60,6 +60,11 @@ from zkreader import SampleSpec
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]
 
 FAST_FAILOVER = {"controller.quorum.fetch.timeout.ms": "3000"}
+# 3002 notices a dead leader later than the others: equal fetch timeouts make two controllers
+# candidates at the same epoch, each voting for itself, and a split vote is only retried after
+# the long election timeout (30-60 s, Kafka's randomised timeout); staggered, the first candidate
+# gets the other's vote at once (Kafka 3.9 has no pre-vote: a follower grants a higher epoch)
+STAGGERED = {3002: {"controller.quorum.fetch.timeout.ms": "6000"}}
 
 
 def _prefix() -> list[MetadataRecord]:
@@ -78,7 +83,7 @@ def _prefix() -> list[MetadataRecord]:
 def test_a_prefix_inside_the_migration_transaction_is_aborted_by_the_next_leader(
     tmp_path: Path,
 ) -> None:
-    with standin_quorum(tmp_path, extra=FAST_FAILOVER) as q:
+    with standin_quorum(tmp_path, extra=FAST_FAILOVER, node_extra=STAGGERED) as q:
         result = q.standin.append_records(_prefix(), timestamp_ms=1_700_000_000_000)
         assert (result.base_offset, result.last_offset) == (1, 4)
         q.standin.close()  # dies: no EndQuorumEpoch, its connections drop
@@ -147,7 +152,7 @@ def test_standin_killed_with_controllers_in_migration_mode(
     records, expected = KILL_POINTS[point]
     migration = {**FAST_FAILOVER, "zookeeper.metadata.migration.enable": "true",
                  "zookeeper.connect": f"{zk_server.connect}{zk_chroot}"}
-    with standin_quorum(tmp_path, extra=migration) as q:
+    with standin_quorum(tmp_path, extra=migration, node_extra=STAGGERED) as q:
         if records:
             q.standin.append_records(records, timestamp_ms=1_700_000_000_000)
         q.standin.close()
@@ -270,8 +275,8 @@ def test_standin_killed_through_the_cli_then_rerun(
     zk = cluster.client
     cluster_id = json.loads(zk.get("/cluster/id")[0])["id"]
     before = {p: zk.get(p)[0] for p in _CLAIM_KEYS}
-    with migration_mode_controllers(tmp_path, cluster.connect, cluster_id,
-                                    FAST_FAILOVER) as (ports, nodes):
+    with migration_mode_controllers(tmp_path, cluster.connect, cluster_id, FAST_FAILOVER,
+                                    node_extra=STAGGERED) as (ports, nodes):
         _kill_standin(point, cluster.connect, zk, ports, tmp_path)
         leader = _wait_for_activation(nodes)
         text = leader.log_text()

@@ -115,6 +115,7 @@ def standin_quorum(
     pki: Mapping[str, Path] | None = None,
     log4j: Path | None = None,
     sasl_plain: tuple[str, str] | None = None,
+    node_extra: Mapping[int, Mapping[str, str]] | None = None,
 ) -> Iterator[StandInQuorum]:
     """Start the controllers (formatted, long election timeout), let the stand-in win epoch 1,
     and wait until every controller logs that it follows the stand-in. `extra` adds controller
@@ -128,6 +129,7 @@ def standin_quorum(
     the controllers' log4j configuration (the benchmark silences per-record replay lines).
     `sasl_plain` (user, password) puts SASL/PLAIN on the controller listener (SASL_PLAINTEXT,
     or SASL_SSL with `pki`): one user, which the controllers and the stand-in log in as.
+    `node_extra` adds properties to one controller only (by node id), after `extra`.
 
     Everything is stopped on exit; a controller that cannot start fails the caller with its log.
     """
@@ -178,7 +180,7 @@ def standin_quorum(
     nodes = []
     for n in controller_ids:
         node = KafkaController(root / f"node{n}", root / f"meta{n}", node_id=n, quorum=ports,
-                               heap=heap, extra=props)
+                               heap=heap, extra={**props, **(node_extra or {}).get(n, {})})
         storage_format(node.config_path, cluster, extra=format_args)
         if log4j is not None:
             node.log4j = log4j
@@ -240,11 +242,13 @@ def transitions(node: KafkaController) -> list[str]:
 def migration_mode_controllers(
     root: Path, connect: str, cluster_id: str, extra: Mapping[str, str] | None = None, *,
     ports: Mapping[int, int] | None = None, heap: str = "512m", jvm_flags: Sequence[str] = (),
+    node_extra: Mapping[int, Mapping[str, str]] | None = None,
 ) -> Iterator[tuple[dict[int, int], list[KafkaController]]]:
     """Real controllers 3001 and 3002 in migration mode on ZooKeeper `connect`, formatted with
     `cluster_id` and waiting for stand-in 3000 (long election timeout, so that it wins the first
     election). `ports` gives every voter's port (brokers configured beforehand need them);
-    `jvm_flags` are added to each controller's JVM command line.
+    `jvm_flags` are added to each controller's JVM command line; `node_extra` adds properties
+    to one controller only (by node id), after `extra`.
     Yields every voter's port and the controllers; all stopped on exit."""
     ports = dict(ports) if ports else {n: free_port() for n in (STANDIN, *STANDIN_FOLLOWERS)}
     props = {**LONG_ELECTION,
@@ -253,7 +257,8 @@ def migration_mode_controllers(
              # the sample clusters hold a delegation token: the brokers' shared secret
              "delegation.token.secret.key": "zk2kraft-oracle-token-secret", **(extra or {})}
     nodes = [KafkaController(root / f"node{n}", root / f"meta{n}", node_id=n, heap=heap,
-                             quorum=ports, extra=props) for n in STANDIN_FOLLOWERS]
+                             quorum=ports, extra={**props, **(node_extra or {}).get(n, {})})
+             for n in STANDIN_FOLLOWERS]
     try:
         for node in nodes:
             node.jvm_flags = list(jvm_flags)
