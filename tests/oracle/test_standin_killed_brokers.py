@@ -72,7 +72,8 @@ from tests.support.migration_cluster import (
 from tests.support.standin import STANDIN, STANDIN_FOLLOWERS
 from writers import CRASH_ENV
 
-pytestmark = [pytest.mark.oracle, pytest.mark.slow]
+# each case ran 300-490 s at load 17-26 on 2 cores (docs/design.md): slack above the 600 s
+pytestmark = [pytest.mark.oracle, pytest.mark.slow, pytest.mark.timeout(1200)]
 
 # what is rehearsed is the advice and the brokers' registrations, not the size
 PARTITIONS = int(os.environ.get("ZK2KRAFT_REHEARSAL_PARTITIONS", "20"))
