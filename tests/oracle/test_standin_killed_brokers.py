@@ -49,6 +49,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,8 @@ def rig(zk_server: Any, _zk_admin: KazooClient,
             r = Rig(root, connect, zk, cluster, ports)
             r.timings["cluster up"] = time.monotonic() - started
             yield r
+            with ThreadPoolExecutor(len(cluster.brokers)) as pool:  # each may wait out 30 s
+                list(pool.map(lambda b: b.stop(), cluster.brokers))
             print("\nkilled-with-brokers timings (s): "
                   + ", ".join(f"{k} {v:.0f}" for k, v in r.timings.items()))
     finally:
@@ -161,9 +164,12 @@ def _hand_back(rig: Rig, seq: PrintedSequence,
     done = subprocess.run([sys.executable, "-m", "migrate.cli", *shlex.split(m.group(1))],
                           capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
-    for broker in rig.cluster.brokers:
-        restart_without_metadata_log(broker, rig.zk, rig.bootstrap, TOPICS,
-                                     update=(updates or {}).get(broker.broker_id))
+    # both at once: this is the test's own clean-up, not advice (each waits until both serve)
+    with ThreadPoolExecutor(len(rig.cluster.brokers)) as pool:
+        for restarted in [pool.submit(restart_without_metadata_log, broker, rig.zk, rig.bootstrap,
+                                 TOPICS, update=(updates or {}).get(broker.broker_id))
+                     for broker in rig.cluster.brokers]:
+            restarted.result()
     rig.left_migrated = None
 
 
