@@ -54,6 +54,7 @@ import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 from kazoo.client import KazooClient
 
+from tests.support.availability import restart_without_metadata_log
 from tests.support.kafka import KafkaController, KafkaZkBroker, free_port
 from tests.support.migration_cluster import (
     MigrationCluster,
@@ -82,19 +83,6 @@ def _create_topics(bootstrap: str, partitions: int = PARTITIONS) -> None:
         request_timeout=180)
     for f in futures.values():
         f.result(240)
-
-
-def _isrs_full(zk: KazooClient) -> bool:
-    """Every partition's ISR in ZooKeeper holds all its replicas."""
-    for topic in zk.get_children("/brokers/topics"):
-        replicas = json.loads(zk.get(f"/brokers/topics/{topic}")[0])["partitions"]
-        for p, assigned in replicas.items():
-            path = f"/brokers/topics/{topic}/partitions/{p}/state"
-            if zk.exists(path) is None:
-                return False
-            if sorted(json.loads(zk.get(path)[0])["isr"]) != sorted(assigned):
-                return False
-    return True
 
 
 def _wait(what: str, ready: Any, timeout_s: float = 240) -> None:
@@ -199,7 +187,8 @@ def test_fence_refused_then_start_over_as_advised(
         assert Path(named.group(2)).parent == journal.parent, named.group(2)
         shutil.rmtree(journal.parent)  # ... and remove the journal it names
         for broker in cluster.brokers:  # (4) the brokers, one at a time
-            _restart_without_metadata_log(broker, zk)
+            restart_without_metadata_log(broker, zk, cluster.bootstrap,
+                                         {"load-000": PARTITIONS})
         # (5) the command again and, once it listens, the controllers (step 3's order)
         assert "(5) run this command again and, once it listens" in said, said
         again = seq.run_step3(root, nodes, *canary)
@@ -214,17 +203,6 @@ def test_fence_refused_then_start_over_as_advised(
         assert cluster_id == json.loads(zk.get("/cluster/id")[0])["id"]
     print(f"\nrecovery rehearsal ({PARTITIONS} partitions, 2 brokers): "
           f"{time.monotonic() - started:.0f} s")
-
-
-def _restart_without_metadata_log(broker: KafkaZkBroker, zk: KazooClient) -> None:
-    """Stopped, its `__cluster_metadata-0` deleted (its metadata.log.dir is its only log.dir
-    here), started, and every partition's ISR full again before the next."""
-    broker.stop()
-    shutil.rmtree(Path(broker.properties["log.dirs"]) / "__cluster_metadata-0")
-    registration = f"/brokers/ids/{broker.broker_id}"
-    _wait(f"{registration} to go", lambda: zk.exists(registration) is None, 120)
-    broker.start()
-    _wait("every ISR full again", lambda: _isrs_full(zk))
 
 
 def _assert_healthy(code: int, output: str, root: Path, zk: KazooClient,

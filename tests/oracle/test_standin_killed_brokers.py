@@ -1,0 +1,457 @@
+"""The stand-in killed -9 before and after the fence, and `--broker-wait` running out, with real
+Kafka 3.9.1 brokers in migration mode and a canary producing and consuming throughout; the tool's
+advice followed word for word, then Kafka asked whether the cluster is available (issue 16:
+"every recovery advice is a tested path").
+
+The controllers and zk2kraft are what `zk2kraft plan --standin ... --json` prints
+(`tests/support/migration_cluster.PrintedSequence`): each broker runs exactly the properties
+printed for it, the controllers their printed properties (directories filled in) formatted with
+the printed command, step 3's `zk2kraft migrate` command started first and the controllers once
+its stand-in listens, cut over with `kill -USR1` (step 4); the test adds the canary's flags. The
+advice's names, paths and values are read from what zk2kraft printed, not retyped.
+
+One module-scoped cluster: two ZooKeeper-mode brokers, topic `load-000` with `PARTITIONS`
+partitions, RF 2. Each case formats its own controllers (`case*/`); a case that found the
+cluster migrated by the one before hands ZooKeeper back first (`_hand_back`: the printed
+rollback, then each broker restarted without its `__cluster_metadata-0`, so that the next
+quorum's epochs start again).
+
+Healthy (`tests.support.availability.wait_available`): every partition has a leader and ISR ==
+replicas, an idempotent acks=all record is produced and consumed; the test's own canary
+(`migrate._canary.Canary` on `killed-canary`, running from before the kill to the end) consumed
+every record it had acknowledged, once; no broker logged a `raftManager fault` or stopped.
+
+* `test_killed_after_the_fence_then_a_real_controller_in_the_slot`: killed right after the fence;
+  a controller takes over; the re-run exits 1 ("ZooKeeper IS fenced ... Either start a real
+  KRaft controller in the stand-in's slot ..., then restart the other controllers one at a
+  time, the active one last, then restart the brokers one at a time"); done so, Kafka's own
+  migration claims /controller and reaches DUAL_WRITE.
+* `test_killed_before_the_fence_then_start_over`: killed just before the fence; the re-run exits
+  1 ("ZooKeeper was not fenced ... or start over with zk2kraft, in this order: (1)..(5)"); done
+  so, the printed command's last run exits 0 with status ok.
+* `test_broker_pointed_elsewhere_broker_wait_runs_out`: broker 1's `controller.quorum.voters`
+  points at another quorum; `--broker-wait 15` runs out, the run cuts over with a warning and
+  ends with exit 4 (`BROKERS_UNREGISTERED_AT_FENCE`); its advice (controller.quorum.voters naming
+  the stand-in's slot: the printed value) brings broker 1 back under the new controller.
+Needs `tests/kafka/fetch.sh` (fails otherwise).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka.admin import AdminClient, NewTopic
+from kazoo.client import KazooClient
+
+from migrate._canary import Canary, CanaryReport
+from tests.support.availability import restart_without_metadata_log, wait_available
+from tests.support.kafka import KafkaController, KafkaZkBroker, free_port
+from tests.support.migration_cluster import (
+    MigrationCluster,
+    PrintedSequence,
+    cut_over_by_signal,
+    dual_write_at,
+    migration_cluster,
+    printed_sequence,
+    wait_for_kraft_claim,
+)
+from tests.support.standin import STANDIN, STANDIN_FOLLOWERS
+from writers import CRASH_ENV
+
+# each case ran 300-490 s at load 17-26 on 2 cores (docs/design.md): slack above the 600 s
+pytestmark = [pytest.mark.oracle, pytest.mark.slow, pytest.mark.timeout(1200)]
+
+# what is rehearsed is the advice and the brokers' registrations, not the size
+PARTITIONS = int(os.environ.get("ZK2KRAFT_REHEARSAL_PARTITIONS", "20"))
+CANARY_TOPIC = "killed-canary"
+TOPICS = {"load-000": PARTITIONS, CANARY_TOPIC: 1}  # what must still be there, whole
+_JOURNAL = Path(".zk2kraft-journal") / "journal.json"  # beside the printed stand-in dir
+
+
+@dataclass
+class Rig:
+    """The shared cluster, and whether the last case left it migrated."""
+
+    root: Path
+    connect: str
+    zk: KazooClient
+    cluster: MigrationCluster
+    ports: dict[int, int]
+    cases: int = 0
+    left_migrated: PrintedSequence | None = None  # the sequence whose rollback hands back
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def bootstrap(self) -> str:
+        return self.cluster.bootstrap
+
+    def canary_args(self, wait: int = 120) -> tuple[str, ...]:
+        return ("--bootstrap-server", self.bootstrap, "--broker-wait", str(wait))
+
+
+@pytest.fixture(scope="module")
+def rig(zk_server: Any, _zk_admin: KazooClient,
+        tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
+    chroot = f"/t_{uuid.uuid4().hex[:12]}"
+    _zk_admin.create(chroot)
+    connect = f"{zk_server.connect}{chroot}"
+    zk = KazooClient(hosts=connect, timeout=30)
+    zk.start(timeout=30)
+    root = tmp_path_factory.mktemp("killed")
+    ports = {n: free_port() for n in (STANDIN, *STANDIN_FOLLOWERS)}
+    voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in sorted(ports.items()))
+    started = time.monotonic()
+    try:
+        with migration_cluster(root, connect, brokers=2, heap="320m", voters=voters,
+                               extra={"inter.broker.protocol.version": "3.9-IV0"}) as cluster:
+            admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+            for f in admin.create_topics(
+                    [NewTopic(name, num_partitions=n, replication_factor=2)
+                     for name, n in TOPICS.items()], request_timeout=180).values():
+                f.result(240)
+            r = Rig(root, connect, zk, cluster, ports)
+            r.timings["cluster up"] = time.monotonic() - started
+            yield r
+            with ThreadPoolExecutor(len(cluster.brokers)) as pool:  # each may wait out 30 s
+                list(pool.map(lambda b: b.stop(), cluster.brokers))
+            print("\nkilled-with-brokers timings (s): "
+                  + ", ".join(f"{k} {v:.0f}" for k, v in r.timings.items()))
+    finally:
+        zk.stop()
+        zk.close()
+
+
+def _case(rig: Rig, name: str) -> tuple[Path, PrintedSequence, list[KafkaController]]:
+    """A fresh directory for one case, `plan`'s sequence for it and its printed controllers
+    (formatted, not started); the cluster handed back to ZooKeeper first if the last case left
+    it migrated."""
+    if rig.left_migrated is not None:
+        started = time.monotonic()
+        _hand_back(rig, rig.left_migrated)
+        rig.timings[f"hand back before {name}"] = time.monotonic() - started
+    rig.cases += 1
+    case = rig.root / f"case{rig.cases}-{name}"
+    case.mkdir()
+    seq = printed_sequence(rig.connect, rig.ports, case / "standin")
+    nodes = [seq.controller(n, case / f"node{n}", case / f"meta{n}")
+             for n in seq.controller_ids()]
+    return case, seq, nodes
+
+
+def _hand_back(rig: Rig, seq: PrintedSequence,
+               updates: dict[int, dict[str, str]] | None = None) -> None:
+    """Step 4's printed way back (`zk2kraft rollback ...`, the controllers stopped: they are,
+    the case ended), then each broker restarted without its `__cluster_metadata-0` (the quorum
+    the next case formats starts its epochs again: "start over" step 4), with its `updates`."""
+    (back,) = [s["rollback"] for s in seq.doc["steps"] if s["title"] == "Cut over"]
+    m = re.search(r"`zk2kraft (rollback [^`]+)`", back)
+    assert m is not None, back
+    done = subprocess.run([sys.executable, "-m", "migrate.cli", *shlex.split(m.group(1))],
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # both at once: this is the test's own clean-up, not advice (each waits until both serve)
+    with ThreadPoolExecutor(len(rig.cluster.brokers)) as pool:
+        for restarted in [pool.submit(restart_without_metadata_log, broker, rig.zk, rig.bootstrap,
+                                 TOPICS, update=(updates or {}).get(broker.broker_id))
+                     for broker in rig.cluster.brokers]:
+            restarted.result()
+    rig.left_migrated = None
+
+
+def _canary(rig: Rig) -> Canary:
+    canary = Canary(rig.bootstrap, topic=CANARY_TOPIC)
+    canary.start(120)
+    canary.warm_up(120)
+    return canary
+
+
+def _assert_nothing_lost(report: CanaryReport) -> None:
+    assert report.acked > 100 and (report.missing, report.duplicates) == (0, 0), (
+        report.acked, report.missing, report.duplicates, report.produce_errors)
+
+
+def _assert_brokers_fine(brokers: list[KafkaZkBroker]) -> None:
+    for broker in brokers:
+        broker.assert_running()
+        assert "raftManager fault" not in broker.all_logs_text(), broker.broker_id
+
+
+def _restart(broker: KafkaZkBroker, rig: Rig, update: dict[str, str] | None = None) -> None:
+    """One broker restarted, and every partition whole again before the caller goes on."""
+    registration = f"/brokers/ids/{broker.broker_id}"
+    broker.restart(update=update, ready_to_start=lambda: rig.zk.exists(registration) is None)
+    wait_available(rig.bootstrap, "load-000", TOPICS, 240)
+
+
+def _assert_registered(brokers: list[KafkaZkBroker], leader: KafkaController) -> None:
+    """Every broker registered with the KRaft controller in its current run, which no longer
+    rejects its heartbeats or its producer-id requests (what the aborted registrations caused:
+    STALE_BROKER_EPOCH for every heartbeat, "No broker registration found" for
+    AllocateProducerIds, idempotent producers stalled on "Coordinator load in progress")."""
+    time.sleep(10)  # a few heartbeats (every 2 s) after the registration
+    for broker in brokers:
+        text = broker.launched_log_text()
+        assert f"Successfully registered broker {broker.broker_id}" in text, text[-3000:]
+        last = text.rfind(f"Successfully registered broker {broker.broker_id}")
+        assert "received error STALE_BROKER_EPOCH" not in text[last:], text[last:][-3000:]
+    recent = leader.launched_log_text()[-20_000:]  # the last seconds of its log
+    assert "No broker registration found for broker id" not in recent, recent[-3000:]
+
+
+def _said(done: Any) -> str:
+    return " ".join((done.stdout + done.stderr).split())
+
+
+def _report(case: Path) -> dict[str, Any]:
+    """The printed command's `--json report.json` (relative: zk2kraft runs in `case`), read
+    once: the next run writes its own."""
+    doc: dict[str, Any] = json.loads((case / "report.json").read_text())
+    (case / "report.json").unlink()
+    return doc
+
+
+@contextlib.contextmanager
+def _step3(rig: Rig, case: Path, seq: PrintedSequence, nodes: list[KafkaController],
+           *added: str, crash_at: str | None = None) -> Iterator[subprocess.Popen[str]]:
+    """Step 3 as printed (zk2kraft, then the controllers once its stand-in listens), `added`
+    flags after the printed command; `crash_at` sets the test-only kill -9 point. zk2kraft and
+    the controllers are stopped on exit."""
+    env = {CRASH_ENV: crash_at} if crash_at is not None else {}
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in env.items():
+            mp.setenv(k, v)
+        proc = seq.run_step3(case, nodes, *added)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        for node in nodes:
+            node.stop()
+
+
+def _killed(proc: subprocess.Popen[str], case: Path, hook: str) -> None:
+    """Step 4 (kill -USR1); zk2kraft is killed -9 at `hook` on the way."""
+    out, err = cut_over_by_signal(proc, case / _JOURNAL)
+    assert proc.returncode == -9, out + err
+    assert f"killing zk2kraft at {hook}" in err, out + err
+
+
+def _new_leader(nodes: list[KafkaController]) -> KafkaController:
+    """The controller that won an election once the stand-in stopped being heard from (after
+    the printed controller.quorum.fetch.timeout.ms)."""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        for node in nodes:
+            if "Completed transition to Leader" in node.log_text():
+                return node
+        time.sleep(0.5)
+    raise AssertionError("no controller was elected within 180 s after the kill\n"
+                         + "\n".join(n.log_text()[-3000:] for n in nodes))
+
+
+def _slot_controller(seq: PrintedSequence, said: str, case: Path) -> KafkaController:
+    """The advice's "start a real KRaft controller in the stand-in's slot: node.id=N, its
+    controller listener at HOST:PORT ..., formatted with this cluster's id and configured for
+    the migration like the others": a printed controller's properties with the node id and the
+    listener's address the advice names, a fresh metadata directory, formatted as printed."""
+    m = re.search(r"start a real KRaft controller in the stand-in's slot: node\.id=(\d+), its "
+                  r"controller listener at ([\d.]+):(\d+) \(the entry (\S+) of "
+                  r"controller\.quorum\.voters\), formatted with this cluster's id and "
+                  r"configured for the migration like the others", said)
+    assert m is not None, said
+    node_id, host, port = int(m.group(1)), m.group(2), int(m.group(3))
+    like = dict(seq.doc["controllers"][0]["properties"])
+    assert m.group(4) in like["controller.quorum.voters"].split(","), like
+    meta = case / f"meta{node_id}"
+    props = {**like, "node.id": str(node_id), "metadata.log.dir": str(meta),
+             "log.dirs": str(meta),
+             "listeners": re.sub(r"//[^,]*", f"//{host}:{port}", like["listeners"])}
+    quorum = {int(v.split("@")[0]): int(v.rsplit(":", 1)[1])
+              for v in props["controller.quorum.voters"].split(",")}
+    node = KafkaController(case / f"node{node_id}", meta, node_id=node_id, heap="320m",
+                           start_timeout=240, quorum=quorum, extra=props)
+    seq.format(node)
+    return node
+
+
+def test_killed_after_the_fence_then_a_real_controller_in_the_slot(rig: Rig) -> None:
+    case, seq, nodes = _case(rig, "after-fence")
+    seq.assert_brokers_run_printed(rig.cluster.brokers)
+    started = time.monotonic()
+    epoch_before = int(rig.zk.get("/controller_epoch")[0])
+    canary = _canary(rig)
+    try:
+        with _step3(rig, case, seq, nodes, *rig.canary_args(), crash_at="after_fence") as proc:
+            _killed(proc, case, "after_fence")
+            rig.left_migrated = seq
+            leader = _new_leader(nodes)
+            rerun = seq.run_again(case, *rig.canary_args())
+            said = _said(rerun)
+            assert rerun.returncode == 1, said
+            doc = _report(case)
+            assert (doc["status"], doc["error"]["exit_code"]) == ("failed", 1), doc
+            assert f"controller {leader.node_id} leads the KRaft quorum" in said, said
+            assert (f"ZooKeeper IS fenced (/controller claimed by {STANDIN} with "
+                    f"kraftControllerEpoch 1, /controller_epoch {epoch_before + 1})") in said, said
+            # the advice, word for word: a real controller in the stand-in's slot ...
+            real = _slot_controller(seq, said, case)
+            assert real.node_id == STANDIN and real.controller_port == rig.ports[STANDIN]
+            try:
+                real.start()
+                # ... then the other controllers one at a time, the active one last
+                m = re.search(r"then restart the other controllers one at a time, the active "
+                              r"one \((\d+)\) last", said)
+                assert m is not None and int(m.group(1)) == leader.node_id, said
+                for node in sorted(nodes, key=lambda n: n.node_id == int(m.group(1))):
+                    node.restart()
+                assert ("then restart the brokers one at a time, each waited for until every "
+                        "partition's ISR is full again") in said, said
+                for broker in rig.cluster.brokers:
+                    _restart(broker, rig)
+                claim = wait_for_kraft_claim(rig.zk, 240)
+                everyone = [*nodes, real]
+                logs = "\n".join(n.log_text() for n in everyone)
+                assert claim.get("kraftControllerEpoch", -1) > 1, logs[-6000:]
+                claimer = next(n for n in everyone if n.node_id == claim["brokerid"])
+                dual_write_at(claimer, 240)
+                wait_available(rig.bootstrap, "load-000", TOPICS)
+                report = canary.stop(None, drain_timeout_s=240)  # its consumer lags under load
+                _assert_nothing_lost(report)
+                _assert_brokers_fine(rig.cluster.brokers)
+                assert "Encountered fatal fault" not in logs
+                _assert_registered(rig.cluster.brokers, claimer)
+            finally:
+                real.stop()
+    finally:
+        canary.stop(None, drain_timeout_s=0)
+    rig.timings["after-fence case"] = time.monotonic() - started
+
+
+def test_killed_before_the_fence_then_start_over(rig: Rig) -> None:
+    case, seq, nodes = _case(rig, "before-fence")
+    seq.assert_brokers_run_printed(rig.cluster.brokers)
+    started = time.monotonic()
+    canary = _canary(rig)
+    try:
+        claim_before = rig.zk.get("/controller")[0]
+        with _step3(rig, case, seq, nodes, *rig.canary_args(),
+                    crash_at="before_fence") as proc:
+            _killed(proc, case, "before_fence")
+            leader = _new_leader(nodes)
+            rerun = seq.run_again(case, *rig.canary_args())
+            said = _said(rerun)
+            assert rerun.returncode == 1, said
+            doc = _report(case)
+            assert (doc["status"], doc["error"]["exit_code"]) == ("failed", 1), doc
+            assert rig.zk.get("/controller")[0] == claim_before  # not fenced
+            assert "ZooKeeper was not fenced" in said, said
+            assert "start over with zk2kraft, in this order" in said, said
+            assert f"the brokers follow controller {leader.node_id} at epoch" in said, said
+            # start over, word for word
+            for node in nodes:  # (1) stop every KRaft controller, read /migration ...
+                node.stop()
+            assert f"zookeeper-shell {rig.connect} get /migration" in said, said
+            if rig.zk.exists("/migration") is not None:
+                if json.loads(rig.zk.get("/migration")[0])["kraft_metadata_offset"] == -1:
+                    rig.zk.delete("/migration")  # ... nothing migrated: delete it
+            for node in nodes:  # (2) re-format each controller's metadata.log.dir
+                shutil.rmtree(node.metadata_log_dir)
+                seq.format(node)
+            named = re.search(r"\(3\) empty (\S+) and remove (\S+); \(4\)", said)
+            assert named is not None, said
+            assert Path(named.group(1)) == case / "standin", named.group(1)
+            shutil.rmtree(named.group(1))  # (3) empty the stand-in's dir ...
+            Path(named.group(1)).mkdir()
+            assert Path(named.group(2)) == case / _JOURNAL, named.group(2)
+            Path(named.group(2)).unlink()  # ... and remove the journal it names
+            for broker in rig.cluster.brokers:  # (4) the brokers, one at a time
+                restart_without_metadata_log(broker, rig.zk, rig.bootstrap, TOPICS)
+            assert ("(5) run this command again and, once it listens on its slot, start the "
+                    "controllers within the 120 s it asks for votes") in said, said
+        # (5) the command again and, once it listens, the controllers (step 3's order)
+        with _step3(rig, case, seq, nodes, *rig.canary_args()) as again:
+            out, err = cut_over_by_signal(again, case / _JOURNAL)  # step 4: kill -USR1
+            rig.left_migrated = seq
+            said = " ".join((out + err).split())
+            logs = "\n".join(n.log_text() for n in nodes)
+            assert again.returncode == 0, said + logs[-5000:]
+            doc = _report(case)
+            assert (doc["status"], doc["problems"], doc["brokers_unregistered_at_fence"]) == (
+                "ok", [], []), doc["problems"]
+            assert doc["canary"]["records"]["missing"] == 0, doc["canary"]["records"]
+            wait_available(rig.bootstrap, "load-000", TOPICS)
+            report = canary.stop(None, drain_timeout_s=240)  # its consumer lags under load
+            _assert_nothing_lost(report)
+            _assert_brokers_fine(rig.cluster.brokers)
+            assert "Encountered fatal fault" not in logs
+    finally:
+        canary.stop(None, drain_timeout_s=0)
+    rig.timings["before-fence case"] = time.monotonic() - started
+
+
+def test_broker_pointed_elsewhere_broker_wait_runs_out(rig: Rig) -> None:
+    """Broker 1 in migration mode but its controller.quorum.voters names another quorum (a
+    typo'd port): it never registers with the stand-in."""
+    broker = rig.cluster.brokers[1]
+    elsewhere = {"controller.quorum.voters": f"{STANDIN}@127.0.0.1:{free_port()}"}
+    if rig.left_migrated is not None:
+        started = time.monotonic()
+        _hand_back(rig, rig.left_migrated, {broker.broker_id: elsewhere})
+        rig.timings["hand back before broker-wait"] = time.monotonic() - started
+    else:
+        restart_without_metadata_log(broker, rig.zk, rig.bootstrap, TOPICS, update=elsewhere)
+    case, seq, nodes = _case(rig, "broker-wait")
+    started = time.monotonic()
+    canary = _canary(rig)
+    try:
+        with _step3(rig, case, seq, nodes, *rig.canary_args(15)) as proc:
+            out, err = cut_over_by_signal(proc, case / _JOURNAL)
+            rig.left_migrated = seq
+            said = " ".join((out + err).split())
+            logs = "\n".join(n.log_text() for n in nodes)
+            assert proc.returncode == 4, said + logs[-4000:]
+            # both may still be registering when the gate starts; broker 1 never does
+            assert re.search(r"cutover waits for broker\(s\) \[(0, )?1\] to register with the "
+                             r"stand-in", said), said
+            assert "WARNING: broker(s) [1] did not register with the stand-in within 15s" in said
+            doc = _report(case)
+            codes = [p["code"] for p in doc["problems"]]
+            assert doc["status"] == "unconfirmed" and "BROKERS_UNREGISTERED_AT_FENCE" in codes, \
+                doc["problems"]
+            assert doc["brokers_unregistered_at_fence"] == [1]
+            # the advice: broker 1 in migration mode with controller.quorum.voters naming the
+            # stand-in's slot (the value printed for it), restarted
+            assert "controller.quorum.voters naming the stand-in's slot" in said, said
+            (printed,) = [b["properties"] for b in seq.doc["brokers"] if b["broker_id"] == 1]
+            assert f"{STANDIN}@127.0.0.1:{rig.ports[STANDIN]}" in \
+                printed["controller.quorum.voters"].split(","), printed
+            _restart(broker, rig, update={
+                "controller.quorum.voters": printed["controller.quorum.voters"]})
+            seq.assert_brokers_run_printed(rig.cluster.brokers)
+            report = canary.stop(None, drain_timeout_s=240)  # its consumer lags under load
+            _assert_nothing_lost(report)
+            _assert_brokers_fine(rig.cluster.brokers)
+            claimer = next(n for n in nodes
+                           if n.node_id == json.loads(rig.zk.get("/controller")[0])["brokerid"])
+            assert re.search(r"(Registering a new incarnation of broker|No previous registration "
+                             r"found for broker) 1", claimer.log_text()), claimer.log_text()[-4000:]
+    finally:
+        canary.stop(None, drain_timeout_s=0)
+    rig.timings["broker-wait case"] = time.monotonic() - started
