@@ -1,5 +1,5 @@
 """The error codes the stand-in answers with: Kafka's `org.apache.kafka.common.protocol.Errors`
-(facts, one table for `writers._standin` and `writers._standin_brokers`)."""
+(facts, one table for `writers.raft.server` and `writers.raft.brokers`)."""
 
 from __future__ import annotations
 

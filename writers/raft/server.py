@@ -29,7 +29,7 @@ What it does, following Kafka 3.9's `KafkaRaftClient`/`LeaderState` (facts, not 
   the real one).
 * **BrokerRegistration and BrokerHeartbeat** from migrating ZooKeeper-mode brokers, once
   `serve_brokers` was called (after the bootstrap): decided as Kafka's active controller does
-  (`writers._standin_brokers`), their records appended and committed before the answer, the
+  (`writers.raft.brokers`), their records appended and committed before the answer, the
   broker epoch being the offset of the broker's RegisterBrokerRecord. Before `serve_brokers`
   REQUEST_TIMED_OUT (the broker retries), after resigning NOT_CONTROLLER (it moves to the next
   leader with the epoch it has, which that leader's log holds). The records it appends itself
@@ -79,8 +79,14 @@ from writers._protocol import (
 )
 from writers._quorum_log import AppendResult, VoterStatus
 from writers._records import ControlRecord, MetadataRecord, RecordBatch
-from writers._standin_brokers import BrokerRegistry, Outcome
-from writers._standin_errors import (
+from writers.errors import (
+    QuorumLedElsewhereError,
+    VoterStateError,
+    VoterUnavailableError,
+    WriterError,
+)
+from writers.raft.brokers import BrokerRegistry, Outcome
+from writers.raft.errors import (
     FENCED_LEADER_EPOCH,
     NONE,
     NOT_CONTROLLER,
@@ -91,13 +97,7 @@ from writers._standin_errors import (
     UNSUPPORTED_SASL_MECHANISM,
     UNSUPPORTED_VERSION,
 )
-from writers._standin_log import LogIndex, restamp_batch
-from writers.errors import (
-    QuorumLedElsewhereError,
-    VoterStateError,
-    VoterUnavailableError,
-    WriterError,
-)
+from writers.raft.log import LogIndex, restamp_batch
 
 __all__ = ["HandoverEvent", "HandoverResult", "StandInLeader", "heard_from_majority"]
 
