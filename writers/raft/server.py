@@ -87,23 +87,19 @@ from writers.errors import (
 )
 from writers.raft.brokers import BrokerRegistry, Outcome
 from writers.raft.errors import (
-    FENCED_LEADER_EPOCH,
     NONE,
     NOT_CONTROLLER,
-    NOT_LEADER_OR_FOLLOWER,
     REQUEST_TIMED_OUT,
     SASL_AUTHENTICATION_FAILED,
-    UNKNOWN_LEADER_EPOCH,
     UNSUPPORTED_SASL_MECHANISM,
     UNSUPPORTED_VERSION,
 )
+from writers.raft.leader import METADATA_TOPIC, RaftLeader
 from writers.raft.log import LogIndex, restamp_batch
 
-__all__ = ["HandoverEvent", "HandoverResult", "StandInLeader", "heard_from_majority"]
+__all__ = ["HandoverEvent", "HandoverResult", "StandInLeader"]
 
 log = logging.getLogger(__name__)
-
-METADATA_TOPIC = "__cluster_metadata"
 
 # What the stand-in advertises in ApiVersions; a controller then sends exactly these versions.
 ADVERTISED: Mapping[int, tuple[int, int]] = {
@@ -116,25 +112,6 @@ ADVERTISED: Mapping[int, tuple[int, int]] = {
     63: (0, 1),    # BrokerHeartbeat
     70: (0, 0),    # ControllerRegistration
 }
-
-
-CHECK_QUORUM_TIMEOUT_FACTOR = 1.5
-"""Kafka's `LeaderState`: a leader that has not had a Fetch from a majority of its voters
-within 1.5 x `controller.quorum.fetch.timeout.ms` resigns (check-quorum)."""
-
-
-def heard_from_majority(now_ms: float, last_fetches_ms: Sequence[float], voters: int,
-                        fetch_timeout_ms: float) -> bool:
-    """Whether the followers that fetched within Kafka's check-quorum time, with the leader
-    itself, are a majority of `voters` (docs/design.md, "The gate follows check-quorum").
-
-    Kafka resets its check-quorum timer each time a majority has fetched since the last reset;
-    counting each follower's latest Fetch in a window of the same length is the same rule for
-    three voters and slightly stricter for more. Past that time the followers' own fetch timers
-    (1 x the timeout) have run out too, and they stand for election without the leader."""
-    window = fetch_timeout_ms * CHECK_QUORUM_TIMEOUT_FACTOR
-    heard = sum(1 for t in last_fetches_ms if now_ms - t <= window)
-    return 1 + heard >= voters // 2 + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,16 +176,6 @@ class _Conn:
 
     authenticated: bool
     closing: bool = False
-
-
-@dataclass
-class _Replica:
-    """What the leader knows of one voter (Kafka's `LeaderState.ReplicaState`)."""
-
-    node_id: int
-    end_offset: int = -1  # flushed end (next offset it needs); -1 = not fetched this epoch
-    last_fetch_ms: float = 0.0
-    hw_sent: int = -1
 
 
 class StandInLeader:
@@ -278,19 +245,13 @@ class StandInLeader:
         self._sasl_users = dict(sasl_users) if sasl_users is not None else None
         self._sasl_client = sasl_client
         self._dir = VoterDir(Path(log_dir), node_id=node_id, cluster_id=cluster_id)
-        self._index = LogIndex()
+        index = LogIndex()
         for b in self._dir.batches_from(0):
-            self._index.add(b)
-        self._epoch = self._index.last_epoch()
-        self._leading = False
-        self._resigned = False
-        self._voted_for: int = -1
-        self._new_leader = -1  # the real controller leading `_epoch` after the handover
-        self._led_epoch = -1  # the epoch the stand-in led (it resigns from it)
+            index.add(b)
+        self._raft = RaftLeader(node_id, list(voters), cluster_id, index,
+                                fetch_timeout_ms=fetch_timeout_ms)
+        self._index = index  # the server appends; the state machine reads
         self._state_lock: asyncio.Lock | None = None  # quorum-state writes, in order (loop)
-        self._epoch_start = 0
-        self._hw = 0
-        self._replicas = {n: _Replica(n) for n in voters if n != node_id}
         self._lock = threading.Condition()
         self._handover: asyncio.Future[tuple[int, int, float]] | None = None
         self._trace: list[HandoverEvent] | None = None  # recording from resign() on
@@ -380,7 +341,7 @@ class StandInLeader:
 
     async def _elect(self, timeout_s: float, rejoin: bool = False) -> int:
         ids = sorted(self.voters)
-        self._stand_for(max(self._epoch, self._index.last_epoch()) + 1)
+        self._stand_for(max(self._raft.epoch, self._index.last_epoch()) + 1)
         granted = {self.node_id}
         majority = len(self.voters) // 2 + 1
         deadline = time.monotonic() + timeout_s
@@ -389,13 +350,14 @@ class StandInLeader:
             if time.monotonic() > deadline:
                 raise VoterUnavailableError(
                     f"stand-in {self.node_id}: only {sorted(granted)} granted the vote for epoch "
-                    f"{self._epoch} within {timeout_s:.0f}s (a majority of {majority} is needed)")
+                    f"{self._raft.epoch} within {timeout_s:.0f}s "
+                    f"(a majority of {majority} is needed)")
             body = {"clusterId": self.cluster_id, "topics": [{
                 "topicName": METADATA_TOPIC, "partitions": [{
-                    "partitionIndex": 0, "candidateEpoch": self._epoch,
+                    "partitionIndex": 0, "candidateEpoch": self._raft.epoch,
                     "candidateId": self.node_id, "lastOffsetEpoch": last_epoch,
                     "lastOffset": end}]}]}
-            pending = [n for n in self._replicas if n not in granted]
+            pending = [n for n in self._raft.replicas if n not in granted]
             answers = await asyncio.gather(
                 *(self._rpc(n, 52, 0, body, 1.0) for n in pending), return_exceptions=True)
             for n, ans in zip(pending, answers, strict=True):
@@ -410,11 +372,11 @@ class StandInLeader:
                         f"voter {n} refused the vote: it follows controller {leader} at epoch "
                         f"{their_epoch}", voter_id=n, leader_id=leader, leader_epoch=their_epoch)
                 elif rejoin:
-                    if their_epoch >= self._epoch:  # a candidate (or our old epoch) moved on
+                    if their_epoch >= self._raft.epoch:  # a candidate (or our old epoch) moved on
                         granted = {self.node_id}
                         self._stand_for(their_epoch + 1)
                         break
-                elif their_epoch > self._epoch or leader >= 0:
+                elif their_epoch > self._raft.epoch or leader >= 0:
                     raise VoterStateError(
                         f"voter {n} refused the vote: it is at epoch {part.get('leaderEpoch')} "
                         f"with leader {part.get('leaderId')}; a controller led before the "
@@ -423,25 +385,22 @@ class StandInLeader:
             if len(granted) < majority:
                 await asyncio.sleep(0.2)
         # leader: the epoch starts with a LeaderChange record
-        self._leading = True
-        self._led_epoch = self._epoch
-        self._dir.write_quorum_state(leader_epoch=self._epoch, voters=ids,
+        self._raft.become_leader()
+        self._dir.write_quorum_state(leader_epoch=self._raft.epoch, voters=ids,
                                      leader_id=self.node_id, voted_id=self.node_id)
         leader_change = ControlRecord("LEADER_CHANGE", {
             "version": 0, "leaderId": self.node_id,
             "voters": [{"voterId": v} for v in ids],
             "grantingVoters": [{"voterId": v} for v in sorted(granted)]})
-        self._epoch_start = self._index.end
         self._append_now(self._encode([leader_change], int(time.time() * 1000)))
         self._tasks.append(self._loop.create_task(self._begin_epoch_loop()))
-        log.info("stand-in %d leads epoch %d (votes from %s)", self.node_id, self._epoch,
+        log.info("stand-in %d leads epoch %d (votes from %s)", self.node_id, self._raft.epoch,
                  sorted(granted))
-        return self._epoch
+        return self._raft.epoch
 
     def _stand_for(self, epoch: int) -> None:
         """Candidate at `epoch`: vote for itself, durably (quorum-state) before asking."""
-        self._epoch = epoch
-        self._voted_for = self.node_id
+        self._raft.stand_for(epoch)
         self._dir.write_quorum_state(leader_epoch=epoch, voters=sorted(self.voters),
                                      voted_id=self.node_id)
 
@@ -449,9 +408,9 @@ class StandInLeader:
         """BeginQuorumEpoch to every voter that has not fetched in this epoch, until all have."""
         body = {"clusterId": self.cluster_id, "topics": [{
             "topicName": METADATA_TOPIC, "partitions": [{
-                "partitionIndex": 0, "leaderId": self.node_id, "leaderEpoch": self._epoch}]}]}
-        while self._leading:
-            waiting = [n for n, r in self._replicas.items() if r.end_offset < 0]
+                "partitionIndex": 0, "leaderId": self.node_id, "leaderEpoch": self._raft.epoch}]}]}
+        while self._raft.leading:
+            waiting = [n for n, r in self._raft.replicas.items() if r.end_offset < 0]
             if not waiting:
                 return
             await asyncio.gather(*(self._rpc(n, 53, 0, body, 1.0) for n in waiting),
@@ -589,75 +548,44 @@ class StandInLeader:
     async def _api_versions(self, body: dict[str, Any]) -> dict[str, Any]:
         return {"errorCode": NONE, "apiKeys": self._api_keys()}
 
-    def _leader_id(self) -> int:
-        """The leader of `_epoch` as far as the stand-in knows (-1: none known), as Kafka's
-        voters put it in every Raft answer."""
-        if self._leading or (self._resigned and self._epoch == self._led_epoch):
-            return self.node_id  # resigned, nothing newer known: Kafka's ResignedState says so
-        return self._new_leader
-
     async def _vote(self, body: dict[str, Any]) -> dict[str, Any]:
-        part = body["topics"][0]["partitions"][0]
-        epoch, candidate = part["candidateEpoch"], part["candidateId"]
+        part = body["topics"][0]["partitions"][0] if body.get("topics") else {}
+        epoch, candidate = part.get("candidateEpoch", -1), part.get("candidateId", -1)
         self._event("vote_received", candidate, epoch)
-        granted = False
-        if epoch == self._epoch and not self._leading and self._new_leader < 0:
-            # the same candidate asking again in the epoch we voted in (its answer was lost):
-            # granted again, as Kafka's voted state does; anyone else is refused
-            granted = self._voted_for == candidate
-            if granted and self._state_lock is not None:
-                async with self._state_lock:  # the first grant's write may still be running
-                    pass
-        elif epoch > self._epoch and not self._leading:
-            ours = (self._index.last_epoch(), self._index.end)
-            theirs = (part["lastOffsetEpoch"], part["lastOffset"])
-            granted = theirs >= ours
-            if granted:  # the state first, so a second candidate of this epoch is refused
-                self._epoch, self._voted_for, self._new_leader = epoch, candidate, -1
-                await self._persist_state(leader_epoch=epoch, voters=sorted(self.voters),
-                                          voted_id=candidate)
+        decision = self._raft.on_vote(body)
+        if decision.wait_for_persist and self._state_lock is not None:
+            async with self._state_lock:  # the first grant's write may still be running
+                pass
+        if decision.persist:
+            await self._persist_state(leader_epoch=epoch, voters=self._raft.voters,
+                                      voted_id=candidate)
         log.info("stand-in %d: vote for %d at epoch %d %s", self.node_id, candidate, epoch,
-                 "granted" if granted else "refused")
-        self._event("vote_answered", candidate, epoch, "granted" if granted else "refused")
-        return self._raft_answer(NONE, vote_granted=granted)
-
-    def _raft_answer(self, error: int, *, vote_granted: bool | None = None) -> dict[str, Any]:
-        part: dict[str, Any] = {"partitionIndex": 0, "errorCode": error,
-                                "leaderId": self._leader_id(), "leaderEpoch": self._epoch}
-        if vote_granted is not None:
-            part["voteGranted"] = vote_granted
-        return {"errorCode": NONE, "topics": [{"topicName": METADATA_TOPIC,
-                                               "partitions": [part]}]}
+                 "granted" if decision.granted else "refused")
+        self._event("vote_answered", candidate, epoch,
+                    "granted" if decision.granted else "refused")
+        return self._raft.vote_answer(decision)
 
     async def _begin_epoch(self, body: dict[str, Any]) -> dict[str, Any]:
-        part = body["topics"][0]["partitions"][0]
-        leader, epoch = part["leaderId"], part["leaderEpoch"]
-        self._event("begin_quorum_epoch_received", leader, epoch)
-        if epoch < self._epoch:  # a stale announcement (Kafka: `validateVoterOnlyRequest`)
-            return self._raft_answer(FENCED_LEADER_EPOCH)
-        if epoch > self._epoch or (not self._leading and leader != self.node_id):
-            self._leading = False
-            self._epoch = max(self._epoch, epoch)
-            self._new_leader = leader
+        part = body["topics"][0]["partitions"][0] if body.get("topics") else {}
+        self._event("begin_quorum_epoch_received", part.get("leaderId", -1),
+                    part.get("leaderEpoch", -1))
+        decision = self._raft.on_begin_epoch(body)
+        if decision.persist:
+            leader = self._raft.new_leader
             # the new leader is known now: resign() returns while our own quorum-state is
             # written off the loop (durable before this answer goes out, as Kafka's)
             if self._handover is not None and not self._handover.done():
-                self._handover.set_result((leader, epoch, self._clock()))
+                self._handover.set_result((leader, part["leaderEpoch"], self._clock()))
             self._notify()
-            await self._persist_state(leader_epoch=self._epoch, voters=sorted(self.voters),
-                                      leader_id=leader, voted_id=self._voted_for)
-        answer = self._raft_answer(NONE)
-        answer["topics"][0]["partitions"][0]["leaderId"] = leader
-        return answer
+            await self._persist_state(leader_epoch=self._raft.epoch, voters=self._raft.voters,
+                                      leader_id=leader, voted_id=self._raft.voted_for)
+        return self._raft.begin_epoch_answer(decision)
 
     async def _end_epoch(self, body: dict[str, Any]) -> dict[str, Any]:
-        return self._raft_answer(NONE)
+        return self._raft.on_end_epoch(body)
 
     async def _controller_registration(self, body: dict[str, Any]) -> dict[str, Any]:
-        if self._leading:  # the controller retries until a real leader takes it
-            return {"errorCode": REQUEST_TIMED_OUT,
-                    "errorMessage": "zk2kraft's stand-in leader does not register controllers"}
-        return {"errorCode": NOT_CONTROLLER, "errorMessage": None}
+        return self._raft.on_controller_registration()
 
     # -- brokers (BrokerRegistration, BrokerHeartbeat) -----------------------------------------
 
@@ -688,7 +616,7 @@ class StandInLeader:
         """While leading, fence each broker whose session timed out (`BrokerRegistry.
         fence_stale`), committed like a heartbeat's change; checked when the next session
         would expire, and at least every 250 ms (a heartbeat may have moved it)."""
-        while self._leading and not self._resigned:
+        while self._raft.leading and not self._raft.resigned:
             assert self._brokers is not None
             outcome = self._brokers.fence_stale(self._clock())
             if outcome.records:
@@ -764,7 +692,7 @@ class StandInLeader:
         return await self._apply_outcome(self._brokers.heartbeat(body, self._clock()))
 
     def _not_serving_brokers(self, fields: dict[str, Any]) -> dict[str, Any] | None:
-        if self._resigned or not self._leading:
+        if self._raft.resigned or not self._raft.leading:
             return {**fields, "errorCode": NOT_CONTROLLER}
         if self._brokers is None:  # the bootstrap is not committed yet: the broker retries
             return {**fields, "errorCode": REQUEST_TIMED_OUT}
@@ -790,8 +718,8 @@ class StandInLeader:
         with self._own_lock:
             self._own_records.extend(records)
         deadline = time.monotonic() + self.commit_timeout_s
-        while self._hw <= batches[-1].last_offset:
-            if self._resigned or not self._leading:
+        while self._raft.hw <= batches[-1].last_offset:
+            if self._raft.resigned or not self._raft.leading:
                 return {**answer, "errorCode": NOT_CONTROLLER}
             wait = deadline - time.monotonic()
             if wait <= 0:
@@ -803,59 +731,35 @@ class StandInLeader:
         return answer
 
     async def _fetch(self, body: dict[str, Any]) -> dict[str, Any]:
+        invalid = self._raft.fetch_invalid(body)
+        if invalid is not None:
+            return invalid
         replica_id = body["replicaState"]["replicaId"]
         topic = body["topics"][0] if body["topics"] else None
         if topic is None or topic["topicId"] != METADATA_TOPIC_ID or not topic["partitions"]:
             return {"errorCode": NONE, "responses": []}
         part = topic["partitions"][0]
-        offset, last_epoch = part["fetchOffset"], part["lastFetchedEpoch"]
         max_bytes = body["maxBytes"] if body["maxBytes"] > 0 else 1 << 20
         deadline = time.monotonic() + body["maxWaitMs"] / 1000.0
-        replica = self._replicas.get(replica_id)
         while True:
-            if self._resigned and self._serves_lagging(replica, part):
-                pass  # records it lacks, answered at once (the loop below does not wait)
-            elif not self._leading or self._resigned:
-                wait = deadline - time.monotonic()
-                if (replica is None and self._resigned and self._new_leader < 0
-                        and wait > 0):
-                    # an observer (a broker) takes no part in the election: its Fetch waits
-                    # for the new leader (or its MaxWait) instead of coming back at once,
-                    # over and over (hundreds in one handover: docs/benchmarks.md), and then
-                    # names it
-                    try:
-                        await asyncio.wait_for(asyncio.shield(self._changed), wait)
-                    except TimeoutError:
-                        pass
-                    continue
-                if self._handover is not None and not self._handover.done():
-                    self._resigned_fetches += 1
-                # As a Kafka voter answers a Fetch it does not lead (`validateLeaderOnlyRequest`):
-                # an older epoch is fenced, and the answer names the leader it knows, so a
-                # broker (a Raft observer, which gets no BeginQuorumEpoch) follows the new
-                # leader at once instead of after its fetch timeout.
-                stale = part["currentLeaderEpoch"] < self._epoch
-                return self._fetch_answer(FENCED_LEADER_EPOCH if stale
-                                          else NOT_LEADER_OR_FOLLOWER, -1, b"")
-            if part["currentLeaderEpoch"] < self._epoch:
-                return self._fetch_answer(FENCED_LEADER_EPOCH, -1, b"")
-            if part["currentLeaderEpoch"] > self._epoch:
-                return self._fetch_answer(UNKNOWN_LEADER_EPOCH, -1, b"")
-            epoch_found, epoch_end = self._index.end_for_epoch(last_epoch)
-            if offset > 0 and (epoch_found != last_epoch or epoch_end < offset):
-                answer = self._fetch_answer(NONE, self._known_hw(), b"")
-                answer["responses"][0]["partitions"][0]["divergingEpoch"] = {
-                    "epoch": epoch_found, "endOffset": epoch_end}
-                return answer
-            if replica is not None:
-                # every fetch counts as a sign of life, not only one that moved the offset: an
-                # idle follower long-polls at its end and would look gone to the check-quorum gate
-                replica.last_fetch_ms = self._clock()
-                if offset > replica.end_offset:
-                    replica.end_offset = offset
-                    self._advance_hw()
-            records = self._index.read(offset, max_bytes)
-            if records or (replica is not None and replica.hw_sent != self._hw):
+            step = self._raft.fetch_step(
+                replica_id, part, self._clock(), can_wait=deadline - time.monotonic() > 0,
+                handover_pending=self._handover is not None and not self._handover.done())
+            if step.wait_for_leader:
+                try:
+                    await asyncio.wait_for(asyncio.shield(self._changed),
+                                           deadline - time.monotonic())
+                except TimeoutError:
+                    pass
+                continue
+            if step.during_handover:
+                self._resigned_fetches += 1
+            if step.answer is not None:
+                return step.answer
+            if step.hw_moved:
+                self._hw_moved()
+            records = self._index.read(part["fetchOffset"], max_bytes)
+            if records or self._raft.has_news(replica_id):
                 break
             wait = deadline - time.monotonic()
             if wait <= 0:
@@ -864,51 +768,21 @@ class StandInLeader:
                 await asyncio.wait_for(asyncio.shield(self._changed), wait)
             except TimeoutError:
                 break
-        if replica is not None:
-            replica.hw_sent = self._hw
-        return self._fetch_answer(NONE, self._known_hw(), records)
+        self._raft.sent_hw(replica_id)
+        return self._raft.fetch_answer(NONE, self._raft.known_hw(), records)
 
-    def _serves_lagging(self, replica: _Replica | None, part: Mapping[str, Any]) -> bool:
-        """After resigning, a voter that did not reach the log's end still gets the records it
-        lacks, as long as no later epoch is known (no vote granted, no new leader): it gets no
-        EndQuorumEpoch (one behind that stands is refused, then unseats the new leader one
-        epoch higher: Kafka 3.9 has no pre-vote), and answered it keeps its fetch timer from
-        running out, so it never stands on its own; the new leader's Vote request moves it on."""
-        return (replica is not None and self._epoch == self._led_epoch
-                and part["currentLeaderEpoch"] == self._epoch
-                and part["fetchOffset"] < self._index.end)
-
-    def _fetch_answer(self, error: int, hw: int, records: bytes) -> dict[str, Any]:
-        return {"errorCode": NONE, "responses": [{"topicId": METADATA_TOPIC_ID, "partitions": [{
-            "partitionIndex": 0, "errorCode": error, "highWatermark": hw,
-            "logStartOffset": 0, "currentLeader": {"leaderId": self._leader_id(),
-                                                   "leaderEpoch": self._epoch},
-            "records": records}]}]}
-
-    def _known_hw(self) -> int:
-        """The high watermark a Fetch answer carries: -1 (unknown) until this epoch committed
-        its start, as Kafka's leader answers. A restarted stand-in begins at 0 while its
-        followers already know the previous epoch's; a lower value kills their raft thread
-        ("Non-monotonic update of high watermark", real 3.9.1)."""
-        return self._hw if self._hw > self._epoch_start else -1
-
-    def _advance_hw(self) -> None:
-        """High watermark: the end offset a majority reached, once past the epoch start."""
-        ends = sorted([self._index.end] + [r.end_offset for r in self._replicas.values()],
-                      reverse=True)
-        candidate = ends[len(self.voters) // 2]
-        if candidate > self._epoch_start and candidate > self._hw:
-            self._hw = candidate
-            with self._lock:
-                self._lock.notify_all()
-            self._notify()
+    def _hw_moved(self) -> None:
+        """Wake the committers waiting on the caller's thread and the long-polling fetchers."""
+        with self._lock:
+            self._lock.notify_all()
+        self._notify()
 
     # -- appending (QuorumLog) -------------------------------------------------------------------
 
     def _encode(
         self, records: Sequence[MetadataRecord | ControlRecord], timestamp_ms: int
     ) -> list[EncodedBatch]:
-        pairs = batch_records(records, base_offset=self._index.end, leader_epoch=self._epoch,
+        pairs = batch_records(records, base_offset=self._index.end, leader_epoch=self._raft.epoch,
                               timestamp_ms=timestamp_ms)
         return [EncodedBatch(b.base_offset, b.last_offset, b.leader_epoch, d) for b, d in pairs]
 
@@ -917,13 +791,14 @@ class StandInLeader:
         for b in batches:
             self._dir.append(b)
             self._index.add(b)
-        self._advance_hw()
+        if self._raft.advance_hw():
+            self._hw_moved()
         self._notify()
 
     @property
     def leader_epoch(self) -> int:
         """See `QuorumLog`."""
-        return self._epoch
+        return self._raft.epoch
 
     @property
     def next_offset(self) -> int:
@@ -938,20 +813,18 @@ class StandInLeader:
     @property
     def durable_offset(self) -> int:
         """See `QuorumLog`: the last committed offset (high watermark - 1)."""
-        return self._hw - 1
+        return self._raft.hw - 1
 
     @property
     def high_watermark(self) -> int:
         """The quorum's high watermark (first offset not yet committed)."""
-        return self._hw
+        return self._raft.hw
 
     @property
     def majority_writable(self) -> bool:
         """See `QuorumLog`: leading, and a majority heard from within Kafka's check-quorum
         time (`heard_from_majority`)."""
-        return self._leading and not self._resigned and heard_from_majority(
-            self._clock(), [r.last_fetch_ms for r in self._replicas.values()
-                            if r.end_offset >= 0], len(self.voters), self.fetch_timeout_ms)
+        return self._raft.check_quorum(self._clock())
 
     def append_records(
         self, records: Sequence[MetadataRecord | ControlRecord], *, timestamp_ms: int
@@ -968,7 +841,7 @@ class StandInLeader:
             out = list(batches)
             shift = self._index.end - batches[0].base_offset
             if shift:  # the stand-in appended a broker's records meanwhile: move behind them
-                out = [restamp_batch(b.data, b.base_offset + shift, self._epoch)
+                out = [restamp_batch(b.data, b.base_offset + shift, self._raft.epoch)
                        for b in batches]
             self._append_now(out)
             if self._brokers is not None:
@@ -1004,7 +877,7 @@ class StandInLeader:
                     raise VoterStateError(
                         f"batch starts at offset {b.base_offset} but the stand-in's log ends "
                         f"at {expected}: batches must be appended in order without gaps")
-                stamped = restamp_batch(b.data, b.base_offset, self._epoch)
+                stamped = restamp_batch(b.data, b.base_offset, self._raft.epoch)
                 if stamped.last_offset != b.last_offset:
                     raise VoterStateError(
                         f"batch at offset {b.base_offset} holds offsets up to "
@@ -1018,9 +891,9 @@ class StandInLeader:
         return self._await_commit(done)
 
     def _require_leader(self) -> None:
-        if not self._leading or self._resigned:
+        if not self._raft.leading or self._raft.resigned:
             raise VoterStateError(f"stand-in {self.node_id} is not the leader "
-                                  f"(epoch {self._epoch}); elect() first, or it resigned")
+                                  f"(epoch {self._raft.epoch}); elect() first, or it resigned")
 
     def _await_commit(self, batches: Sequence[EncodedBatch]) -> AppendResult:
         self.wait_committed(batches[-1].last_offset)
@@ -1035,22 +908,20 @@ class StandInLeader:
         timeout_s = timeout_s or self.commit_timeout_s
         deadline = time.monotonic() + timeout_s
         with self._lock:
-            while self._hw <= offset:
+            while self._raft.hw <= offset:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise VoterUnavailableError(
                         f"stand-in {self.node_id}: offset {offset} not committed by a majority "
-                        f"within {timeout_s:.0f}s (high watermark {self._hw}; "
-                        f"followers at {self._follower_ends()})")
+                        f"within {timeout_s:.0f}s (high watermark {self._raft.hw}; "
+                        f"followers at {self._raft.follower_ends()})")
                 self._lock.wait(min(left, 0.5))
-
-    def _follower_ends(self) -> dict[int, int]:
-        return {n: r.end_offset for n, r in sorted(self._replicas.items())}
 
     def voter_status(self) -> list[VoterStatus]:
         """See `QuorumLog`: the stand-in itself and each follower's fetched end."""
-        out = [VoterStatus(self.node_id, "ok" if self._leading else "resigned", self._index.end)]
-        for n, r in sorted(self._replicas.items()):
+        state = "ok" if self._raft.leading else "resigned"
+        out = [VoterStatus(self.node_id, state, self._index.end)]
+        for n, r in sorted(self._raft.replicas.items()):
             state = "ok" if r.end_offset >= 0 else "not fetching"
             out.append(VoterStatus(n, state, r.end_offset if r.end_offset >= 0 else None))
         return out
@@ -1081,7 +952,7 @@ class StandInLeader:
             # one hop onto the loop: under load each cross-thread hand-off costs milliseconds
             self._trace = []
             # connections first, so that EndQuorumEpoch is written to every voter in one go
-            ids = list(self._replicas)
+            ids = list(self._raft.replicas)
             opened = await asyncio.gather(
                 *(asyncio.wait_for(self._open(n), 2.0) for n in ids), return_exceptions=True)
             conns = {n: c for n, c in zip(ids, opened, strict=True)
@@ -1089,14 +960,14 @@ class StandInLeader:
             # committed means a majority, so at least one follower is at the end already; the
             # others are not waited for (hundreds of ms: docs/benchmarks.md) but kept from standing
             # (`_serves_lagging`) and left out of EndQuorumEpoch
-            at_end = [n for n, r in self._replicas.items() if r.end_offset >= self._index.end]
+            at_end = [n for n, r in self._raft.replicas.items() if r.end_offset >= self._index.end]
             if not at_end:  # only when resigning with nothing committed at the end
                 await self._await_all_followers(min(5.0, timeout_s))
-                at_end = [n for n, r in self._replicas.items()
+                at_end = [n for n, r in self._raft.replicas.items()
                           if r.end_offset >= self._index.end]
-            behind = {n: r.end_offset for n, r in sorted(self._replicas.items())
+            behind = {n: r.end_offset for n, r in sorted(self._raft.replicas.items())
                       if n not in at_end}
-            self._event("followers_at_end", -1, self._epoch,
+            self._event("followers_at_end", -1, self._raft.epoch,
                         None if not behind else f"behind, served without EndQuorumEpoch: "
                         f"{behind} (log end {self._index.end})")
             order = list(preferred) if preferred is not None else sorted(at_end)
@@ -1120,11 +991,11 @@ class StandInLeader:
         Returns:
             The followers still behind when it gave up (empty: all at the log's end)."""
         deadline = time.monotonic() + timeout_s
-        while any(r.end_offset < self._index.end for r in self._replicas.values()):
+        while any(r.end_offset < self._index.end for r in self._raft.replicas.values()):
             if time.monotonic() > deadline:
                 log.warning("stand-in %d resigns with followers behind: %s (log end %d)",
-                            self.node_id, self._follower_ends(), self._index.end)
-                return {n: e for n, e in self._follower_ends().items() if e < self._index.end}
+                            self.node_id, self._raft.follower_ends(), self._index.end)
+                return {n: e for n, e in self._raft.follower_ends().items() if e < self._index.end}
             await asyncio.sleep(0.002)
         return {}
 
@@ -1135,13 +1006,12 @@ class StandInLeader:
         self._handover = self._loop.create_future()
         if self._trace is None:
             self._trace = []
-        self._resigned = True
-        self._leading = False
+        self._raft.resign()
         body = {"clusterId": self.cluster_id, "topics": [{
             "topicName": METADATA_TOPIC, "partitions": [{
-                "partitionIndex": 0, "leaderId": self.node_id, "leaderEpoch": self._epoch,
+                "partitionIndex": 0, "leaderId": self.node_id, "leaderEpoch": self._raft.epoch,
                 "preferredSuccessors": order}]}]}
-        epoch0 = self._epoch
+        epoch0 = self._raft.epoch
 
         def sent_to(n: int) -> Callable[[], None]:
             return lambda: self._event("end_quorum_epoch_sent", n, epoch0)
@@ -1170,11 +1040,11 @@ class StandInLeader:
                         None if code == NONE else f"error {code}")
 
         start = self._clock()
-        await asyncio.gather(*(end_epoch(n) for n in order if n in self._replicas))
+        await asyncio.gather(*(end_epoch(n) for n in order if n in self._raft.replicas))
         try:
             leader, epoch, at = await asyncio.wait_for(asyncio.shield(self._handover), timeout_s)
         except TimeoutError:
-            return HandoverResult(-1, self._epoch, self._clock() - start, tuple(self._trace),
+            return HandoverResult(-1, self._raft.epoch, self._clock() - start, tuple(self._trace),
                                   self._resigned_fetches)
         log.info("stand-in %d resigned; %d leads epoch %d after %.1f ms", self.node_id, leader,
                  epoch, at - start)
