@@ -62,7 +62,6 @@ import struct
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -73,8 +72,6 @@ from writers._mv import MetadataVersion
 from writers._protocol import (
     UnsupportedApiError,
     decode_request,
-    decode_response,
-    encode_request,
     encode_response,
 )
 from writers._quorum_log import AppendResult, VoterStatus
@@ -90,93 +87,16 @@ from writers.raft.errors import (
     NONE,
     NOT_CONTROLLER,
     REQUEST_TIMED_OUT,
-    SASL_AUTHENTICATION_FAILED,
-    UNSUPPORTED_SASL_MECHANISM,
     UNSUPPORTED_VERSION,
 )
+from writers.raft.handover import HandoverEvent, HandoverResult
 from writers.raft.leader import METADATA_TOPIC, RaftLeader
 from writers.raft.log import LogIndex, restamp_batch
+from writers.raft.wire import Conn, Peers, api_keys, sasl_step
 
 __all__ = ["HandoverEvent", "HandoverResult", "StandInLeader"]
 
 log = logging.getLogger(__name__)
-
-# What the stand-in advertises in ApiVersions; a controller then sends exactly these versions.
-ADVERTISED: Mapping[int, tuple[int, int]] = {
-    1: (17, 17),   # Fetch
-    18: (0, 4),    # ApiVersions
-    52: (0, 0),    # Vote
-    53: (0, 0),    # BeginQuorumEpoch
-    54: (0, 0),    # EndQuorumEpoch
-    62: (0, 4),    # BrokerRegistration (3.9.1 brokers send v4)
-    63: (0, 1),    # BrokerHeartbeat
-    70: (0, 0),    # ControllerRegistration
-}
-
-
-@dataclass(frozen=True, slots=True)
-class HandoverEvent:
-    """One message of the handover, stamped on both clocks as it happened.
-
-    The wall-clock time (`time.time()`) lets the run line these up with the new leader's own
-    log lines (`CandidateState`, `Leader`); the monotonic one with the run's other stamps.
-
-    Attributes:
-        kind: `followers_at_end` (every follower fetched up to the log's end, node -1;
-            `detail` names those still behind if it gave up), `end_quorum_epoch_sent` (written
-            to the voter's socket),
-            `end_quorum_epoch_answered` (its response read, or the error), `vote_received` (a
-            candidate's Vote request decoded), `vote_answered` (our answer about to be
-            written), `begin_quorum_epoch_received` (a new leader's BeginQuorumEpoch decoded,
-            before the stand-in writes its quorum-state).
-        node: the voter the message went to or came from.
-        epoch: the epoch it carried (ours for EndQuorumEpoch, the candidate's or leader's else).
-        wall_s: `time.time()` when it happened.
-        mono_s: `time.monotonic()` when it happened.
-        detail: `granted`/`refused` for a vote answer, the error for a failed EndQuorumEpoch,
-            else None.
-    """
-
-    kind: str
-    node: int
-    epoch: int
-    wall_s: float
-    mono_s: float
-    detail: str | None = None
-
-    def to_json(self) -> dict[str, object]:
-        return {"kind": self.kind, "node": self.node, "epoch": self.epoch,
-                "wall_s": round(self.wall_s, 6), "mono_s": round(self.mono_s, 6),
-                "detail": self.detail}
-
-
-@dataclass(frozen=True, slots=True)
-class HandoverResult:
-    """How leadership passed to a real controller.
-
-    Attributes:
-        new_leader: the node that announced itself (BeginQuorumEpoch), or -1 if none did.
-        new_epoch: its epoch.
-        elapsed_ms: from sending EndQuorumEpoch to its BeginQuorumEpoch reaching the stand-in.
-        events: every EndQuorumEpoch, Vote and BeginQuorumEpoch of the handover, in order.
-        fetches_answered: Fetch requests answered from resigning to the new leader's
-            BeginQuorumEpoch (each one the voters and observers sent us in that time).
-    """
-
-    new_leader: int
-    new_epoch: int
-    elapsed_ms: float
-    events: tuple[HandoverEvent, ...] = ()
-    fetches_answered: int = 0
-
-
-@dataclass
-class _Conn:
-    """One inbound connection's SASL state."""
-
-    authenticated: bool
-    closing: bool = False
-
 
 class StandInLeader:
     """A `QuorumLog` whose voters are real KRaft controllers, led through Kafka's Raft RPCs.
@@ -241,9 +161,8 @@ class StandInLeader:
         self.begin_retry_s = begin_retry_s
         self._clock = clock
         self._tls_server = tls_server
-        self._tls_client = tls_client
         self._sasl_users = dict(sasl_users) if sasl_users is not None else None
-        self._sasl_client = sasl_client
+        self._peers = Peers(node_id, voters, tls_client=tls_client, sasl_client=sasl_client)
         self._dir = VoterDir(Path(log_dir), node_id=node_id, cluster_id=cluster_id)
         index = LogIndex()
         for b in self._dir.batches_from(0):
@@ -359,7 +278,7 @@ class StandInLeader:
                     "lastOffset": end}]}]}
             pending = [n for n in self._raft.replicas if n not in granted]
             answers = await asyncio.gather(
-                *(self._rpc(n, 52, 0, body, 1.0) for n in pending), return_exceptions=True)
+                *(self._peers.rpc(n, 52, 0, body, 1.0) for n in pending), return_exceptions=True)
             for n, ans in zip(pending, answers, strict=True):
                 if isinstance(ans, BaseException):
                     continue
@@ -413,75 +332,15 @@ class StandInLeader:
             waiting = [n for n, r in self._raft.replicas.items() if r.end_offset < 0]
             if not waiting:
                 return
-            await asyncio.gather(*(self._rpc(n, 53, 0, body, 1.0) for n in waiting),
+            await asyncio.gather(*(self._peers.rpc(n, 53, 0, body, 1.0) for n in waiting),
                                  return_exceptions=True)
             await asyncio.sleep(self.begin_retry_s)
-
-    # -- outbound RPCs -------------------------------------------------------------------------
-
-    async def _rpc(
-        self, node: int, api_key: int, version: int, body: Mapping[str, Any], timeout: float,
-        on_sent: Callable[[], None] | None = None,
-    ) -> dict[str, Any]:
-        """One request on a fresh connection to a voter (rare: votes, epoch changes);
-        `on_sent` runs once the request itself (not a SASL step) is written."""
-
-        async def go() -> dict[str, Any]:
-            reader, writer = await self._open(node)
-            try:
-                return await self._exchange(reader, writer, api_key, version, 3, body, on_sent)
-            finally:
-                writer.close()
-
-        return await asyncio.wait_for(go(), timeout)
-
-    async def _open(self, node: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        """A connection to a voter, logged in when the listener wants SASL/PLAIN."""
-        host, port = self.voters[node]
-        reader, writer = await asyncio.open_connection(
-            host, port, ssl=self._tls_client,
-            server_hostname=host if self._tls_client is not None else None)
-        try:
-            if self._sasl_client is not None:  # SASL/PLAIN, as Kafka's client does it
-                user, password = self._sasl_client
-                shake = await self._exchange(reader, writer, 17, 1, 1, {"mechanism": "PLAIN"})
-                auth = await self._exchange(reader, writer, 36, 2, 2, {
-                    "authBytes": b"\0" + user.encode() + b"\0" + password.encode()})
-                if shake["errorCode"] != NONE or auth["errorCode"] != NONE:
-                    raise VoterUnavailableError(
-                        f"voter {node} refused the stand-in's SASL/PLAIN login as {user!r}: "
-                        f"{auth.get('errorMessage') or shake['errorCode']}")
-        except BaseException:
-            writer.close()
-            raise
-        return reader, writer
-
-    async def _exchange(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, key: int, ver: int,
-        corr: int, data: Mapping[str, Any], sent: Callable[[], None] | None = None,
-    ) -> dict[str, Any]:
-        """One request and its response; `sent` runs as soon as the request is handed to the
-        socket (before any await: a busy loop must not make the stamp late)."""
-        self._send(writer, key, ver, corr, data, sent)
-        return await self._receive(reader, writer, key, ver)
-
-    def _send(self, writer: asyncio.StreamWriter, key: int, ver: int, corr: int,
-              data: Mapping[str, Any], sent: Callable[[], None] | None = None) -> None:
-        writer.write(encode_request(key, ver, corr, f"zk2kraft-standin-{self.node_id}", data))
-        if sent is not None:
-            sent()
-
-    async def _receive(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                       key: int, ver: int) -> dict[str, Any]:
-        await writer.drain()
-        size = struct.unpack(">i", await reader.readexactly(4))[0]
-        return decode_response(key, ver, await reader.readexactly(size))[1]
 
     # -- serving -------------------------------------------------------------------------------
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._conns.add(writer)
-        conn = _Conn(authenticated=self._sasl_users is None)
+        conn = Conn(authenticated=self._sasl_users is None)
         try:
             while not conn.closing:
                 size = struct.unpack(">i", await reader.readexactly(4))[0]
@@ -497,17 +356,18 @@ class StandInLeader:
             self._conns.discard(writer)
             writer.close()
 
-    async def _answer(self, payload: bytes, conn: _Conn) -> bytes:
+    async def _answer(self, payload: bytes, conn: Conn) -> bytes:
         try:
             req = decode_request(payload)
         except UnsupportedApiError as exc:
             if exc.api_key == 18 and exc.correlation_id is not None:  # newer ApiVersions
+                keys = api_keys(self._sasl_users is not None)
                 return encode_response(18, 0, exc.correlation_id, {
-                    "errorCode": UNSUPPORTED_VERSION, "apiKeys": self._api_keys()})
+                    "errorCode": UNSUPPORTED_VERSION, "apiKeys": keys})
             raise
         self.requests_served[req.api] = self.requests_served.get(req.api, 0) + 1
         if req.api_key in (17, 36):
-            body = self._sasl_step(req.api_key, req.body, conn)
+            body = sasl_step(req.api_key, req.body, conn, self._sasl_users, self.node_id)
             return encode_response(req.api_key, req.api_version, req.correlation_id, body)
         if not conn.authenticated and req.api_key != 18:
             raise WriterError(f"{req.api} before SASL authentication")
@@ -520,33 +380,8 @@ class StandInLeader:
         body = await handler(req.body)
         return encode_response(req.api_key, req.api_version, req.correlation_id, body)
 
-    def _sasl_step(self, api_key: int, body: dict[str, Any], conn: _Conn) -> dict[str, Any]:
-        """SaslHandshake v1 and SaslAuthenticate for PLAIN (`authzid NUL user NUL password`)."""
-        if api_key == 17:
-            ok = body["mechanism"] == "PLAIN" and self._sasl_users is not None
-            return {"errorCode": NONE if ok else UNSUPPORTED_SASL_MECHANISM,
-                    "mechanisms": ["PLAIN"] if self._sasl_users is not None else []}
-        parts = bytes(body["authBytes"]).split(b"\0")
-        users = self._sasl_users or {}
-        if len(parts) == 3 and users.get(parts[1].decode("utf-8", "replace")) == parts[2].decode(
-                "utf-8", "replace"):
-            conn.authenticated = True
-            return {"errorCode": NONE, "errorMessage": None, "authBytes": b""}
-        conn.closing = True  # Kafka closes the connection after a failed authentication
-        log.warning("stand-in %d: SASL/PLAIN authentication failed", self.node_id)
-        return {"errorCode": SASL_AUTHENTICATION_FAILED,
-                "errorMessage": "Authentication failed: Invalid username or password",
-                "authBytes": b""}
-
-    def _api_keys(self) -> list[dict[str, int]]:
-        advertised = dict(ADVERTISED)
-        if self._sasl_users is not None:
-            advertised.update({17: (1, 1), 36: (0, 2)})
-        return [{"apiKey": k, "minVersion": lo, "maxVersion": hi}
-                for k, (lo, hi) in sorted(advertised.items())]
-
     async def _api_versions(self, body: dict[str, Any]) -> dict[str, Any]:
-        return {"errorCode": NONE, "apiKeys": self._api_keys()}
+        return {"errorCode": NONE, "apiKeys": api_keys(self._sasl_users is not None)}
 
     async def _vote(self, body: dict[str, Any]) -> dict[str, Any]:
         part = body["topics"][0]["partitions"][0] if body.get("topics") else {}
@@ -650,7 +485,7 @@ class StandInLeader:
         """
         body = {"topics": [{"topicName": METADATA_TOPIC, "partitions": [{"partitionIndex": 0}]}]}
         try:
-            ans = self._call(self._rpc(node, 55, 1, body, timeout_s), timeout_s + 5)
+            ans = self._call(self._peers.rpc(node, 55, 1, body, timeout_s), timeout_s + 5)
         except (OSError, TimeoutError, asyncio.TimeoutError) as exc:
             raise VoterUnavailableError(
                 f"voter {node} did not answer DescribeQuorum: {type(exc).__name__}: {exc}"
@@ -954,7 +789,7 @@ class StandInLeader:
             # connections first, so that EndQuorumEpoch is written to every voter in one go
             ids = list(self._raft.replicas)
             opened = await asyncio.gather(
-                *(asyncio.wait_for(self._open(n), 2.0) for n in ids), return_exceptions=True)
+                *(asyncio.wait_for(self._peers.open(n), 2.0) for n in ids), return_exceptions=True)
             conns = {n: c for n, c in zip(ids, opened, strict=True)
                      if not isinstance(c, BaseException)}
             # committed means a majority, so at least one follower is at the end already; the
@@ -1020,15 +855,15 @@ class StandInLeader:
         # costs tens of ms: docs/benchmarks.md); the long-polling Fetches are woken after it
         for n in order:
             if n in conns:
-                self._send(conns[n][1], 54, 0, 3, body, sent_to(n))
+                self._peers.send(conns[n][1], 54, 0, 3, body, sent_to(n))
         self._notify()
 
         async def end_epoch(n: int) -> None:
             try:
                 if n in conns:
-                    ans = await asyncio.wait_for(self._receive(*conns[n], 54, 0), 2.0)
+                    ans = await asyncio.wait_for(self._peers.receive(*conns[n], 54, 0), 2.0)
                 else:  # its connection failed a moment ago: one more try
-                    ans = await self._rpc(n, 54, 0, body, 2.0, on_sent=sent_to(n))
+                    ans = await self._peers.rpc(n, 54, 0, body, 2.0, on_sent=sent_to(n))
             except Exception as exc:  # recorded, not fatal: the others may still take over
                 self._event("end_quorum_epoch_answered", n, epoch0,
                             f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
