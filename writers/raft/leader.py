@@ -325,6 +325,23 @@ class RaftLeader:
                     "errorMessage": "zk2kraft's stand-in leader does not register controllers"}
         return {"errorCode": NOT_CONTROLLER, "errorMessage": None}
 
+    def refuse_broker_rpc(self, fields: Mapping[str, Any], *, serving: bool
+                          ) -> dict[str, Any] | None:
+        """BrokerRegistration/BrokerHeartbeat the stand-in cannot decide now: NOT_CONTROLLER
+        after resigning (the broker moves to the next leader), REQUEST_TIMED_OUT before
+        `serve_brokers` (the bootstrap is not committed yet: the broker retries). None: the
+        broker registry decides (`writers.raft.brokers`).
+
+        Args:
+            fields: the response's other fields, as the RPC's error answer carries them.
+            serving: `serve_brokers` was called.
+        """
+        if not self.is_leader():
+            return {**fields, "errorCode": NOT_CONTROLLER}
+        if not serving:
+            return {**fields, "errorCode": REQUEST_TIMED_OUT}
+        return None
+
     def fetch_invalid(self, body: Mapping[str, Any]) -> dict[str, Any] | None:
         """The checks made once per Fetch before any step: the cluster id, then Kafka's
         INVALID_REQUEST for a negative MaxWait, FetchOffset or LastFetchedEpoch, or a

@@ -527,11 +527,7 @@ class StandInLeader:
         return await self._apply_outcome(self._brokers.heartbeat(body, self._clock()))
 
     def _not_serving_brokers(self, fields: dict[str, Any]) -> dict[str, Any] | None:
-        if self._raft.resigned or not self._raft.leading:
-            return {**fields, "errorCode": NOT_CONTROLLER}
-        if self._brokers is None:  # the bootstrap is not committed yet: the broker retries
-            return {**fields, "errorCode": REQUEST_TIMED_OUT}
-        return None
+        return self._raft.refuse_broker_rpc(fields, serving=self._brokers is not None)
 
     async def _apply_outcome(self, outcome: Outcome) -> dict[str, Any]:
         """Append the outcome's records, wait until they are committed, then answer (Kafka
