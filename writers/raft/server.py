@@ -82,11 +82,9 @@ from writers.errors import (
     VoterUnavailableError,
     WriterError,
 )
-from writers.raft.brokers import BrokerRegistry, Outcome
+from writers.raft.broker_desk import BrokerDesk
 from writers.raft.errors import (
     NONE,
-    NOT_CONTROLLER,
-    REQUEST_TIMED_OUT,
     UNSUPPORTED_VERSION,
 )
 from writers.raft.handover import HandoverEvent, HandoverResult
@@ -183,9 +181,7 @@ class StandInLeader:
         self._tasks: list[asyncio.Task[Any]] = []
         self._conns: set[asyncio.StreamWriter] = set()
         self.requests_served: dict[str, int] = {}
-        self._brokers: BrokerRegistry | None = None  # set by serve_brokers (loop thread only)
-        self._own_records: list[MetadataRecord] = []  # appended by the stand-in itself
-        self._own_lock = threading.Lock()
+        self._desk = BrokerDesk(self)
         try:
             self._call(self._start_server(), 10.0)
         except BaseException:
@@ -373,7 +369,7 @@ class StandInLeader:
             raise WriterError(f"{req.api} before SASL authentication")
         handler = {1: self._fetch, 18: self._api_versions, 52: self._vote,
                    53: self._begin_epoch, 54: self._end_epoch,
-                   62: self._broker_registration, 63: self._broker_heartbeat,
+                   62: self._desk.register, 63: self._desk.heartbeat,
                    70: self._controller_registration}.get(req.api_key)
         if handler is None:
             raise WriterError(f"stand-in cannot answer {req.api}")
@@ -431,48 +427,21 @@ class StandInLeader:
 
         The registrations already in the log (the pre-copy's, copied from ZooKeeper, or a
         resumed run's) are read first: Kafka's controller judges against what it replayed."""
-        async def start() -> None:
-            registry = BrokerRegistry(
-                self.cluster_id, mv, kraft_version=kraft_version,
-                session_timeout_ms=session_timeout_ms or self.broker_session_timeout_ms)
-            for batch in self.read_log():
-                for i, rec in enumerate(batch.records):
-                    if isinstance(rec, MetadataRecord):
-                        registry.replayed(rec, batch.base_offset + i)
-            registry.activate(self._clock())
-            started = self._brokers is not None  # a resumed run's second call: one loop
-            self._brokers = registry
-            if not started:
-                self._tasks.append(self._loop.create_task(self._fence_stale_brokers()))
-
-        self._call(start(), 60.0)
-
-    async def _fence_stale_brokers(self) -> None:
-        """While leading, fence each broker whose session timed out (`BrokerRegistry.
-        fence_stale`), committed like a heartbeat's change; checked when the next session
-        would expire, and at least every 250 ms (a heartbeat may have moved it)."""
-        while self._raft.leading and not self._raft.resigned:
-            assert self._brokers is not None
-            outcome = self._brokers.fence_stale(self._clock())
-            if outcome.records:
-                log.info("stand-in %d: fencing broker %s, its session timed out",
-                         self.node_id, outcome.records[0].data["brokerId"])
-                try:
-                    await self._apply_outcome(outcome)
-                except Exception:  # the log cannot be appended to: the run's own appends fail too
-                    log.exception("stand-in %d: fencing a broker failed", self.node_id)
-                    return
-                continue
-            due = self._brokers.next_expiry_ms()
-            wait_ms = 250.0 if due is None else min(250.0, max(due - self._clock(), 0.0) + 1.0)
-            await asyncio.sleep(wait_ms / 1000.0)
+        self._call(self._desk.start(mv, kraft_version,
+                                    session_timeout_ms or self.broker_session_timeout_ms), 60.0)
 
     def take_own_records(self) -> list[MetadataRecord]:
         """The records the stand-in appended on its own (broker registrations and fencing
         changes) since the last call, in log order, for the single writer's image."""
-        with self._own_lock:
-            out, self._own_records = self._own_records, []
-        return out
+        return self._desk.take_own_records()
+
+    def broker_registrations(self) -> dict[int, tuple[int, bool]]:
+        """broker id -> (broker epoch, live) as the stand-in's log holds them; live = unfenced
+        and heard from within the session timeout (Kafka's `hasValidSession`), so the old
+        incarnation of a broker that restarted stops counting."""
+        async def read() -> dict[int, tuple[int, bool]]:
+            return self._desk.registrations(self._clock())
+        return self._call(read(), 10.0)  # type: ignore[no-any-return]
 
     def describe_quorum(self, node: int, timeout_s: float = 5.0
                         ) -> tuple[int, dict[int, int]]:
@@ -499,67 +468,6 @@ class StandInLeader:
                                         f"{error}")
         return int(part["leaderId"]), {int(o["replicaId"]): int(o["lastFetchTimestamp"])
                                        for o in part.get("observers", [])}
-
-    def broker_registrations(self) -> dict[int, tuple[int, bool]]:
-        """broker id -> (broker epoch, live) as the stand-in's log holds them; live = unfenced
-        and heard from within the session timeout (Kafka's `hasValidSession`), so the old
-        incarnation of a broker that restarted stops counting."""
-        async def read() -> dict[int, tuple[int, bool]]:
-            reg = self._brokers
-            now = self._clock()
-            return {} if reg is None else {n: (b.epoch, reg.live(n, now))
-                                          for n, b in sorted(reg.brokers.items())}
-        return self._call(read(), 10.0)  # type: ignore[no-any-return]
-
-    async def _broker_registration(self, body: dict[str, Any]) -> dict[str, Any]:
-        not_now = self._not_serving_brokers({"throttleTimeMs": 0, "brokerEpoch": -1})
-        if not_now is not None:
-            return not_now
-        assert self._brokers is not None
-        return await self._apply_outcome(self._brokers.register(body, self._clock()))
-
-    async def _broker_heartbeat(self, body: dict[str, Any]) -> dict[str, Any]:
-        not_now = self._not_serving_brokers({"throttleTimeMs": 0, "isCaughtUp": False,
-                                             "isFenced": True, "shouldShutDown": False})
-        if not_now is not None:
-            return not_now
-        assert self._brokers is not None
-        return await self._apply_outcome(self._brokers.heartbeat(body, self._clock()))
-
-    def _not_serving_brokers(self, fields: dict[str, Any]) -> dict[str, Any] | None:
-        return self._raft.refuse_broker_rpc(fields, serving=self._brokers is not None)
-
-    async def _apply_outcome(self, outcome: Outcome) -> dict[str, Any]:
-        """Append the outcome's records, wait until they are committed, then answer (Kafka
-        answers a controller write once it is committed)."""
-        answer = dict(outcome.answer)
-        if not outcome.records:
-            return answer
-        assert self._brokers is not None
-        records = list(outcome.records)
-        if outcome.epoch_is_offset:  # a new incarnation: epoch = the offset its record gets
-            reg = records[0]
-            records[0] = MetadataRecord(reg.type, reg.version,
-                                        {**reg.data, "brokerEpoch": self._index.end})
-            answer["brokerEpoch"] = self._index.end
-        batches = self._encode(records, int(time.time() * 1000))  # on the loop: no race
-        self._append_now(batches)
-        for i, rec in enumerate(records):
-            self._brokers.replayed(rec, batches[0].base_offset + i)
-        with self._own_lock:
-            self._own_records.extend(records)
-        deadline = time.monotonic() + self.commit_timeout_s
-        while self._raft.hw <= batches[-1].last_offset:
-            if self._raft.resigned or not self._raft.leading:
-                return {**answer, "errorCode": NOT_CONTROLLER}
-            wait = deadline - time.monotonic()
-            if wait <= 0:
-                return {**answer, "errorCode": REQUEST_TIMED_OUT}
-            try:
-                await asyncio.wait_for(asyncio.shield(self._changed), min(wait, 0.5))
-            except TimeoutError:
-                pass
-        return answer
 
     async def _fetch(self, body: dict[str, Any]) -> dict[str, Any]:
         invalid = self._raft.fetch_invalid(body)
@@ -675,11 +583,12 @@ class StandInLeader:
                 out = [restamp_batch(b.data, b.base_offset + shift, self._raft.epoch)
                        for b in batches]
             self._append_now(out)
-            if self._brokers is not None:
+            registry = self._desk.registry
+            if registry is not None:
                 offset = out[0].base_offset
                 for rec in records:
                     if isinstance(rec, MetadataRecord):
-                        self._brokers.replayed(rec, offset)
+                        registry.replayed(rec, offset)
                     offset += 1
             return out
 
