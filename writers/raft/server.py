@@ -87,7 +87,7 @@ from writers.raft.errors import (
     NONE,
     UNSUPPORTED_VERSION,
 )
-from writers.raft.handover import HandoverEvent, HandoverResult
+from writers.raft.handover import Handover, HandoverEvent, HandoverResult
 from writers.raft.leader import METADATA_TOPIC, RaftLeader
 from writers.raft.log import LogIndex, restamp_batch
 from writers.raft.wire import Conn, Peers, api_keys, sasl_step
@@ -170,9 +170,6 @@ class StandInLeader:
         self._index = index  # the server appends; the state machine reads
         self._state_lock: asyncio.Lock | None = None  # quorum-state writes, in order (loop)
         self._lock = threading.Condition()
-        self._handover: asyncio.Future[tuple[int, int, float]] | None = None
-        self._trace: list[HandoverEvent] | None = None  # recording from resign() on
-        self._resigned_fetches = 0
         self._loop = asyncio.new_event_loop()
         self._changed: asyncio.Future[None] = self._loop.create_future()
         self._server: asyncio.Server | None = None
@@ -182,6 +179,7 @@ class StandInLeader:
         self._conns: set[asyncio.StreamWriter] = set()
         self.requests_served: dict[str, int] = {}
         self._desk = BrokerDesk(self)
+        self._handover = Handover(self)
         try:
             self._call(self._start_server(), 10.0)
         except BaseException:
@@ -218,12 +216,6 @@ class StandInLeader:
             self._state_lock = asyncio.Lock()
         async with self._state_lock:
             await asyncio.to_thread(self._dir.write_quorum_state, **state)
-
-    def _event(self, kind: str, node: int, epoch: int, detail: str | None = None) -> None:
-        """Record one handover message (only once `resign()` started)."""
-        if self._trace is not None:
-            self._trace.append(HandoverEvent(kind, node, epoch, time.time(), time.monotonic(),
-                                             detail))
 
     # -- election ------------------------------------------------------------------------------
 
@@ -382,7 +374,7 @@ class StandInLeader:
     async def _vote(self, body: dict[str, Any]) -> dict[str, Any]:
         part = body["topics"][0]["partitions"][0] if body.get("topics") else {}
         epoch, candidate = part.get("candidateEpoch", -1), part.get("candidateId", -1)
-        self._event("vote_received", candidate, epoch)
+        self._handover.event("vote_received", candidate, epoch)
         decision = self._raft.on_vote(body)
         if decision.wait_for_persist and self._state_lock is not None:
             async with self._state_lock:  # the first grant's write may still be running
@@ -392,21 +384,20 @@ class StandInLeader:
                                       voted_id=candidate)
         log.info("stand-in %d: vote for %d at epoch %d %s", self.node_id, candidate, epoch,
                  "granted" if decision.granted else "refused")
-        self._event("vote_answered", candidate, epoch,
+        self._handover.event("vote_answered", candidate, epoch,
                     "granted" if decision.granted else "refused")
         return self._raft.vote_answer(decision)
 
     async def _begin_epoch(self, body: dict[str, Any]) -> dict[str, Any]:
         part = body["topics"][0]["partitions"][0] if body.get("topics") else {}
-        self._event("begin_quorum_epoch_received", part.get("leaderId", -1),
+        self._handover.event("begin_quorum_epoch_received", part.get("leaderId", -1),
                     part.get("leaderEpoch", -1))
         decision = self._raft.on_begin_epoch(body)
         if decision.persist:
             leader = self._raft.new_leader
             # the new leader is known now: resign() returns while our own quorum-state is
             # written off the loop (durable before this answer goes out, as Kafka's)
-            if self._handover is not None and not self._handover.done():
-                self._handover.set_result((leader, part["leaderEpoch"], self._clock()))
+            self._handover.announced(leader, part["leaderEpoch"], self._clock())
             self._notify()
             await self._persist_state(leader_epoch=self._raft.epoch, voters=self._raft.voters,
                                       leader_id=leader, voted_id=self._raft.voted_for)
@@ -483,7 +474,7 @@ class StandInLeader:
         while True:
             step = self._raft.fetch_step(
                 replica_id, part, self._clock(), can_wait=deadline - time.monotonic() > 0,
-                handover_pending=self._handover is not None and not self._handover.done())
+                handover_pending=self._handover.pending())
             if step.wait_for_leader:
                 try:
                     await asyncio.wait_for(asyncio.shield(self._changed),
@@ -492,7 +483,7 @@ class StandInLeader:
                     pass
                 continue
             if step.during_handover:
-                self._resigned_fetches += 1
+                self._handover.resigned_fetches += 1
             if step.answer is not None:
                 return step.answer
             if step.hw_moved:
@@ -688,108 +679,8 @@ class StandInLeader:
         """
         self._require_leader()
 
-        async def wait_then_resign() -> HandoverResult:
-            # one hop onto the loop: under load each cross-thread hand-off costs milliseconds
-            self._trace = []
-            # connections first, so that EndQuorumEpoch is written to every voter in one go
-            ids = list(self._raft.replicas)
-            opened = await asyncio.gather(
-                *(asyncio.wait_for(self._peers.open(n), 2.0) for n in ids), return_exceptions=True)
-            conns = {n: c for n, c in zip(ids, opened, strict=True)
-                     if not isinstance(c, BaseException)}
-            # committed means a majority, so at least one follower is at the end already; the
-            # others are not waited for (hundreds of ms: docs/benchmarks.md) but kept from standing
-            # (`_serves_lagging`) and left out of EndQuorumEpoch
-            at_end = [n for n, r in self._raft.replicas.items() if r.end_offset >= self._index.end]
-            if not at_end:  # only when resigning with nothing committed at the end
-                await self._await_all_followers(min(5.0, timeout_s))
-                at_end = [n for n, r in self._raft.replicas.items()
-                          if r.end_offset >= self._index.end]
-            behind = {n: r.end_offset for n, r in sorted(self._raft.replicas.items())
-                      if n not in at_end}
-            self._event("followers_at_end", -1, self._raft.epoch,
-                        None if not behind else f"behind, served without EndQuorumEpoch: "
-                        f"{behind} (log end {self._index.end})")
-            order = list(preferred) if preferred is not None else sorted(at_end)
-            try:
-                return await self._resign(order, timeout_s, conns)
-            finally:
-                for _, w in conns.values():
-                    w.close()
-
-        return self._call(wait_then_resign(), timeout_s + 15)  # type: ignore[no-any-return]
-
-    async def _await_all_followers(self, timeout_s: float) -> dict[int, int]:
-        """Before resigning, let every follower reach the log's end (at most `timeout_s`).
-
-        Kafka 3.9's Raft has no pre-vote: a follower still a few records behind that stands
-        for election first is refused, comes back one epoch higher and unseats the leader just
-        elected, and the quorum then waits a whole election timeout (seen with real 3.9.1 under
-        load, a handover of about a second became minutes: docs/benchmarks.md). Committed by a
-        majority is not enough here.
-
-        Returns:
-            The followers still behind when it gave up (empty: all at the log's end)."""
-        deadline = time.monotonic() + timeout_s
-        while any(r.end_offset < self._index.end for r in self._raft.replicas.values()):
-            if time.monotonic() > deadline:
-                log.warning("stand-in %d resigns with followers behind: %s (log end %d)",
-                            self.node_id, self._raft.follower_ends(), self._index.end)
-                return {n: e for n, e in self._raft.follower_ends().items() if e < self._index.end}
-            await asyncio.sleep(0.002)
-        return {}
-
-    async def _resign(
-        self, order: list[int], timeout_s: float,
-        conns: Mapping[int, tuple[asyncio.StreamReader, asyncio.StreamWriter]],
-    ) -> HandoverResult:
-        self._handover = self._loop.create_future()
-        if self._trace is None:
-            self._trace = []
-        self._raft.resign()
-        body = {"clusterId": self.cluster_id, "topics": [{
-            "topicName": METADATA_TOPIC, "partitions": [{
-                "partitionIndex": 0, "leaderId": self.node_id, "leaderEpoch": self._raft.epoch,
-                "preferredSuccessors": order}]}]}
-        epoch0 = self._raft.epoch
-
-        def sent_to(n: int) -> Callable[[], None]:
-            return lambda: self._event("end_quorum_epoch_sent", n, epoch0)
-
-        # written here, before anything else runs on the loop (one iteration of a loaded loop
-        # costs tens of ms: docs/benchmarks.md); the long-polling Fetches are woken after it
-        for n in order:
-            if n in conns:
-                self._peers.send(conns[n][1], 54, 0, 3, body, sent_to(n))
-        self._notify()
-
-        async def end_epoch(n: int) -> None:
-            try:
-                if n in conns:
-                    ans = await asyncio.wait_for(self._peers.receive(*conns[n], 54, 0), 2.0)
-                else:  # its connection failed a moment ago: one more try
-                    ans = await self._peers.rpc(n, 54, 0, body, 2.0, on_sent=sent_to(n))
-            except Exception as exc:  # recorded, not fatal: the others may still take over
-                self._event("end_quorum_epoch_answered", n, epoch0,
-                            f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
-                return
-            code = ans.get("errorCode", NONE)
-            if code == NONE and ans.get("topics"):
-                code = ans["topics"][0]["partitions"][0].get("errorCode", NONE)
-            self._event("end_quorum_epoch_answered", n, epoch0,
-                        None if code == NONE else f"error {code}")
-
-        start = self._clock()
-        await asyncio.gather(*(end_epoch(n) for n in order if n in self._raft.replicas))
-        try:
-            leader, epoch, at = await asyncio.wait_for(asyncio.shield(self._handover), timeout_s)
-        except TimeoutError:
-            return HandoverResult(-1, self._raft.epoch, self._clock() - start, tuple(self._trace),
-                                  self._resigned_fetches)
-        log.info("stand-in %d resigned; %d leads epoch %d after %.1f ms", self.node_id, leader,
-                 epoch, at - start)
-        return HandoverResult(leader, epoch, at - start, tuple(self._trace),
-                              self._resigned_fetches)
+        return self._call(self._handover.resign(preferred, timeout_s),  # type: ignore[no-any-return]
+                          timeout_s + 15)
 
     def close(self) -> None:
         """Stop serving and release the log directory (its `.lock`)."""
