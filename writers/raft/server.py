@@ -77,12 +77,12 @@ from writers._protocol import (
 from writers._quorum_log import AppendResult, VoterStatus
 from writers._records import ControlRecord, MetadataRecord, RecordBatch
 from writers.errors import (
-    QuorumLedElsewhereError,
     VoterStateError,
     VoterUnavailableError,
     WriterError,
 )
 from writers.raft.broker_desk import BrokerDesk
+from writers.raft.election import Election
 from writers.raft.errors import (
     NONE,
     UNSUPPORTED_VERSION,
@@ -180,6 +180,7 @@ class StandInLeader:
         self.requests_served: dict[str, int] = {}
         self._desk = BrokerDesk(self)
         self._handover = Handover(self)
+        self._election = Election(self)
         try:
             self._call(self._start_server(), 10.0)
         except BaseException:
@@ -241,88 +242,10 @@ class StandInLeader:
                 stand-in as leader (a controller started an election before the stand-in).
             VoterUnavailableError: no majority granted within `timeout_s`.
         """
-        epoch = self._call(self._elect(timeout_s, rejoin), timeout_s + 10)
+        epoch = self._call(self._election.run(timeout_s, rejoin), timeout_s + 10)
         with self._lock:
             self._lock.notify_all()
         return int(epoch)
-
-    async def _elect(self, timeout_s: float, rejoin: bool = False) -> int:
-        ids = sorted(self.voters)
-        self._stand_for(max(self._raft.epoch, self._index.last_epoch()) + 1)
-        granted = {self.node_id}
-        majority = len(self.voters) // 2 + 1
-        deadline = time.monotonic() + timeout_s
-        last_epoch, end = self._index.last_epoch(), self._index.end
-        while len(granted) < majority:
-            if time.monotonic() > deadline:
-                raise VoterUnavailableError(
-                    f"stand-in {self.node_id}: only {sorted(granted)} granted the vote for epoch "
-                    f"{self._raft.epoch} within {timeout_s:.0f}s "
-                    f"(a majority of {majority} is needed)")
-            body = {"clusterId": self.cluster_id, "topics": [{
-                "topicName": METADATA_TOPIC, "partitions": [{
-                    "partitionIndex": 0, "candidateEpoch": self._raft.epoch,
-                    "candidateId": self.node_id, "lastOffsetEpoch": last_epoch,
-                    "lastOffset": end}]}]}
-            pending = [n for n in self._raft.replicas if n not in granted]
-            answers = await asyncio.gather(
-                *(self._peers.rpc(n, 52, 0, body, 1.0) for n in pending), return_exceptions=True)
-            for n, ans in zip(pending, answers, strict=True):
-                if isinstance(ans, BaseException):
-                    continue
-                part = ans["topics"][0]["partitions"][0] if ans["topics"] else {}
-                leader, their_epoch = part.get("leaderId", -1), part.get("leaderEpoch", 0)
-                if part.get("voteGranted"):
-                    granted.add(n)
-                elif rejoin and leader >= 0 and leader != self.node_id:
-                    raise QuorumLedElsewhereError(
-                        f"voter {n} refused the vote: it follows controller {leader} at epoch "
-                        f"{their_epoch}", voter_id=n, leader_id=leader, leader_epoch=their_epoch)
-                elif rejoin:
-                    if their_epoch >= self._raft.epoch:  # a candidate (or our old epoch) moved on
-                        granted = {self.node_id}
-                        self._stand_for(their_epoch + 1)
-                        break
-                elif their_epoch > self._raft.epoch or leader >= 0:
-                    raise VoterStateError(
-                        f"voter {n} refused the vote: it is at epoch {part.get('leaderEpoch')} "
-                        f"with leader {part.get('leaderId')}; a controller led before the "
-                        "stand-in (start controllers with a long "
-                        "controller.quorum.election.timeout.ms so the stand-in wins first)")
-            if len(granted) < majority:
-                await asyncio.sleep(0.2)
-        # leader: the epoch starts with a LeaderChange record
-        self._raft.become_leader()
-        self._dir.write_quorum_state(leader_epoch=self._raft.epoch, voters=ids,
-                                     leader_id=self.node_id, voted_id=self.node_id)
-        leader_change = ControlRecord("LEADER_CHANGE", {
-            "version": 0, "leaderId": self.node_id,
-            "voters": [{"voterId": v} for v in ids],
-            "grantingVoters": [{"voterId": v} for v in sorted(granted)]})
-        self._append_now(self._encode([leader_change], int(time.time() * 1000)))
-        self._tasks.append(self._loop.create_task(self._begin_epoch_loop()))
-        log.info("stand-in %d leads epoch %d (votes from %s)", self.node_id, self._raft.epoch,
-                 sorted(granted))
-        return self._raft.epoch
-
-    def _stand_for(self, epoch: int) -> None:
-        """Candidate at `epoch`: vote for itself, durably (quorum-state) before asking."""
-        self._raft.stand_for(epoch)
-        self._dir.write_quorum_state(leader_epoch=epoch, voters=sorted(self.voters),
-                                     voted_id=self.node_id)
-
-    async def _begin_epoch_loop(self) -> None:
-        """BeginQuorumEpoch to every voter that has not fetched in this epoch, until all have."""
-        body = {"clusterId": self.cluster_id, "topics": [{
-            "topicName": METADATA_TOPIC, "partitions": [{
-                "partitionIndex": 0, "leaderId": self.node_id, "leaderEpoch": self._raft.epoch}]}]}
-        while self._raft.leading:
-            waiting = [n for n, r in self._raft.replicas.items() if r.end_offset < 0]
-            if not waiting:
-                return
-            await asyncio.gather(*(self._peers.rpc(n, 53, 0, body, 1.0) for n in waiting),
-                                 return_exceptions=True)
-            await asyncio.sleep(self.begin_retry_s)
 
     # -- serving -------------------------------------------------------------------------------
 
