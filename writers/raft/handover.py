@@ -207,13 +207,13 @@ class Handover:
                     ans = await self._peers.rpc(n, 54, 0, body, 2.0, on_sent=sent_to(n))
             except Exception as exc:  # recorded, not fatal: the others may still take over
                 self.event("end_quorum_epoch_answered", n, epoch0,
-                            f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+                           f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
                 return
             code = ans.get("errorCode", NONE)
             if code == NONE and ans.get("topics"):
                 code = ans["topics"][0]["partitions"][0].get("errorCode", NONE)
             self.event("end_quorum_epoch_answered", n, epoch0,
-                        None if code == NONE else f"error {code}")
+                       None if code == NONE else f"error {code}")
 
         start = self._host._clock()
         await asyncio.gather(*(end_epoch(n) for n in order if n in self._raft.replicas))
