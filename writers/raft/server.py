@@ -76,14 +76,11 @@ from writers.errors import (
 )
 from writers.raft.broker_desk import BrokerDesk
 from writers.raft.election import Election
-from writers.raft.errors import (
-    NONE,
-)
 from writers.raft.handover import Handover, HandoverEvent, HandoverResult
 from writers.raft.inbound import Inbound
 from writers.raft.leader import METADATA_TOPIC, RaftLeader
 from writers.raft.log import LogIndex, restamp_batch
-from writers.raft.wire import Peers
+from writers.raft.wire import Peers, quorum_leader_and_observers
 
 __all__ = ["HandoverEvent", "HandoverResult", "StandInLeader"]
 
@@ -282,15 +279,7 @@ class StandInLeader:
             raise VoterUnavailableError(
                 f"voter {node} did not answer DescribeQuorum: {type(exc).__name__}: {exc}"
             ) from None
-        part = ans["topics"][0]["partitions"][0] if ans.get("topics") else {}
-        error = part.get("errorCode", ans.get("errorCode", NONE))
-        if ans.get("errorCode", NONE) != NONE or error != NONE:
-            if part.get("leaderId", -1) >= 0:
-                return int(part["leaderId"]), {}  # NOT_LEADER_OR_FOLLOWER names the leader
-            raise VoterUnavailableError(f"voter {node} answered DescribeQuorum with error "
-                                        f"{error}")
-        return int(part["leaderId"]), {int(o["replicaId"]): int(o["lastFetchTimestamp"])
-                                       for o in part.get("observers", [])}
+        return quorum_leader_and_observers(node, ans)
 
     def _hw_moved(self) -> None:
         """Wake the committers waiting on the caller's thread and the long-polling fetchers."""

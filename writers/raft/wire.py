@@ -19,7 +19,7 @@ from writers._protocol import decode_response, encode_request
 from writers.errors import VoterUnavailableError
 from writers.raft.errors import NONE, SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM
 
-__all__ = ["ADVERTISED", "Conn", "Peers", "api_keys", "sasl_step"]
+__all__ = ["ADVERTISED", "Conn", "Peers", "api_keys", "quorum_leader_and_observers", "sasl_step"]
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +72,24 @@ def sasl_step(api_key: int, body: dict[str, Any], conn: Conn,
     return {"errorCode": SASL_AUTHENTICATION_FAILED,
             "errorMessage": "Authentication failed: Invalid username or password",
             "authBytes": b""}
+
+
+def quorum_leader_and_observers(node: int, answer: Mapping[str, Any]
+                                ) -> tuple[int, dict[int, int]]:
+    """A DescribeQuorum v1 answer from voter `node`: the leader it names and each observer's
+    LastFetchTimestamp (the leader's clock, ms).
+
+    Raises:
+        VoterUnavailableError: an error that names no leader.
+    """
+    part = answer["topics"][0]["partitions"][0] if answer.get("topics") else {}
+    error = part.get("errorCode", answer.get("errorCode", NONE))
+    if answer.get("errorCode", NONE) != NONE or error != NONE:
+        if part.get("leaderId", -1) >= 0:
+            return int(part["leaderId"]), {}  # NOT_LEADER_OR_FOLLOWER names the leader
+        raise VoterUnavailableError(f"voter {node} answered DescribeQuorum with error {error}")
+    return int(part["leaderId"]), {int(o["replicaId"]): int(o["lastFetchTimestamp"])
+                                   for o in part.get("observers", [])}
 
 
 class Peers:

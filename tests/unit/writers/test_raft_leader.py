@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from writers import EncodedBatch
+from writers import EncodedBatch, VoterUnavailableError
 from writers.raft.leader import RaftLeader
 from writers.raft.log import LogIndex
-from writers.raft.wire import Conn, sasl_step
+from writers.raft.wire import Conn, quorum_leader_and_observers, sasl_step
 
 CLUSTER = "0Mfr4A1VTA6BU-lAcnX1Mg"
 OTHER_CLUSTER = "AAAAAAAAAAAAAAAAAAAAAA"
@@ -411,3 +411,28 @@ def test_every_error_code_the_rules_return_has_a_case() -> None:
         NONE, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, UNSUPPORTED_SASL_MECHANISM,
         NOT_CONTROLLER, INVALID_REQUEST, SASL_AUTHENTICATION_FAILED, FENCED_LEADER_EPOCH,
         UNKNOWN_LEADER_EPOCH, INCONSISTENT_CLUSTER_ID}
+
+
+# -- DescribeQuorum answers (the stand-in asks the new leader who its observers are) ------------
+
+def _described(error: int, leader: int, observers: list[tuple[int, int]]) -> dict[str, Any]:
+    return {"errorCode": NONE, "topics": [{"topicName": "__cluster_metadata", "partitions": [{
+        "partitionIndex": 0, "errorCode": error, "leaderId": leader, "leaderEpoch": 4,
+        "highWatermark": 10, "currentVoters": [], "observers": [
+            {"replicaId": r, "logEndOffset": 10, "lastFetchTimestamp": t,
+             "lastCaughtUpTimestamp": t} for r, t in observers]}]}]}
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    (_described(NONE, 2, [(100, 1_700_000_000_123), (101, 1_700_000_000_456)]),
+     (2, {100: 1_700_000_000_123, 101: 1_700_000_000_456})),
+    (_described(NOT_LEADER_OR_FOLLOWER, 2, []), (2, {})),
+])
+def test_describe_quorum_answer(answer: dict[str, Any],
+                                expected: tuple[int, dict[int, int]]) -> None:
+    assert quorum_leader_and_observers(3, answer) == expected
+
+
+def test_describe_quorum_error_naming_no_leader_is_unavailable() -> None:
+    with pytest.raises(VoterUnavailableError, match="voter 3 answered DescribeQuorum with error 6"):
+        quorum_leader_and_observers(3, _described(NOT_LEADER_OR_FOLLOWER, -1, []))
