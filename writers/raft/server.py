@@ -51,6 +51,10 @@ controller listener mapped to SSL does. SASL: with `sasl_users`/`sasl_client`, S
 (SaslHandshake v1 + SaslAuthenticate) on both sides, as a SASL_PLAINTEXT or SASL_SSL controller
 listener with PLAIN does. Not implemented: SCRAM, GSSAPI and OAUTHBEARER; snapshots
 (FetchSnapshot); follower mode (the stand-in never truncates its own log).
+
+This module is the thin server: the loop thread, the listener, the log directory, the appends.
+The Raft rules are `writers.raft.leader`'s (pure); `inbound`, `election`, `handover` and
+`broker_desk` carry them out on the loop (docs/design.md, "Where it lives").
 """
 
 from __future__ import annotations
