@@ -11,11 +11,14 @@ epoch 3, so its epoch starts at offset 5, and it appended offsets 5-9 (log end 1
 
 from __future__ import annotations
 
+import asyncio
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from writers import EncodedBatch, VoterUnavailableError
+from writers import EncodedBatch, VoterUnavailableError, decode_response
+from writers.raft.inbound import Inbound
 from writers.raft.leader import RaftLeader
 from writers.raft.log import LogIndex
 from writers.raft.wire import Conn, quorum_leader_and_observers, sasl_step
@@ -436,3 +439,20 @@ def test_describe_quorum_answer(answer: dict[str, Any],
 def test_describe_quorum_error_naming_no_leader_is_unavailable() -> None:
     with pytest.raises(VoterUnavailableError, match="voter 3 answered DescribeQuorum with error 6"):
         quorum_leader_and_observers(3, _described(NOT_LEADER_OR_FOLLOWER, -1, []))
+
+
+# -- the listener's own answers (Inbound, no socket) ---------------------------------------------
+
+def test_a_newer_api_versions_is_answered_with_unsupported_version_and_the_list() -> None:
+    """As Kafka's brokers do: ApiVersions v0 with UNSUPPORTED_VERSION (35) and the versions the
+    stand-in serves, so the client retries with one of them."""
+    raft = _leader()
+    host = SimpleNamespace(node_id=1, requests_served={}, _sasl_users=None, _raft=raft,
+                           _index=raft.index, _handover=None, _desk=None)
+    raw = bytes.fromhex("0012 0009 00000007 ffff 00")  # ApiVersions v9, correlation id 7
+    frame = asyncio.run(Inbound(host)._answer(raw, Conn(authenticated=True)))
+    correlation, body = decode_response(18, 0, frame[4:])
+    assert (correlation, body["errorCode"]) == (7, 35)
+    keys = {k["apiKey"]: (k["minVersion"], k["maxVersion"]) for k in body["apiKeys"]}
+    assert keys == {1: (17, 17), 18: (0, 4), 52: (0, 0), 53: (0, 0), 54: (0, 0), 62: (0, 4),
+                    63: (0, 1), 70: (0, 0)}
