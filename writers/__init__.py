@@ -139,8 +139,6 @@ from writers._staging import (
     recover_interrupted,
     stage_and_promote,
 )
-from writers._standin import HandoverEvent, HandoverResult, StandInLeader
-from writers._standin_log import restamp_batch
 from writers._voterlock import LOCK_FILE_NAME, VoterLocks, hold_voter_locks, voter_lock_holder
 from writers.errors import (
     BrokerLogDirError,
@@ -154,6 +152,7 @@ from writers.errors import (
     VoterUnavailableError,
     WriterError,
 )
+from writers.raft import HandoverEvent, HandoverResult, StandInLeader, restamp_batch
 
 __all__ = [
     "BrokerLogDir",

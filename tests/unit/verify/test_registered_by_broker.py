@@ -76,7 +76,7 @@ def test_a_log_from_disk_where_the_broker_registered_itself_after_the_copy() -> 
 
 
 def test_a_broker_that_registered_again_with_the_same_incarnation_keeps_its_first_epoch() -> None:
-    """The stand-in (`writers._standin_brokers`) keeps the epoch of a same-incarnation
+    """The stand-in (`writers.raft.brokers`) keeps the epoch of a same-incarnation
     re-registration: its second record, at offset 3, carries epoch 1. An epoch == offset
     rule takes it for a copy and reports the epoch."""
     image = load_records([copy(), own(epoch=1), NOOP, own(epoch=1)]).image

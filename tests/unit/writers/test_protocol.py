@@ -279,7 +279,7 @@ def test_the_standin_decides_as_kafkas_controller_did() -> None:
     that offset, fenced while the broker wanted fencing: the stand-in's registry, given the
     same requests, gives the same answers."""
     from writers import parse_metadata_version
-    from writers._standin_brokers import BrokerRegistry
+    from writers.raft.brokers import BrokerRegistry
 
     reg = BrokerRegistry(BDOC["cluster_id"], parse_metadata_version("3.9-IV0"))
     raw = _of(BFRAMES, "request", 62)[0]

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from writers import MetadataRecord, parse_metadata_version
-from writers._standin_brokers import BrokerRegistry
+from writers.raft.brokers import BrokerRegistry
 
 CLUSTER = "q1Sh-9_ISia_zwGINzRvyQ"
 MV39 = parse_metadata_version("3.9-IV0")  # feature level 21

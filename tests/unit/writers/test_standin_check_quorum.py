@@ -8,7 +8,7 @@ Times are on a fake clock, in milliseconds.
 
 from __future__ import annotations
 
-from writers._standin import heard_from_majority
+from writers.raft.leader import heard_from_majority
 
 
 def test_three_voters_need_one_follower_within_one_and_a_half_fetch_timeouts() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from writers import EncodedBatch, MetadataRecord, batch_records, decode_batch, restamp_batch
-from writers._standin_log import LogIndex as _LogIndex
+from writers.raft.log import LogIndex as _LogIndex
 
 
 def _batch(base: int, n: int, epoch: int) -> EncodedBatch:

@@ -51,7 +51,7 @@ from typing import Any
 from writers._codegen import uuid_to_bytes
 from writers._mv import MetadataVersion, record_version
 from writers._records import MetadataRecord
-from writers._standin_errors import (
+from writers.raft.errors import (
     BROKER_ID_NOT_REGISTERED,
     DUPLICATE_BROKER_REGISTRATION,
     INCONSISTENT_CLUSTER_ID,

@@ -1,5 +1,5 @@
 """The error codes the stand-in answers with: Kafka's `org.apache.kafka.common.protocol.Errors`
-(facts, one table for `writers._standin` and `writers._standin_brokers`)."""
+(facts; the one table for `writers.raft.leader`, `.server` and `.brokers`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ REQUEST_TIMED_OUT = 7
 UNSUPPORTED_SASL_MECHANISM = 33
 UNSUPPORTED_VERSION = 35
 NOT_CONTROLLER = 41
+INVALID_REQUEST = 42
 SASL_AUTHENTICATION_FAILED = 58
 FENCED_LEADER_EPOCH = 74
 UNKNOWN_LEADER_EPOCH = 75

@@ -1,0 +1,138 @@
+"""The stand-in's election: Vote at the next epoch until a majority granted, then the epoch
+starts with a LeaderChange record and BeginQuorumEpoch goes to every voter not fetching yet.
+
+`Election` runs on the stand-in's loop and sees the server through `ElectionHost`; the Raft
+state it changes (candidate, leader) is `writers.raft.leader.RaftLeader`'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from writers._logdir import EncodedBatch, VoterDir
+from writers._records import ControlRecord, MetadataRecord
+from writers.errors import QuorumLedElsewhereError, VoterStateError, VoterUnavailableError
+from writers.raft.leader import METADATA_TOPIC, RaftLeader
+from writers.raft.log import LogIndex
+from writers.raft.wire import Peers
+
+__all__ = ["Election", "ElectionHost"]
+
+log = logging.getLogger(__name__)
+
+
+class ElectionHost(Protocol):
+    """What `Election` uses of the server (`writers.raft.server.StandInLeader`)."""
+
+    node_id: int
+    cluster_id: str
+    voters: dict[int, tuple[str, int]]
+    begin_retry_s: float
+    _raft: RaftLeader
+    _index: LogIndex
+    _dir: VoterDir
+    _peers: Peers
+    _loop: asyncio.AbstractEventLoop
+    _tasks: list[asyncio.Task[Any]]
+
+    def _encode(self, records: Sequence[MetadataRecord | ControlRecord],
+                timestamp_ms: int) -> list[EncodedBatch]: ...
+
+    def _append_now(self, batches: Sequence[EncodedBatch]) -> None: ...
+
+
+class Election:
+    """Winning the stand-in's epoch.
+
+    Args:
+        host: the stand-in whose loop, peers, log and Raft state it uses.
+    """
+
+    def __init__(self, host: ElectionHost) -> None:
+        self._host = host
+        self._raft, self._index, self._peers, self._dir = (host._raft, host._index,
+                                                           host._peers, host._dir)
+
+    async def run(self, timeout_s: float, rejoin: bool = False) -> int:
+        """See `StandInLeader.elect` (on the loop)."""
+        ids = sorted(self._host.voters)
+        self._stand_for(max(self._raft.epoch, self._index.last_epoch()) + 1)
+        granted = {self._host.node_id}
+        majority = len(self._host.voters) // 2 + 1
+        deadline = time.monotonic() + timeout_s
+        last_epoch, end = self._index.last_epoch(), self._index.end
+        while len(granted) < majority:
+            if time.monotonic() > deadline:
+                raise VoterUnavailableError(
+                    f"stand-in {self._host.node_id}: only {sorted(granted)} granted the vote "
+                    f"for epoch {self._raft.epoch} within {timeout_s:.0f}s "
+                    f"(a majority of {majority} is needed)")
+            body = {"clusterId": self._host.cluster_id, "topics": [{
+                "topicName": METADATA_TOPIC, "partitions": [{
+                    "partitionIndex": 0, "candidateEpoch": self._raft.epoch,
+                    "candidateId": self._host.node_id, "lastOffsetEpoch": last_epoch,
+                    "lastOffset": end}]}]}
+            pending = [n for n in self._raft.replicas if n not in granted]
+            answers = await asyncio.gather(
+                *(self._peers.rpc(n, 52, 0, body, 1.0) for n in pending), return_exceptions=True)
+            for n, ans in zip(pending, answers, strict=True):
+                if isinstance(ans, BaseException):
+                    continue
+                part = ans["topics"][0]["partitions"][0] if ans["topics"] else {}
+                leader, their_epoch = part.get("leaderId", -1), part.get("leaderEpoch", 0)
+                if part.get("voteGranted"):
+                    granted.add(n)
+                elif rejoin and leader >= 0 and leader != self._host.node_id:
+                    raise QuorumLedElsewhereError(
+                        f"voter {n} refused the vote: it follows controller {leader} at epoch "
+                        f"{their_epoch}", voter_id=n, leader_id=leader, leader_epoch=their_epoch)
+                elif rejoin:
+                    if their_epoch >= self._raft.epoch:  # a candidate (or our old epoch) moved on
+                        granted = {self._host.node_id}
+                        self._stand_for(their_epoch + 1)
+                        break
+                elif their_epoch > self._raft.epoch or leader >= 0:
+                    raise VoterStateError(
+                        f"voter {n} refused the vote: it is at epoch {part.get('leaderEpoch')} "
+                        f"with leader {part.get('leaderId')}; a controller led before the "
+                        "stand-in (start controllers with a long "
+                        "controller.quorum.election.timeout.ms so the stand-in wins first)")
+            if len(granted) < majority:
+                await asyncio.sleep(0.2)
+        # leader: the epoch starts with a LeaderChange record
+        self._raft.become_leader()
+        self._dir.write_quorum_state(leader_epoch=self._raft.epoch, voters=ids,
+                                     leader_id=self._host.node_id, voted_id=self._host.node_id)
+        leader_change = ControlRecord("LEADER_CHANGE", {
+            "version": 0, "leaderId": self._host.node_id,
+            "voters": [{"voterId": v} for v in ids],
+            "grantingVoters": [{"voterId": v} for v in sorted(granted)]})
+        self._host._append_now(self._host._encode([leader_change], int(time.time() * 1000)))
+        self._host._tasks.append(self._host._loop.create_task(self._begin_epoch_loop()))
+        log.info("stand-in %d leads epoch %d (votes from %s)", self._host.node_id, self._raft.epoch,
+                 sorted(granted))
+        return self._raft.epoch
+
+    def _stand_for(self, epoch: int) -> None:
+        """Candidate at `epoch`: vote for itself, durably (quorum-state) before asking."""
+        self._raft.stand_for(epoch)
+        self._dir.write_quorum_state(leader_epoch=epoch, voters=sorted(self._host.voters),
+                                     voted_id=self._host.node_id)
+
+    async def _begin_epoch_loop(self) -> None:
+        """BeginQuorumEpoch to every voter that has not fetched in this epoch, until all have."""
+        body = {"clusterId": self._host.cluster_id, "topics": [{
+            "topicName": METADATA_TOPIC, "partitions": [{
+                "partitionIndex": 0, "leaderId": self._host.node_id,
+                "leaderEpoch": self._raft.epoch}]}]}
+        while self._raft.leading:
+            waiting = [n for n, r in self._raft.replicas.items() if r.end_offset < 0]
+            if not waiting:
+                return
+            await asyncio.gather(*(self._peers.rpc(n, 53, 0, body, 1.0) for n in waiting),
+                                 return_exceptions=True)
+            await asyncio.sleep(self._host.begin_retry_s)

@@ -1,0 +1,496 @@
+"""zk2kraft as a stand-in Raft voter: it leads real KRaft controllers through Kafka's own RPCs.
+
+Why: a real deployment's controllers run on their own hosts and volumes, which the tool cannot
+write. Instead zk2kraft takes one voter id of the static quorum (`controller.quorum.voters`),
+wins the first election, and the running controllers follow it: they fetch the log it appends
+and write it to their own disks. At cutover it resigns with EndQuorumEpoch and an ordinary
+Raft election hands leadership to a warm real controller (docs/design.md, "The stand-in voter").
+
+What it does, following Kafka 3.9's `KafkaRaftClient`/`LeaderState` (facts, not code):
+
+* **Election.** On a fresh log it is a candidate at epoch 1 (the log's last epoch + 1), votes for
+  itself and sends Vote v0 to every voter until a majority granted. Controllers must start with
+  a long `controller.quorum.election.timeout.ms`, so that none of them becomes a candidate first
+  (a real controller that wins writes its bootstrap records). Then it appends a LeaderChange
+  control record (the start of its epoch) and sends BeginQuorumEpoch v0 to every voter that has
+  not fetched yet, every `begin_retry_s`.
+* **Fetch v17** for `__cluster_metadata`-0: whole batches from FetchOffset, capped by MaxBytes
+  (followers send PartitionMaxBytes 0); when there is nothing to send it waits up to MaxWaitMs,
+  answering early when the log grows or the high watermark moves. A follower's FetchOffset is
+  its flushed end (voters flush before fetching), so the high watermark is the end offset of
+  the (n/2)-th voter by descending end, the stand-in's own fsync'd end included, and only once
+  it passes the epoch's start offset. A follower whose last fetched epoch disagrees with this
+  log gets DivergingEpoch. Every answer carries the tagged CurrentLeader.
+* **Durable = committed.** `append_*` writes and fsyncs the batches into the stand-in's own
+  `metadata.log.dir` (the existing `VoterDir`), then returns once the high watermark passed
+  them, i.e. a majority, real controllers' disks included, holds them.
+* **ControllerRegistration** gets REQUEST_TIMED_OUT while it leads (the controller retries) and
+  NOT_CONTROLLER after it resigned (so the controller re-resolves the leader and registers with
+  the real one).
+* **BrokerRegistration and BrokerHeartbeat** from migrating ZooKeeper-mode brokers, once
+  `serve_brokers` was called (after the bootstrap): decided as Kafka's active controller does
+  (`writers.raft.brokers`), their records appended and committed before the answer, the
+  broker epoch being the offset of the broker's RegisterBrokerRecord. Before `serve_brokers`
+  REQUEST_TIMED_OUT (the broker retries), after resigning NOT_CONTROLLER (it moves to the next
+  leader with the epoch it has, which that leader's log holds). The records it appends itself
+  are handed to the single writer by `take_own_records`, so its image knows them. A broker
+  silent for longer than `broker.session.timeout.ms` is fenced, as Kafka's controller does.
+* **Check-quorum.** `majority_writable` is Kafka's leader rule: a majority, the stand-in
+  included, fetched within 1.5 x the controllers' `controller.quorum.fetch.timeout.ms`.
+* **Resign.** `resign()` sends EndQuorumEpoch v0 to the followers at the log's end (at least
+  one, since the end is committed), naming them as preferred successors, and returns once a
+  real controller announced itself with BeginQuorumEpoch at a higher epoch. A follower still
+  behind gets no EndQuorumEpoch (Kafka 3.9 has no pre-vote: one that stands with a shorter log
+  is refused and unseats the new leader one epoch higher) and is still served the records it
+  lacks until a later epoch is known, so its fetch timer never makes it stand. Afterwards it
+  grants votes to candidates whose log is at least as long as its own, and answers Fetch as
+  Kafka's voters do (FENCED_LEADER_EPOCH or NOT_LEADER_OR_FOLLOWER, naming the leader it knows).
+
+TLS: with `tls_server`/`tls_client` the listener and the outbound connections speak TLS, as a
+controller listener mapped to SSL does. SASL: with `sasl_users`/`sasl_client`, SASL/PLAIN
+(SaslHandshake v1 + SaslAuthenticate) on both sides, as a SASL_PLAINTEXT or SASL_SSL controller
+listener with PLAIN does. Not implemented: SCRAM, GSSAPI and OAUTHBEARER; snapshots
+(FetchSnapshot); follower mode (the stand-in never truncates its own log).
+
+This module is the thin server: the loop thread, the listener, the log directory, the appends.
+The Raft rules are `writers.raft.leader`'s (pure); `inbound`, `election`, `handover` and
+`broker_desk` carry them out on the loop (docs/design.md, "Where it lives").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from writers._batch import batch_records
+from writers._logdir import EncodedBatch, VoterDir
+from writers._logreader import open_log_source
+from writers._mv import MetadataVersion
+from writers._quorum_log import AppendResult, VoterStatus
+from writers._records import ControlRecord, MetadataRecord, RecordBatch
+from writers.errors import (
+    VoterStateError,
+    VoterUnavailableError,
+)
+from writers.raft.broker_desk import BrokerDesk
+from writers.raft.election import Election
+from writers.raft.handover import Handover, HandoverEvent, HandoverResult
+from writers.raft.inbound import Inbound
+from writers.raft.leader import METADATA_TOPIC, RaftLeader
+from writers.raft.log import LogIndex, restamp_batch
+from writers.raft.wire import Peers, quorum_leader_and_observers
+
+__all__ = ["HandoverEvent", "HandoverResult", "StandInLeader"]
+
+log = logging.getLogger(__name__)
+
+class StandInLeader:
+    """A `QuorumLog` whose voters are real KRaft controllers, led through Kafka's Raft RPCs.
+
+    Args:
+        node_id: the voter id the stand-in takes (its entry in `controller.quorum.voters`).
+        listen: (host, port) of its controller listener (that entry's address).
+        voters: every voter's id -> (host, port), the stand-in's own included.
+        log_dir: the stand-in's `metadata.log.dir` (its log is persisted there).
+        cluster_id: the cluster id every controller was formatted with.
+        commit_timeout_s: how long an append waits for a majority to commit before
+            `VoterUnavailableError`.
+        fetch_timeout_ms: the controllers' `controller.quorum.fetch.timeout.ms` (Kafka's
+            default 2000): `majority_writable` uses Kafka's check-quorum time, 1.5 x this.
+        broker_session_timeout_ms: the controllers' `broker.session.timeout.ms` (Kafka's
+            default 9000): a broker silent for longer is fenced (`serve_brokers`).
+        clock: milliseconds, for the handover measure.
+        tls_server: the listener's TLS context when the controller listener's security protocol
+            is SSL (its certificate must be valid for the voter entry's host; require client
+            certificates in it when the controllers set `ssl.client.auth=required`).
+        tls_client: the TLS context the stand-in connects to the other voters with (trusting
+            their certificates; with a client certificate for `ssl.client.auth=required`).
+        sasl_users: user -> password accepted with SASL/PLAIN when the controller listener is
+            SASL_PLAINTEXT or SASL_SSL (the `user_NAME="…"` entries of the listener's
+            PlainLoginModule); None = no SASL.
+        sasl_client: (user, password) the stand-in logs in with to the other voters (the
+            module's `username`/`password`).
+
+    Raises:
+        VoterStateError: `node_id` is not among `voters`, or the log dir belongs elsewhere.
+        VoterUnavailableError: the log dir or the listener cannot be opened.
+    """
+
+    def __init__(
+        self,
+        node_id: int,
+        *,
+        listen: tuple[str, int],
+        voters: Mapping[int, tuple[str, int]],
+        log_dir: Path,
+        cluster_id: str,
+        commit_timeout_s: float = 60.0,
+        fetch_timeout_ms: float = 2000.0,
+        broker_session_timeout_ms: float = 9000.0,
+        begin_retry_s: float = 0.5,
+        clock: Callable[[], float] = lambda: time.monotonic() * 1000.0,
+        tls_server: ssl.SSLContext | None = None,
+        tls_client: ssl.SSLContext | None = None,
+        sasl_users: Mapping[str, str] | None = None,
+        sasl_client: tuple[str, str] | None = None,
+    ) -> None:
+        if node_id not in voters:
+            raise VoterStateError(
+                f"stand-in id {node_id} is not one of the voters {sorted(voters)}")
+        self.node_id = node_id
+        self.listen = listen
+        self.voters = dict(voters)
+        self.cluster_id = cluster_id
+        self.commit_timeout_s = commit_timeout_s
+        self.fetch_timeout_ms = fetch_timeout_ms
+        self.broker_session_timeout_ms = broker_session_timeout_ms
+        self.begin_retry_s = begin_retry_s
+        self._clock = clock
+        self._tls_server = tls_server
+        self._sasl_users = dict(sasl_users) if sasl_users is not None else None
+        self._peers = Peers(node_id, voters, tls_client=tls_client, sasl_client=sasl_client)
+        self._dir = VoterDir(Path(log_dir), node_id=node_id, cluster_id=cluster_id)
+        index = LogIndex()
+        for b in self._dir.batches_from(0):
+            index.add(b)
+        self._raft = RaftLeader(node_id, list(voters), cluster_id, index,
+                                fetch_timeout_ms=fetch_timeout_ms)
+        self._index = index  # the server appends; the state machine reads
+        self._state_lock: asyncio.Lock | None = None  # quorum-state writes, in order (loop)
+        self._lock = threading.Condition()
+        self._loop = asyncio.new_event_loop()
+        self._changed: asyncio.Future[None] = self._loop.create_future()
+        self._server: asyncio.Server | None = None
+        self._thread = threading.Thread(target=self._loop.run_forever,
+                                        name=f"zk2kraft-standin-{node_id}", daemon=True)
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._conns: set[asyncio.StreamWriter] = set()
+        self.requests_served: dict[str, int] = {}
+        self._desk = BrokerDesk(self)
+        self._handover = Handover(self)
+        self._election = Election(self)
+        self._inbound = Inbound(self)
+        try:
+            self._call(self._start_server(), 10.0)
+        except BaseException:
+            self._dir.close()
+            raise
+
+    # -- plumbing between the caller's thread and the loop ---------------------------------------
+
+    def _call(self, coro: Any, timeout: float) -> Any:
+        if not self._thread.is_alive():
+            self._thread.start()
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
+    async def _start_server(self) -> None:
+        host, port = self.listen
+        try:
+            self._server = await asyncio.start_server(self._inbound.serve, host, port,
+                                                      ssl=self._tls_server)
+        except OSError as exc:
+            raise VoterUnavailableError(
+                f"stand-in {self.node_id}: cannot listen on {host}:{port}: {exc.strerror or exc}"
+            ) from exc
+
+    def _notify(self) -> None:
+        """Wake every long-polling Fetch (called on the loop)."""
+        fut, self._changed = self._changed, self._loop.create_future()
+        fut.set_result(None)
+
+    async def _persist_state(self, **state: Any) -> None:
+        """Write quorum-state off the loop (its fsyncs cost tens of ms under load: docs/
+        benchmarks.md), one write at a time and in the order the state changed; the caller
+        answers after it."""
+        if self._state_lock is None:
+            self._state_lock = asyncio.Lock()
+        async with self._state_lock:
+            await asyncio.to_thread(self._dir.write_quorum_state, **state)
+
+    # -- election ------------------------------------------------------------------------------
+
+    def elect(self, timeout_s: float = 120.0, *, rejoin: bool = False) -> int:
+        """Become leader: Vote at the next epoch until a majority granted, then start the epoch.
+
+        Args:
+            timeout_s: how long to keep asking.
+            rejoin: the stand-in led this quorum before and was restarted (a re-run after a
+                crash). Voters that still follow its previous incarnation refuse until their
+                `controller.quorum.fetch.timeout.ms` runs out, and voters that became
+                candidates meanwhile sit at a higher epoch: both are waited out (the next vote
+                goes one epoch above the highest seen), as a Raft candidate does. A voter that
+                names another leader still ends the election.
+
+        Returns:
+            The epoch it leads.
+
+        Raises:
+            QuorumLedElsewhereError: a voter follows another leader (a real controller won; the
+                stand-in must not lead over a log that moved on without it).
+            VoterStateError: not `rejoin`, and a voter already knows a higher epoch or the
+                stand-in as leader (a controller started an election before the stand-in).
+            VoterUnavailableError: no majority granted within `timeout_s`.
+        """
+        epoch = self._call(self._election.run(timeout_s, rejoin), timeout_s + 10)
+        with self._lock:
+            self._lock.notify_all()
+        return int(epoch)
+
+    # -- brokers (BrokerRegistration, BrokerHeartbeat) -----------------------------------------
+
+    def serve_brokers(self, mv: MetadataVersion, *, kraft_version: int = 0,
+                      session_timeout_ms: float | None = None) -> None:
+        """Start taking the brokers' registrations and heartbeats (call once the bootstrap
+        is committed, so their records follow it as they follow Kafka's activation).
+
+        The registrations already in the log (the pre-copy's, copied from ZooKeeper, or a
+        resumed run's) are read first: Kafka's controller judges against what it replayed."""
+        self._call(self._desk.start(mv, kraft_version,
+                                    session_timeout_ms or self.broker_session_timeout_ms), 60.0)
+
+    def take_own_records(self) -> list[MetadataRecord]:
+        """The records the stand-in appended on its own (broker registrations and fencing
+        changes) since the last call, in log order, for the single writer's image."""
+        return self._desk.take_own_records()
+
+    def broker_registrations(self) -> dict[int, tuple[int, bool]]:
+        """broker id -> (broker epoch, live) as the stand-in's log holds them; live = unfenced
+        and heard from within the session timeout (Kafka's `hasValidSession`), so the old
+        incarnation of a broker that restarted stops counting."""
+        async def read() -> dict[int, tuple[int, bool]]:
+            return self._desk.registrations(self._clock())
+        return self._call(read(), 10.0)  # type: ignore[no-any-return]
+
+    def describe_quorum(self, node: int, timeout_s: float = 5.0
+                        ) -> tuple[int, dict[int, int]]:
+        """DescribeQuorum v1 to voter `node`, as `kafka-metadata-quorum describe` sends it: the
+        leader it names and, when `node` leads, each observer's LastFetchTimestamp (the leader's
+        clock, ms). ZooKeeper-mode brokers in migration mode are the quorum's observers.
+
+        Raises:
+            VoterUnavailableError: `node` did not answer, or answered with an error.
+        """
+        body = {"topics": [{"topicName": METADATA_TOPIC, "partitions": [{"partitionIndex": 0}]}]}
+        try:
+            ans = self._call(self._peers.rpc(node, 55, 1, body, timeout_s), timeout_s + 5)
+        except (OSError, TimeoutError, asyncio.TimeoutError) as exc:
+            raise VoterUnavailableError(
+                f"voter {node} did not answer DescribeQuorum: {type(exc).__name__}: {exc}"
+            ) from None
+        return quorum_leader_and_observers(node, ans)
+
+    def _hw_moved(self) -> None:
+        """Wake the committers waiting on the caller's thread and the long-polling fetchers."""
+        with self._lock:
+            self._lock.notify_all()
+        self._notify()
+
+    # -- appending (QuorumLog) -------------------------------------------------------------------
+
+    def _encode(
+        self, records: Sequence[MetadataRecord | ControlRecord], timestamp_ms: int
+    ) -> list[EncodedBatch]:
+        pairs = batch_records(records, base_offset=self._index.end, leader_epoch=self._raft.epoch,
+                              timestamp_ms=timestamp_ms)
+        return [EncodedBatch(b.base_offset, b.last_offset, b.leader_epoch, d) for b, d in pairs]
+
+    def _append_now(self, batches: Sequence[EncodedBatch]) -> None:
+        """Persist and index batches (on the loop thread), then wake the fetchers."""
+        for b in batches:
+            self._dir.append(b)
+            self._index.add(b)
+        if self._raft.advance_hw():
+            self._hw_moved()
+        self._notify()
+
+    @property
+    def leader_epoch(self) -> int:
+        """See `QuorumLog`."""
+        return self._raft.epoch
+
+    @property
+    def next_offset(self) -> int:
+        """See `QuorumLog`."""
+        return self._index.end
+
+    @property
+    def last_offset(self) -> int:
+        """See `QuorumLog`."""
+        return self._index.end - 1
+
+    @property
+    def durable_offset(self) -> int:
+        """See `QuorumLog`: the last committed offset (high watermark - 1)."""
+        return self._raft.hw - 1
+
+    @property
+    def high_watermark(self) -> int:
+        """The quorum's high watermark (first offset not yet committed)."""
+        return self._raft.hw
+
+    @property
+    def majority_writable(self) -> bool:
+        """See `QuorumLog`: leading, and a majority heard from within Kafka's check-quorum
+        time (`heard_from_majority`)."""
+        return self._raft.check_quorum(self._clock())
+
+    def append_records(
+        self, records: Sequence[MetadataRecord | ControlRecord], *, timestamp_ms: int
+    ) -> AppendResult:
+        """See `QuorumLog`: framed at `next_offset` in the stand-in's epoch; returns once
+        committed."""
+        self._require_leader()
+        if not records:
+            return AppendResult(self.next_offset, self.next_offset - 1, 0)
+        # encoded on the caller's thread (the single writer), so the loop keeps serving fetches
+        batches = self._encode(records, timestamp_ms)
+
+        async def append() -> list[EncodedBatch]:
+            out = list(batches)
+            shift = self._index.end - batches[0].base_offset
+            if shift:  # the stand-in appended a broker's records meanwhile: move behind them
+                out = [restamp_batch(b.data, b.base_offset + shift, self._raft.epoch)
+                       for b in batches]
+            self._append_now(out)
+            registry = self._desk.registry
+            if registry is not None:
+                offset = out[0].base_offset
+                for rec in records:
+                    if isinstance(rec, MetadataRecord):
+                        registry.replayed(rec, offset)
+                    offset += 1
+            return out
+
+        done = self._call(append(), 60.0)
+        return self._await_commit(done)
+
+    def append_batches(self, batches: Sequence[EncodedBatch]) -> AppendResult:
+        """See `QuorumLog`: batches must start at `next_offset` and be contiguous. Each batch's
+        bytes are re-stamped with its `base_offset` and the stand-in's epoch (a migrated
+        segment written from offset 0 moves behind the LeaderChange that opens the epoch).
+        Returns once committed.
+
+        Raises:
+            VoterStateError: not leading, or the batches do not start at `next_offset`.
+            VoterUnavailableError: no majority committed them within `commit_timeout_s`.
+        """
+        self._require_leader()
+        if not batches:
+            return AppendResult(self.next_offset, self.next_offset - 1, 0)
+
+        async def append() -> list[EncodedBatch]:
+            expected = self._index.end
+            out = []
+            for b in batches:
+                if b.base_offset != expected:
+                    raise VoterStateError(
+                        f"batch starts at offset {b.base_offset} but the stand-in's log ends "
+                        f"at {expected}: batches must be appended in order without gaps")
+                stamped = restamp_batch(b.data, b.base_offset, self._raft.epoch)
+                if stamped.last_offset != b.last_offset:
+                    raise VoterStateError(
+                        f"batch at offset {b.base_offset} holds offsets up to "
+                        f"{stamped.last_offset}, not {b.last_offset}")
+                out.append(stamped)
+                expected = b.last_offset + 1
+            self._append_now(out)
+            return out
+
+        done = self._call(append(), 60.0)
+        return self._await_commit(done)
+
+    def _require_leader(self) -> None:
+        if not self._raft.leading or self._raft.resigned:
+            raise VoterStateError(f"stand-in {self.node_id} is not the leader "
+                                  f"(epoch {self._raft.epoch}); elect() first, or it resigned")
+
+    def _await_commit(self, batches: Sequence[EncodedBatch]) -> AppendResult:
+        self.wait_committed(batches[-1].last_offset)
+        return AppendResult(batches[0].base_offset, batches[-1].last_offset, len(batches))
+
+    def wait_committed(self, offset: int, timeout_s: float | None = None) -> None:
+        """Block until `offset` is committed (high watermark past it).
+
+        Raises:
+            VoterUnavailableError: not within `timeout_s` (default `commit_timeout_s`).
+        """
+        timeout_s = timeout_s or self.commit_timeout_s
+        deadline = time.monotonic() + timeout_s
+        with self._lock:
+            while self._raft.hw <= offset:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise VoterUnavailableError(
+                        f"stand-in {self.node_id}: offset {offset} not committed by a majority "
+                        f"within {timeout_s:.0f}s (high watermark {self._raft.hw}; "
+                        f"followers at {self._raft.follower_ends()})")
+                self._lock.wait(min(left, 0.5))
+
+    def voter_status(self) -> list[VoterStatus]:
+        """See `QuorumLog`: the stand-in itself and each follower's fetched end."""
+        state = "ok" if self._raft.leading else "resigned"
+        out = [VoterStatus(self.node_id, state, self._index.end)]
+        for n, r in sorted(self._raft.replicas.items()):
+            state = "ok" if r.end_offset >= 0 else "not fetching"
+            out.append(VoterStatus(n, state, r.end_offset if r.end_offset >= 0 else None))
+        return out
+
+    def read_log(self) -> Iterator[RecordBatch]:
+        """See `QuorumLog`: the batches of the stand-in's own log (its LeaderChange included)."""
+        for entry in open_log_source(self._dir.path).entries():
+            yield entry.batch
+
+    # -- handover ------------------------------------------------------------------------------
+
+    def resign(
+        self, *, preferred: Sequence[int] | None = None, timeout_s: float = 30.0
+    ) -> HandoverResult:
+        """Resign with EndQuorumEpoch and wait for a real controller to announce itself.
+
+        Args:
+            preferred: preferred successors, first = most wanted, each sent EndQuorumEpoch
+                (default: the followers at the log's end).
+            timeout_s: how long to wait for the new leader's BeginQuorumEpoch.
+
+        Returns:
+            Who leads now, at which epoch, and how long it took (new_leader -1 on timeout).
+        """
+        self._require_leader()
+
+        return self._call(self._handover.resign(preferred, timeout_s),  # type: ignore[no-any-return]
+                          timeout_s + 15)
+
+    def close(self) -> None:
+        """Stop serving and release the log directory (its `.lock`)."""
+        async def stop() -> None:
+            for t in self._tasks:
+                t.cancel()
+            if self._server is not None:
+                self._server.close()
+            for w in list(self._conns):
+                w.close()
+            current = asyncio.current_task()
+            others = [t for t in asyncio.all_tasks() if t is not current]
+            for t in others:
+                t.cancel()
+            await asyncio.gather(*others, return_exceptions=True)
+
+        if self._thread.is_alive():
+            try:
+                self._call(stop(), 10.0)
+            finally:
+                self._loop.call_soon_threadsafe(self._loop.stop)
+                self._thread.join(10)
+        self._dir.close()
+
+    def __enter__(self) -> StandInLeader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
