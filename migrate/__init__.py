@@ -3,11 +3,17 @@
 Public API only; implementation modules are `_`-prefixed.
 """
 
-from migrate._bulk import BulkOptions, BulkOutcome, VoterTarget, check_voters, run_bulk
-from migrate._pipeline import EncodedLog, compare_spark, encode_log, plan_batches
-from migrate._spark import SparkRuntime, SparkStarter
-from migrate._translate_framing import closing_records, opening_records
-from migrate.entities import (
+from migrate.bulk.pipeline import EncodedLog, compare_spark, encode_log, plan_batches
+from migrate.bulk.run import BulkOptions, BulkOutcome, VoterTarget, check_voters, run_bulk
+from migrate.bulk.spark import SparkRuntime, SparkStarter
+from migrate.errors import (
+    BadFlagError,
+    BlockersFoundError,
+    MigrateError,
+    SparkError,
+    TranslationError,
+)
+from migrate.translate.entities import (
     EntityDelta,
     EntityKey,
     bulk_entity_keys,
@@ -16,14 +22,8 @@ from migrate.entities import (
     entity_records,
     resync_keys,
 )
-from migrate.errors import (
-    BadFlagError,
-    BlockersFoundError,
-    MigrateError,
-    SparkError,
-    TranslationError,
-)
-from migrate.translate import TranslationOptions, TranslationResult, translate
+from migrate.translate.framing import closing_records, opening_records
+from migrate.translate.translation import TranslationOptions, TranslationResult, translate
 
 __all__ = [
     "EntityDelta",

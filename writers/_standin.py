@@ -66,19 +66,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from writers._batch import batch_records
-from writers._logdir import EncodedBatch, VoterDir
-from writers._logreader import METADATA_TOPIC_ID, open_log_source
 from writers._mv import MetadataVersion
-from writers._protocol import (
-    UnsupportedApiError,
-    decode_request,
-    decode_response,
-    encode_request,
-    encode_response,
-)
 from writers._quorum_log import AppendResult, VoterStatus
-from writers._records import ControlRecord, MetadataRecord, RecordBatch
 from writers._standin_brokers import BrokerRegistry, Outcome
 from writers._standin_errors import (
     FENCED_LEADER_EPOCH,
@@ -92,12 +81,23 @@ from writers._standin_errors import (
     UNSUPPORTED_VERSION,
 )
 from writers._standin_log import LogIndex, restamp_batch
+from writers.codec.batch import batch_records
+from writers.codec.protocol import (
+    UnsupportedApiError,
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_response,
+)
+from writers.codec.records import ControlRecord, MetadataRecord, RecordBatch
 from writers.errors import (
     QuorumLedElsewhereError,
     VoterStateError,
     VoterUnavailableError,
     WriterError,
 )
+from writers.log.log_dir import EncodedBatch, VoterDir
+from writers.log.reader import METADATA_TOPIC_ID, open_log_source
 
 __all__ = ["HandoverEvent", "HandoverResult", "StandInLeader", "heard_from_majority"]
 

@@ -48,9 +48,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from writers._codegen import uuid_to_bytes
 from writers._mv import MetadataVersion, record_version
-from writers._records import MetadataRecord
 from writers._standin_errors import (
     BROKER_ID_NOT_REGISTERED,
     DUPLICATE_BROKER_REGISTRATION,
@@ -60,6 +58,8 @@ from writers._standin_errors import (
     STALE_BROKER_EPOCH,
     UNSUPPORTED_VERSION,
 )
+from writers.codec.codegen import uuid_to_bytes
+from writers.codec.records import MetadataRecord
 
 __all__ = ["BrokerRegistry", "Outcome"]
 
