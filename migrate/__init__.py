@@ -13,11 +13,11 @@ from migrate.errors import (
     SparkError,
     TranslationError,
 )
+from migrate.translate.delta import delta_records
 from migrate.translate.entities import (
     EntityDelta,
     EntityKey,
     bulk_entity_keys,
-    delta_records,
     entity_key_for_path,
     entity_records,
     resync_keys,

@@ -3,7 +3,7 @@ the shared `verify.MetadataImage` does not answer.
 
 What the log *holds* is the image (`verify.apply_records`); every delta, per notified entity or
 over the whole tree after a session expiry or a resume, is
-`migrate.translate.entities.delta_records`
+`migrate.translate.delta.delta_records`
 against it (the whole tree with `resync_keys(image, snapshot)`, so what only the log still holds
 gets its removal record). The framing records are no entity: whether the "ZK Migration"
 transaction is still open, and whether `ZkMigrationStateRecord` was written, decides whether a

@@ -36,10 +36,9 @@ and its own fence's failure all take any of those claims in `/controller` for ou
 (`_our_applied_fence`) and finish the drain; any other claim stays another controller's.
 
 A notification's delta is per entity, O(changes): `zkreader.changed_entities` names the
-entities, `zkreader.read_entities` re-reads them and `migrate.translate.entities.delta_records`
-diffs them
-against the log's `MetadataImage`. Where nobody knows what changed (a session expiry, a resume,
-the drain of a run resumed past the fence), the whole tree is re-read and the same
+entities, `zkreader.read_entities` re-reads them and `migrate.translate.delta.delta_records`
+diffs them against the log's `MetadataImage`. Where nobody knows what changed (a session expiry,
+a resume, the drain of a run resumed past the fence), the whole tree is re-read and the same
 `delta_records` runs over `resync_keys(image, snapshot)`: every entity either the log or
 ZooKeeper holds, so what ZooKeeper dropped meanwhile gets its removal record. O(cluster), and
 only in those cases.
@@ -69,7 +68,8 @@ from migrate.bulk.pipeline import rest_counts, snapshot_timestamp_ms, translate_
 from migrate.bulk.run import VoterTarget, judge
 from migrate.errors import BadFlagError, BlockersFoundError
 from migrate.flags.standin import StandInSpec
-from migrate.translate.entities import EntityDelta, delta_records, resync_keys
+from migrate.translate.delta import delta_records
+from migrate.translate.entities import EntityDelta, resync_keys
 from migrate.translate.framing import (
     ZK_MIGRATION_STATE_MIGRATION,
     scram_restatement_records,

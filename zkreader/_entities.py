@@ -309,7 +309,7 @@ def read_entities(
     """Re-read some entities into a partial `ClusterSnapshot`, re-arming their watches.
 
     The snapshot holds exactly what ZooKeeper now has for those entities: an entity absent from
-    it was not found (deleted), which is how `migrate.translate.entities.delta_records` knows to
+    it was not found (deleted), which is how `migrate.translate.delta.delta_records` knows to
     write its
     removal. `cluster_id` is read too (broker registrations derive their incarnation id from
     it); nothing else outside the keys is. A `topic` key reads the topic znode, its config, the

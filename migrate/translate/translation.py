@@ -48,7 +48,8 @@ from migrate._findings import Finding
 from migrate.translate.acls import acl_records
 from migrate.translate.brokers import broker_records
 from migrate.translate.configs import broker_config_records, config_records
-from migrate.translate.entities import bulk_entity_keys, diff_entities, entity_context
+from migrate.translate.delta import diff_entities
+from migrate.translate.entities import bulk_entity_keys, entity_context
 from migrate.translate.framing import (
     ZK_MIGRATION_STATE_MIGRATION,
     ZK_MIGRATION_STATE_POST_MIGRATION,
