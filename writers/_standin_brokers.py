@@ -58,8 +58,8 @@ from writers._standin_errors import (
     STALE_BROKER_EPOCH,
     UNSUPPORTED_VERSION,
 )
-from writers.codec.codegen import uuid_to_bytes
 from writers.codec.records import MetadataRecord
+from writers.codec.wire import uuid_to_bytes
 
 __all__ = ["BrokerRegistry", "Outcome"]
 

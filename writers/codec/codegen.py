@@ -1,5 +1,6 @@
 """The code generator behind `writers.codec.serde`: Python source for each record (type, version),
-built from the schema table, compiled once and cached.
+built from the schema table, compiled once and cached. What the generated code calls at run time
+(uuids, structs, strings, tags, bounded reads) is `writers.codec.wire`.
 
 Why code generation: Kafka's `MessageDataGenerator` turns each schema into a class that reads and
 writes itself; here each (record type, version) gets functions generated from the table the first
@@ -17,189 +18,24 @@ the byte offset.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import struct
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from writers.codec.records import FieldValue, MetadataRecord
 from writers.codec.schema import FieldSpec, RecordSpec
-from writers.codec.varint import _UVARINT, VarintError, read_uvarint, uvarint
+from writers.codec.varint import uvarint
+from writers.codec.wire import (
+    FIXED_FORMAT,
+    FRAME_VERSION,
+    GENERATED_NAMESPACE,
+    MAX_STRING_BYTES,
+    UNKNOWN_TAGS,
+    packer_for,
+)
 from writers.errors import SchemaError
 
-__all__ = [
-    "FIXED_FORMAT",
-    "FRAME_VERSION",
-    "MAX_STRING_BYTES",
-    "UNKNOWN_TAGS",
-    "Decoder",
-    "Encoder",
-    "ManyEncoder",
-    "RecordDecodeError",
-    "compile_record",
-    "many_encoders",
-    "uuid_from_bytes",
-    "uuid_to_bytes",
-]
-
-FRAME_VERSION = 1
-MAX_STRING_BYTES = 0x7FFF
-UNKNOWN_TAGS = "_unknownTaggedFields"
-FIXED_FORMAT = {
-    "bool": "?",
-    "int8": "b",
-    "int16": "h",
-    "uint16": "H",
-    "int32": "i",
-    "int64": "q",
-    "float64": "d",
-    "uuid": "16s",
-}
-
-
-class RecordDecodeError(SchemaError):
-    """A record value cannot be decoded.
-
-    Attributes:
-        position: byte offset within the value where the problem was found.
-        problem: what is wrong, naming the record type and field.
-    """
-
-    def __init__(self, problem: str, position: int) -> None:
-        super().__init__(f"{problem} at byte {position}")
-        self.problem = problem
-        self.position = position
-
-
-# ----------------------------------------------------------------------------- uuids
-
-
-_UUID_CACHE_MAX = 1 << 16
-_uuid_to_bytes_cache: dict[str, bytes] = {}
-_uuid_to_text_cache: dict[bytes, str] = {}
-
-
-def uuid_to_bytes(text: str) -> bytes:
-    """Kafka `Uuid.fromString`: 22-character URL-safe base64 (no padding) -> 16 bytes.
-
-    Raises:
-        ValueError: not a canonical 22-character Uuid text.
-    """
-    raw = _uuid_to_bytes_cache.get(text)
-    if raw is not None:
-        return raw
-    if not isinstance(text, str) or len(text) != 22:
-        raise ValueError(f"a Uuid is 22 characters of URL-safe base64, got {text!r}")
-    try:
-        raw = base64.urlsafe_b64decode(text + "==")
-    except (binascii.Error, ValueError) as exc:
-        raise ValueError(f"invalid Uuid {text!r}: {exc}") from None
-    if len(raw) != 16 or base64.urlsafe_b64encode(raw)[:22].decode("ascii") != text:
-        raise ValueError(f"invalid Uuid {text!r}")
-    if len(_uuid_to_bytes_cache) >= _UUID_CACHE_MAX:
-        _uuid_to_bytes_cache.clear()
-    _uuid_to_bytes_cache[text] = raw
-    return raw
-
-
-def uuid_from_bytes(raw: bytes) -> str:
-    """Kafka `Uuid.toString`: 16 bytes -> 22-character URL-safe base64 text."""
-    text = _uuid_to_text_cache.get(raw)
-    if text is None:
-        text = base64.urlsafe_b64encode(raw)[:22].decode("ascii")
-        if len(_uuid_to_text_cache) >= _UUID_CACHE_MAX:
-            _uuid_to_text_cache.clear()
-        _uuid_to_text_cache[bytes(raw)] = text
-    return text
-
-
-# ----------------------------------------------------------------------------- helpers used by
-# generated code (names bound into each generated module's namespace)
-
-_struct_cache: dict[str, struct.Struct] = {}
-
-
-def _packer(fmt: str) -> struct.Struct:
-    s = _struct_cache.get(fmt)
-    if s is None:
-        s = _struct_cache[fmt] = struct.Struct(">" + fmt)
-    return s
-
-
-def _array_struct(code: str, n: int) -> struct.Struct:
-    return _packer(f"{n}{code}")
-
-
-_I32_STRUCTS = tuple(_packer(f"{n}i") for n in range(256))
-
-
-# an int32 array of n < 127 elements: its one-byte compact length (n + 1) and the elements
-_I32_COUNTED = tuple(_packer(f"B{n}i") for n in range(127))
-
-
-def _i32s(n: int) -> struct.Struct:
-    return _I32_STRUCTS[n] if n < 256 else _array_struct("i", n)
-
-
-def _compact_len(n: int) -> bytes:
-    return _UVARINT[n + 1] if n < 16383 else uvarint(n + 1)
-
-
-def _enc_str(v: str) -> bytes:
-    raw = v.encode("utf-8")
-    if len(raw) > MAX_STRING_BYTES:
-        raise SchemaError(f"string of {len(raw)} bytes is longer than Kafka's 32767")
-    return _compact_len(len(raw)) + raw
-
-
-_I16 = struct.Struct(">h")
-_I32 = struct.Struct(">i")
-
-
-def _enc_str16(v: str) -> bytes:
-    """A non-flexible string: int16 length, then UTF-8 (Kafka's `writeShort` + bytes)."""
-    raw = v.encode("utf-8")
-    if len(raw) > MAX_STRING_BYTES:
-        raise SchemaError(f"string of {len(raw)} bytes is longer than Kafka's 32767")
-    return _I16.pack(len(raw)) + raw
-
-
-def _write_tags(out: bytearray, known: list[tuple[int, bytes]], unknown: Any) -> None:
-    """Write a tagged-field section: known fields plus preserved unknown ones, ascending tags."""
-    entries = list(known)
-    if unknown:
-        taken = {t for t, _ in known}
-        for item in unknown:
-            tag, data = item["tag"], bytes(item["data"])
-            if tag in taken:
-                raise SchemaError(f"unknown tagged field {tag} collides with a known tag")
-            entries.append((tag, data))
-        entries.sort(key=lambda e: e[0])
-    out += uvarint(len(entries))
-    for tag, payload in entries:
-        out += uvarint(tag)
-        out += uvarint(len(payload))
-        out += payload
-
-
-def _dec_err(where: str, problem: str, pos: int) -> RecordDecodeError:
-    return RecordDecodeError(f"{where}: {problem}", pos)
-
-
-def _ruv(b: bytes, p: int, end: int, where: str) -> tuple[int, int]:
-    try:
-        return read_uvarint(memoryview(b)[:end], p)
-    except VarintError as exc:
-        raise _dec_err(where, exc.problem, exc.pos) from None
-
-
-def _rstr(b: bytes, p: int, e: int, where: str) -> str:
-    try:
-        return str(b[p:e], "utf-8")
-    except UnicodeDecodeError as exc:
-        raise _dec_err(where, f"invalid UTF-8 ({exc.reason})", p + exc.start) from None
-
+__all__ = ["Decoder", "Encoder", "ManyEncoder", "compile_record", "many_encoders"]
 
 # ----------------------------------------------------------------------------- code generation
 
@@ -214,27 +50,7 @@ class _Gen:
         self.label = f"{spec.type_name} v{version}"
         self.flexible = version in spec.flexible
         self.lines: list[str] = []
-        self.ns: dict[str, Any] = {
-            "_UV": _UVARINT,
-            "_uvs": uvarint,
-            "_ub": uuid_to_bytes,
-            "_UBC": _uuid_to_bytes_cache,
-            "_ut": uuid_from_bytes,
-            "_i32s": _i32s,
-            "_I32C": _I32_COUNTED,
-            "_ast": _array_struct,
-            "_cl": _compact_len,
-            "_es": _enc_str,
-            "_es16": _enc_str16,
-            "_I16": _I16,
-            "_I32": _I32,
-            "_wt": _write_tags,
-            "_err": _dec_err,
-            "_ruv": _ruv,
-            "_rstr": _rstr,
-            "SchemaError": SchemaError,
-            "_UNK": UNKNOWN_TAGS,
-        }
+        self.ns: dict[str, Any] = dict(GENERATED_NAMESPACE)
         self._n = 0
 
     def compact(self, fs: FieldSpec) -> bool:
@@ -290,7 +106,7 @@ class _Gen:
             if not group:
                 return
             fmt = "".join(FIXED_FORMAT[g.type] for g in group)
-            packer = self.const(_packer(fmt), "_S")
+            packer = self.const(packer_for(fmt), "_S")
             args = ", ".join(self.value_expr(g, fixed=True) for g in group)
             add(1, f"o += {packer}.pack({args})")
             group.clear()
@@ -504,7 +320,7 @@ class _Gen:
         if not compact and fs.is_array:
             add(ind, f"{o} += _I32.pack(len({v}))")
         if t in FIXED_FORMAT:
-            packer = self.const(_packer(FIXED_FORMAT[t]), "_S")
+            packer = self.const(packer_for(FIXED_FORMAT[t]), "_S")
             conv = f"_ub({v})" if t == "uuid" else v
             add(ind, f"{o} += {packer}.pack({conv})")
         elif t == "string":
@@ -579,7 +395,7 @@ class _Gen:
                     and version not in present[i + len(run)].tagged
                 ):
                     run.append(present[i + len(run)])
-                packer = _packer("".join(FIXED_FORMAT[r.type] for r in run))
+                packer = packer_for("".join(FIXED_FORMAT[r.type] for r in run))
                 s = self.const(packer, "_S")
                 where = self.const(f"{owner}.{run[0].json_name}", "_W")
                 add(1, f"if p + {packer.size} > L:")
@@ -654,7 +470,7 @@ class _Gen:
         where = self.const(f"{owner}.{fs.json_name}", "_W")
         t = fs.type
         if t in FIXED_FORMAT:
-            packer = _packer(FIXED_FORMAT[t])
+            packer = packer_for(FIXED_FORMAT[t])
             s = self.const(packer, "_S")
             add(ind, f"if p + {packer.size} > {end}:")
             add(ind + 1, f"raise _err({where}, 'truncated', p)")

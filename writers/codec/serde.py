@@ -30,18 +30,7 @@ import struct
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from writers.codec.codegen import (
-    FRAME_VERSION,
-    MAX_STRING_BYTES,
-    UNKNOWN_TAGS,
-    Decoder,
-    Encoder,
-    RecordDecodeError,
-    compile_record,
-    many_encoders,
-    uuid_from_bytes,
-    uuid_to_bytes,
-)
+from writers.codec.codegen import Decoder, Encoder, compile_record, many_encoders
 from writers.codec.records import ControlRecord, FieldValue, MetadataRecord
 from writers.codec.schema import (
     CONTROL_RECORDS,
@@ -51,6 +40,14 @@ from writers.codec.schema import (
     spec_for_type,
 )
 from writers.codec.varint import VarintError, read_uvarint
+from writers.codec.wire import (
+    FRAME_VERSION,
+    MAX_STRING_BYTES,
+    UNKNOWN_TAGS,
+    RecordDecodeError,
+    uuid_from_bytes,
+    uuid_to_bytes,
+)
 from writers.errors import SchemaError
 
 __all__ = [
