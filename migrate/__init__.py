@@ -4,8 +4,9 @@ Public API only; implementation modules are `_`-prefixed.
 """
 
 from migrate.bulk.pipeline import EncodedLog, compare_spark, encode_log, plan_batches
-from migrate.bulk.run import BulkOptions, BulkOutcome, VoterTarget, check_voters, run_bulk
+from migrate.bulk.run import BulkOptions, BulkOutcome, run_bulk
 from migrate.bulk.spark import SparkRuntime, SparkStarter
+from migrate.bulk.voters import VoterTarget, check_voters
 from migrate.errors import (
     BadFlagError,
     BlockersFoundError,

@@ -65,7 +65,8 @@ from migrate._preflight import PlanSummary, standin_migration_finding, standin_s
 from migrate._standin_takeover import explain_takeover, refused_fence_advice
 from migrate._standin_transport import open_standin
 from migrate.bulk.pipeline import rest_counts, snapshot_timestamp_ms, translate_rest
-from migrate.bulk.run import VoterTarget, judge
+from migrate.bulk.run import judge
+from migrate.bulk.voters import VoterTarget
 from migrate.errors import BadFlagError, BlockersFoundError
 from migrate.flags.standin import StandInSpec
 from migrate.translate.delta import delta_records

@@ -13,14 +13,8 @@ import os
 
 from migrate._private_file import check_output_path, write_json_report
 from migrate._progress import ProgressBars, progress_wanted
-from migrate.bulk.run import (
-    BulkOptions,
-    BulkOutcome,
-    blockers_message,
-    check_voters,
-    overrides_given,
-    run_bulk,
-)
+from migrate.bulk.run import BulkOptions, BulkOutcome, blockers_message, overrides_given, run_bulk
+from migrate.bulk.voters import check_voters
 from migrate.cli.args import (
     SUB_EPILOG,
     Subparsers,

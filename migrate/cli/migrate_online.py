@@ -40,7 +40,8 @@ from migrate._online import (
 )
 from migrate._private_file import check_output_path, write_json_report, write_report
 from migrate._window_report import check_controller_logs, online_html, parts_for
-from migrate.bulk.run import VoterTarget, blockers_message, check_voters, overrides_given
+from migrate.bulk.run import blockers_message, overrides_given
+from migrate.bulk.voters import VoterTarget, check_voters
 from migrate.errors import BadFlagError, BlockersFoundError, CanaryError, CutoverUnconfirmedError
 from migrate.flags.client_config import librdkafka_config, read_properties
 from migrate.flags.standin import StandInSpec

@@ -236,7 +236,7 @@ def _with_voter_blockers(summary: PlanSummary, snapshot: ClusterSnapshot,
                          result: TranslationResult,
                          voters: Sequence[tuple[int, Path]]) -> PlanSummary:
     """Add a blocker for every voter `migrate` would refuse (the same checks), and a warning
-    for what a killed `migrate` left in a voter's staging dir (`bulk.run.staging_findings`).
+    for what a killed `migrate` left in a voter's staging dir (`bulk.voters.staging_findings`).
 
     `VOTER_LOCKED`: its `.lock` is held by another process (a running Kafka controller, another
     zk2kraft run), which `migrate` refuses with exit 3 naming the holder; plan names the same
@@ -246,7 +246,12 @@ def _with_voter_blockers(summary: PlanSummary, snapshot: ClusterSnapshot,
     controller would not start on; plan runs that check against the bytes migrate would write,
     so the two agree.
     """
-    from migrate.bulk.run import VoterTarget, expected_log, staging_findings, voter_state_findings
+    from migrate.bulk.voters import (
+        VoterTarget,
+        expected_log,
+        staging_findings,
+        voter_state_findings,
+    )
     from writers import encode_record, voter_lock_holder
 
     targets = [VoterTarget(node_id, Path(d).expanduser().resolve()) for node_id, d in voters]

@@ -10,7 +10,7 @@ set fine that `migrate` then refused. One parser now says what a voter set is:
   metadata.log.dir), and nothing that exists as a file where a directory is named.
 
 All of these are exit 2 naming the flag, before anything connects. Whether a directory can be
-written is migrate's own question (exit 3) and stays in `migrate.bulk.run.check_voters`.
+written is migrate's own question (exit 3) and stays in `migrate.bulk.voters.check_voters`.
 """
 
 from __future__ import annotations

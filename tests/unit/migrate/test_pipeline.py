@@ -17,7 +17,8 @@ from migrate.bulk.pipeline import (
     plan_batches,
     snapshot_timestamp_ms,
 )
-from migrate.bulk.run import VoterTarget, _blocking, check_voters
+from migrate.bulk.run import _blocking
+from migrate.bulk.voters import VoterTarget, check_voters
 from migrate.cli.exit_codes import exit_code_for
 from migrate.errors import BadFlagError
 from migrate.translate.translation import TranslationOptions, translate
