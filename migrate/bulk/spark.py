@@ -420,7 +420,7 @@ def _stop_gateway(context: SparkContext) -> None:
 def _ship_code(context: SparkContext, work_dir: Path) -> None:
     """Send our packages to remote executors as one zip (local masters import them directly)."""
     archive = work_dir / "zk2kraft-code.zip"
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # the directory holding the packages
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
         for package in _PACKAGES:
             for path in sorted((root / package).rglob("*.py")):
