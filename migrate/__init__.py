@@ -5,7 +5,8 @@ Public API only; implementation modules are `_`-prefixed.
 
 from migrate.bulk.pipeline import EncodedLog, compare_spark, encode_log, plan_batches
 from migrate.bulk.run import BulkOptions, BulkOutcome, run_bulk
-from migrate.bulk.spark import SparkRuntime, SparkStarter
+from migrate.bulk.spark import SparkRuntime
+from migrate.bulk.spark_start import SparkStarter
 from migrate.bulk.voters import VoterTarget, check_voters
 from migrate.errors import (
     BadFlagError,

@@ -53,7 +53,8 @@ from migrate.bulk.pipeline import (
     translate_rest,
     warm_up,
 )
-from migrate.bulk.spark import SparkRuntime, SparkStarter
+from migrate.bulk.spark import SparkRuntime
+from migrate.bulk.spark_start import SparkStarter
 from migrate.bulk.voters import LEADER_EPOCH, VoterTarget, refresh_quorum_state, voter_holds
 from migrate.flags.zookeeper import read_snapshot
 from migrate.translate.translation import TranslationOptions, TranslationResult, require_target

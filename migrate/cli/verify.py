@@ -103,7 +103,7 @@ def _compare(
     report = parity_report(expected, logs.loaded.image, extra=extra, provenance=provenance)
     if args.spark_master and args.spark_master != "in-process":
         from migrate.bulk.pipeline import compare_spark
-        from migrate.bulk.spark import SparkStarter
+        from migrate.bulk.spark_start import SparkStarter
 
         starter = SparkStarter(args.spark_master).start()
         try:

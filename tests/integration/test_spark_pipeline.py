@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from migrate.bulk.pipeline import compare_spark, encode_log
-from migrate.bulk.spark import SparkRuntime, SparkStarter
+from migrate.bulk.spark import SparkRuntime
+from migrate.bulk.spark_start import SparkStarter
 from migrate.cli.exit_codes import exit_code_for
 from migrate.errors import SparkError, TranslationError
 from migrate.translate.translation import TranslationOptions, parse_target_version, translate
