@@ -129,6 +129,7 @@ from writers.log.log_dir import (
     snapshot_name,
 )
 from writers.log.quorum import QuorumWriter, VoterFailure, VoterLog
+from writers.log.read_back import read_back
 from writers.log.reader import (
     METADATA_PARTITION_DIR,
     METADATA_TOPIC_ID,
@@ -142,15 +143,12 @@ from writers.log.reader import (
     read_quorum_state,
     scan_frames,
 )
+from writers.log.recovery import InterruptedStaging, interrupted_staging, recover_interrupted
 from writers.log.staging import (
     STAGING_DIR_NAME,
     ExpectedLog,
-    InterruptedStaging,
     StagedVoter,
     check_free_space,
-    interrupted_staging,
-    read_back,
-    recover_interrupted,
     stage_and_promote,
 )
 from writers.log.voter_lock import LOCK_FILE_NAME, VoterLocks, hold_voter_locks, voter_lock_holder

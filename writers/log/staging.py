@@ -22,15 +22,15 @@ Two phases, so a crash anywhere ends in "every voter promoted" or "none", never 
    too if the voter has none (a formatted directory keeps its own), and last the staging dirs
    are removed, `PROMOTE` after everything else in it.
 
-After a kill -9 the next run, holding the locks, calls `recover_interrupted` first: if any
-staging dir of the run carries `PROMOTE`, the promotion is finished for every voter named in it
+After a kill -9 the next run, holding the locks, calls `recovery.recover_interrupted` first: if
+any staging dir of the run carries `PROMOTE`, the promotion is finished for every voter named in it
 (all staged copies were complete before the first marker was written); otherwise every staging
 copy is removed. A failure inside one run during phase 2 undoes the voters already promoted
 before the markers are removed, so a crash during the undo still finishes as "all promoted".
 
-Afterwards `read_back` re-reads what each promoted voter now holds (every batch frame checked,
-the bytes' digest compared) and compares it with what was meant to be there: success is never
-reported from what was written, only from what reads back.
+Afterwards `read_back.read_back` re-reads what each promoted voter now holds (every batch frame
+checked, the bytes' digest compared) and compares it with what was meant to be there: success
+is never reported from what was written, only from what reads back.
 
 Everything created is private (files 0600, directories 0700) and owned like the voter
 directory (`fsutil`); the staging copy holds broker passwords in clear until it is promoted.
@@ -50,7 +50,6 @@ from pathlib import Path
 
 from writers._faults import fault_point
 from writers.errors import (
-    LogCorruptionError,
     VoterStateError,
     VoterUnavailableError,
     WriterError,
@@ -60,22 +59,16 @@ from writers.log.log_dir import EncodedBatch, VoterDir
 from writers.log.quorum import QuorumWriter
 from writers.log.reader import (
     METADATA_PARTITION_DIR,
-    SEGMENT_RE,
-    open_log_source,
-    read_meta_properties,
-    read_quorum_state,
-    scan_frames,
 )
 
 __all__ = [
+    "PROMOTE_MARKER",
     "STAGING_DIR_NAME",
     "ExpectedLog",
-    "InterruptedStaging",
     "StagedVoter",
     "check_free_space",
-    "interrupted_staging",
-    "read_back",
-    "recover_interrupted",
+    "promote_one",
+    "remove_staging",
     "stage_and_promote",
 ]
 
@@ -85,7 +78,7 @@ STAGING_DIR_NAME = ".zk2kraft-staging"
 """The staging directory inside each voter directory (same filesystem, never the dir itself)."""
 
 _MANIFEST = "manifest.json"
-_PROMOTE = "PROMOTE"
+PROMOTE_MARKER = "PROMOTE"
 _REPLACED = "replaced-" + METADATA_PARTITION_DIR
 _SMALL_FILES_BYTES = 64 * 1024  # meta.properties, quorum-state, checkpoints, dirs, rounding
 
@@ -213,19 +206,19 @@ def _stage(
         atomic_write(v.staging / _MANIFEST, manifest, Ownership.of_dir(v.path))
 
 
-def _remove(staging: Path) -> None:
+def remove_staging(staging: Path) -> None:
     """Remove a staging dir, its `PROMOTE` marker last (see the module docstring)."""
     if not staging.exists():
         return
     for child in staging.iterdir():
-        if child.name == _PROMOTE:
+        if child.name == PROMOTE_MARKER:
             continue
         if child.is_dir() and not child.is_symlink():
             shutil.rmtree(child)
         else:
             child.unlink()
     fsync_dir(staging)
-    (staging / _PROMOTE).unlink(missing_ok=True)
+    (staging / PROMOTE_MARKER).unlink(missing_ok=True)
     staging.rmdir()
     fsync_dir(staging.parent)
 
@@ -233,7 +226,7 @@ def _remove(staging: Path) -> None:
 def _remove_all(voters: Sequence[StagedVoter]) -> None:
     for v in voters:
         try:
-            _remove(v.staging)
+            remove_staging(v.staging)
         except OSError as exc:  # reported, and the next run removes it
             log.warning("voter %d: cannot remove %s: %s", v.node_id, v.staging, exc)
 
@@ -243,13 +236,13 @@ def _remove_all(voters: Sequence[StagedVoter]) -> None:
 
 @dataclass(frozen=True, slots=True)
 class _Moved:
-    """What `_promote_one` moved, so the same run can put it back."""
+    """What `promote_one` moved, so the same run can put it back."""
 
     log: bool
     meta: bool
 
 
-def _promote_one(v: StagedVoter) -> _Moved:
+def promote_one(v: StagedVoter) -> _Moved:
     """Move one voter's staged copy into place (idempotent: resumes a half-done one)."""
     staged = v.staging / METADATA_PARTITION_DIR
     live = v.path / METADATA_PARTITION_DIR
@@ -272,7 +265,7 @@ def _promote_one(v: StagedVoter) -> _Moved:
 
 
 def _unpromote_one(v: StagedVoter, moved: _Moved) -> None:
-    """Undo `_promote_one` (only while the run that promoted it still runs)."""
+    """Undo `promote_one` (only while the run that promoted it still runs)."""
     if moved.meta:
         os.rename(v.path / "meta.properties", v.staging / "meta.properties")
     if moved.log:
@@ -305,7 +298,7 @@ def _undo_promotion(voters: Sequence[StagedVoter],
         for v, moved in undo:
             _unpromote_one(v, moved)
         for v in voters:
-            (v.staging / _PROMOTE).unlink(missing_ok=True)
+            (v.staging / PROMOTE_MARKER).unlink(missing_ok=True)
     except OSError as error:
         log.error("cannot undo the promotion: %s", error)
         return ("the voters may be half promoted; run the same command again to finish the "
@@ -326,10 +319,10 @@ def _promote(voters: Sequence[StagedVoter]) -> None:
     marker = json.dumps([[v.node_id, str(v.path)] for v in voters]).encode()
     try:
         for v in voters:
-            atomic_write(v.staging / _PROMOTE, marker, Ownership.of_dir(v.path))
+            atomic_write(v.staging / PROMOTE_MARKER, marker, Ownership.of_dir(v.path))
             fault_point("promote-marked")
         for v in voters:
-            promoted.append((v, _promote_one(v)))
+            promoted.append((v, promote_one(v)))
             fault_point("promote-renamed")
     except BaseException as exc:  # an OSError, or Ctrl-C/SIGTERM: undo, then say so
         state = _undo_promotion(voters, promoted)
@@ -342,7 +335,7 @@ def _promote(voters: Sequence[StagedVoter]) -> None:
         ) from exc
     fault_point("promoted")
     for v in voters:
-        _remove(v.staging)
+        remove_staging(v.staging)
         fault_point("cleaned")
 
 
@@ -395,205 +388,3 @@ def stage_and_promote(
                             "removed") from exc
         raise
     _promote(voters)
-
-
-# ----------------------------------------------------------------------------- recovery
-
-
-def _read_json(path: Path) -> object:
-    try:
-        return json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return None
-
-
-@dataclass(frozen=True, slots=True)
-class InterruptedStaging:
-    """What a killed run left in one voter's staging dir, as read without changing it.
-
-    Attributes:
-        voter: the voter whose directory holds `.zk2kraft-staging`.
-        committed: a `PROMOTE` marker is there: the promotion was committed, and the next run
-            finishes it for every voter in `named` (`recover_interrupted`).
-        log_staged: the staged `__cluster_metadata-0` is still there (not yet moved into place).
-        named: the voter directories the marker names (empty without one).
-    """
-
-    voter: StagedVoter
-    committed: bool
-    log_staged: bool
-    named: tuple[str, ...]
-
-
-def interrupted_staging(voters: Sequence[StagedVoter]) -> list[InterruptedStaging]:
-    """Read, without changing anything, what `recover_interrupted` would find (for `plan`).
-
-    Only meaningful while no run holds the voters' locks (a running one is staging right now).
-    """
-    out: list[InterruptedStaging] = []
-    for v in voters:
-        if not v.staging.is_dir():
-            continue
-        marker = _read_json(v.staging / _PROMOTE)
-        named = (tuple(str(entry[1]) for entry in marker
-                       if isinstance(entry, list) and len(entry) == 2)
-                 if isinstance(marker, list) else ())
-        out.append(InterruptedStaging(v, isinstance(marker, list),
-                                      (v.staging / METADATA_PARTITION_DIR).is_dir(), named))
-    return out
-
-
-def recover_interrupted(voters: Sequence[StagedVoter]) -> list[str]:
-    """Finish or undo what a killed run left in these voters' staging dirs.
-
-    Holding the voters' locks, call this before looking at what the voters hold. With a
-    `PROMOTE` marker in any staging dir, the interrupted promotion is finished for every
-    voter it names; without one, every staging copy is removed (none was promoted).
-
-    Returns:
-        One line per action taken, for the log and the operator.
-
-    Raises:
-        VoterStateError: the interrupted promotion named a voter directory that is not in
-            this run (run again with the same `--voter` flags to finish it) (exit 1).
-        VoterUnavailableError: a staging dir cannot be read, moved or removed (exit 3).
-    """
-    left = [v for v in voters if v.staging.exists()]
-    if not left:
-        return []
-    done: list[str] = []
-    try:
-        named: list[list[object]] | None = None
-        for v in left:
-            marker = _read_json(v.staging / _PROMOTE)
-            if isinstance(marker, list):
-                named = marker
-                break
-        if named is None:
-            for v in left:
-                _remove(v.staging)
-                done.append(f"voter {v.node_id}: removed the incomplete staging copy "
-                            f"{v.staging} of an interrupted run (no voter had been changed)")
-            return done
-        by_path = {str(v.path): v for v in voters}
-        missing = [str(p) for _, p in named if str(p) not in by_path]
-        if missing:
-            raise VoterStateError(
-                "an interrupted run was promoting a metadata log into "
-                f"{', '.join(str(p) for _, p in named)} and was stopped half way; run "
-                "migrate again with the same --voter flags to finish it (not in this run: "
-                f"{', '.join(missing)})"
-            )
-        group = [by_path[str(p)] for _, p in named]
-        for v in group:
-            if v.staging.exists() and _promote_one(v).log:
-                done.append(f"voter {v.node_id}: finished the interrupted promotion of its "
-                            "staged metadata log")
-        for v in group:
-            _remove(v.staging)
-        for v in left:
-            if v not in group:
-                _remove(v.staging)
-                done.append(f"voter {v.node_id}: removed the stale staging copy {v.staging}")
-    except OSError as exc:
-        raise VoterUnavailableError(
-            f"cannot recover the staging copy of an interrupted run: "
-            f"{exc.filename or ''}: {exc.strerror or exc}") from exc
-    if not done:
-        done.append("removed the staging copies of an interrupted run that had already "
-                    "promoted every voter")
-    return done
-
-
-# ----------------------------------------------------------------------------- read back
-
-
-def read_back(
-    v: StagedVoter,
-    expected: ExpectedLog,
-    *,
-    cluster_id: str,
-    quorum_voters: Sequence[int],
-    leader_id: int,
-    leader_epoch: int,
-) -> None:
-    """Read back what `v` holds now and compare it with what it must hold.
-
-    Every segment is re-read from disk: each batch frame is decoded and checked (length,
-    magic, CRC-32C over its records, offsets contiguous from 0), the batch count and last
-    offset must be the written ones, and the bytes' sha256 must equal that of the batches
-    that were written, so every record is exactly the encoded one; `meta.properties` and
-    `quorum-state` must name this cluster, node, quorum and leader; no staging copy may be
-    left. Records are not decoded one by one again: the digest already proves they are the
-    bytes the codec produced, and decoding every record three times cost most of a bulk run
-    for no extra assurance (docs/benchmarks.md, "Figures behind code choices").
-
-    Raises:
-        VoterStateError: it reads back as anything else, a batch that does not decode
-            included (exit 1; says what differs).
-        VoterUnavailableError: it cannot be read (exit 3).
-    """
-    where = f"voter {v.node_id} ({v.path})"
-    problems: list[str] = []
-    meta = read_meta_properties(v.path)
-    if meta is None or (meta.cluster_id, meta.node_id) != (cluster_id, v.node_id):
-        problems.append(f"meta.properties is {meta!r}, expected cluster.id {cluster_id} and "
-                        f"node.id {v.node_id}")
-    partition = v.path / METADATA_PARTITION_DIR
-    state = read_quorum_state(partition) if partition.is_dir() else None
-    if state is None:
-        problems.append("no quorum-state")
-    else:
-        listed = state.get("currentVoters")
-        got_voters = sorted(
-            x["voterId"] for x in (listed if isinstance(listed, list) else [])
-            if isinstance(x, dict) and isinstance(x.get("voterId"), int)
-        )
-        if (state.get("leaderId"), state.get("leaderEpoch"), got_voters) != (
-            leader_id, leader_epoch, sorted(quorum_voters)
-        ):
-            problems.append(f"quorum-state is {state}, expected leader {leader_id}, epoch "
-                            f"{leader_epoch}, voters {sorted(quorum_voters)}")
-    h = hashlib.sha256()
-    size = 0
-    batches = 0
-    last = -1
-    if partition.is_dir():
-        source = open_log_source(partition)
-        for seg in source.segments:
-            try:
-                data = seg.read_bytes()
-            except OSError as exc:
-                raise VoterUnavailableError(
-                    f"{where}: {seg}: cannot read: {exc.strerror or exc}") from exc
-            h.update(data)
-            size += len(data)
-            try:
-                for frame in scan_frames(data, file=str(seg), expected_offset=last + 1):
-                    batches += 1
-                    last = frame.last_offset
-            except LogCorruptionError as exc:
-                problems.append(f"its log does not decode: {exc}")
-                break
-        stray = [p.name for p in partition.iterdir()
-                 if p.suffix in (".log", ".checkpoint") and not SEGMENT_RE.match(p.name)]
-        if source.snapshots or stray:
-            problems.append(f"unexpected files {sorted(stray) or source.snapshots}")
-    else:
-        problems.append(f"no {METADATA_PARTITION_DIR}")
-    if (size, h.hexdigest(), batches, last) != (
-        expected.size, expected.digest, expected.batches, expected.last_offset
-    ):
-        problems.append(
-            f"the log reads back as {batches} batches, {size} bytes, last offset {last}; "
-            f"{expected.batches} batches, {expected.size} bytes, last offset "
-            f"{expected.last_offset} were written"
-        )
-    if v.staging.exists():
-        problems.append(f"{v.staging} is still there")
-    if problems:
-        raise VoterStateError(
-            f"{where} does not hold the migrated log after promotion: "
-            + "; ".join(problems) + ". The migration did not succeed"
-        )
-
