@@ -60,13 +60,11 @@ from writers.codec.batch import (
     BatchHeader,
     BatchTooLargeError,
     batch_records,
-    decode_batch,
     encode_batch,
-    iter_batches,
     pack_batch,
     pack_batches,
-    read_batch_header,
 )
+from writers.codec.batch_decode import decode_batch, iter_batches, read_batch_header
 from writers.codec.protocol import (
     Request,
     UnsupportedApiError,

@@ -25,7 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from writers.codec.batch import BatchHeader, decode_batch, read_batch_header
+from writers.codec.batch import BatchHeader
+from writers.codec.batch_decode import decode_batch, read_batch_header
 from writers.codec.records import ControlRecord, RecordBatch
 from writers.errors import (
     LogCorruptionError,

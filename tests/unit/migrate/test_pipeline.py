@@ -23,7 +23,7 @@ from migrate.cli.exit_codes import exit_code_for
 from migrate.errors import BadFlagError
 from migrate.translate.translation import TranslationOptions, translate
 from writers import MAX_BATCH_BYTES, VoterUnavailableError, encode_record, parse_metadata_version
-from writers.codec.batch import decode_batch
+from writers.codec.batch_decode import decode_batch
 from zkreader import (
     AclEntry,
     AclResource,
