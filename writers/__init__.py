@@ -65,6 +65,7 @@ from writers.codec.batch import (
     pack_batches,
 )
 from writers.codec.batch_decode import decode_batch, iter_batches, read_batch_header
+from writers.codec.fields import FieldSpec, RecordSpec, Versions
 from writers.codec.protocol import (
     Request,
     UnsupportedApiError,
@@ -76,15 +77,7 @@ from writers.codec.protocol import (
     encode_response,
 )
 from writers.codec.records import ControlRecord, FieldValue, MetadataRecord, RecordBatch
-from writers.codec.schema import (
-    CONTROL_RECORDS,
-    METADATA_RECORDS,
-    FieldSpec,
-    RecordSpec,
-    Versions,
-    record_spec,
-    spec_for_type,
-)
+from writers.codec.schema import CONTROL_RECORDS, METADATA_RECORDS, record_spec, spec_for_type
 from writers.codec.serde import (
     RecordDecodeError,
     decode_control_record,

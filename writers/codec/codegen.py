@@ -22,8 +22,8 @@ import struct
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from writers.codec.fields import FieldSpec, RecordSpec
 from writers.codec.records import FieldValue, MetadataRecord
-from writers.codec.schema import FieldSpec, RecordSpec
 from writers.codec.varint import uvarint
 from writers.codec.wire import (
     FIXED_FORMAT,

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from writers.codec.codegen import compile_record
+from writers.codec.fields import RecordSpec
 from writers.codec.rpc_schema import REQUESTS, RESPONSES, api_name, message_spec
-from writers.codec.schema import RecordSpec
 from writers.codec.wire import RecordDecodeError
 from writers.errors import SchemaError
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Literal
 
-from writers.codec.schema import FieldSpec, RecordSpec, Versions, _check_struct, _f
+from writers.codec.fields import FieldSpec, RecordSpec, Versions, _check_struct, _f
 
 __all__ = ["HEADERS", "REQUESTS", "RESPONSES", "api_name", "message_spec"]
 

@@ -31,14 +31,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from writers.codec.codegen import Decoder, Encoder, compile_record, many_encoders
+from writers.codec.fields import FieldSpec, RecordSpec
 from writers.codec.records import ControlRecord, FieldValue, MetadataRecord
-from writers.codec.schema import (
-    CONTROL_RECORDS,
-    METADATA_RECORDS,
-    FieldSpec,
-    RecordSpec,
-    spec_for_type,
-)
+from writers.codec.schema import CONTROL_RECORDS, METADATA_RECORDS, spec_for_type
 from writers.codec.varint import VarintError, read_uvarint
 from writers.codec.wire import (
     FRAME_VERSION,
