@@ -61,7 +61,6 @@ from typing import Any
 
 from migrate._journal import Journal
 from migrate._mirror_delta import LogState
-from migrate._preflight import PlanSummary, standin_migration_finding, standin_summary
 from migrate._standin_takeover import explain_takeover, refused_fence_advice
 from migrate._standin_transport import open_standin
 from migrate.bulk.pipeline import rest_counts, snapshot_timestamp_ms, translate_rest
@@ -69,6 +68,7 @@ from migrate.bulk.run import judge
 from migrate.bulk.voters import VoterTarget
 from migrate.errors import BadFlagError, BlockersFoundError
 from migrate.flags.standin import StandInSpec
+from migrate.preflight.checks import PlanSummary, standin_migration_finding, standin_summary
 from migrate.translate.delta import delta_records
 from migrate.translate.entities import EntityDelta, resync_keys
 from migrate.translate.framing import (

@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from migrate._findings import Finding
 from migrate.bulk.spark import SparkRuntime
 from migrate.bulk.topic_work import TopicWork, encode_works
+from migrate.preflight.findings import Finding
 from migrate.translate.configs import TOPIC_RESOURCE, config_records
 from migrate.translate.entities import replica_dir_cluster
 from migrate.translate.translation import (

@@ -39,8 +39,6 @@ from pathlib import Path
 
 import orjson
 
-from migrate._findings import Finding
-from migrate._preflight import PlanSummary, summarize
 from migrate._progress import ProgressBars
 from migrate.bulk.engine import IN_PROCESS, EngineChoice, choose_engine
 from migrate.bulk.pipeline import (
@@ -57,6 +55,8 @@ from migrate.bulk.spark import SparkRuntime
 from migrate.bulk.spark_start import SparkStarter
 from migrate.bulk.voters import LEADER_EPOCH, VoterTarget, refresh_quorum_state, voter_holds
 from migrate.flags.zookeeper import read_snapshot
+from migrate.preflight.checks import PlanSummary, summarize
+from migrate.preflight.findings import Finding
 from migrate.translate.translation import TranslationOptions, TranslationResult, require_target
 from writers import (
     LATEST_PRODUCTION,

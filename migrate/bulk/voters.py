@@ -13,13 +13,13 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from migrate._findings import Finding
 from migrate.bulk.pipeline import (
     DEFAULT_RECORDS_PER_BATCH,
     plan_batches,
     snapshot_timestamp_ms,
 )
 from migrate.flags.voters import check_voter_flags
+from migrate.preflight.findings import Finding
 from verify import quorum_state_differences, quorum_state_facts, voter_file_differences
 from writers import (
     METADATA_PARTITION_DIR,

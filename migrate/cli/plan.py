@@ -3,7 +3,7 @@
 Flow: check every flag (exit 2 naming it) before connecting; read the tree (exit 3 if ZooKeeper
 cannot be reached within `--zk-timeout`, exit 2 naming the znode if one is malformed); translate
 it exactly as `migrate` would, to count the records and collect the translator's blockers; judge
-it (`migrate._preflight`); print tables and write `--json`. Exit 1 when anything blocks.
+it (`migrate.preflight.checks`); print tables and write `--json`. Exit 1 when anything blocks.
 With `--standin` and the controllers (the flags `migrate` takes, checked by the same
 `check_standin_flags`), or with `--voter` (online, or `--offline`), the operator's sequence of
 that path follows the tables and goes into `--json` as `operator_sequence`
@@ -22,8 +22,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from migrate._findings import Finding
-from migrate._preflight import PlanSummary, standin_summary, summarize
 from migrate._private_file import check_output_path, write_json_report, write_report
 from migrate._progress import ProgressBars, progress_wanted
 from migrate.cli.args import (
@@ -41,6 +39,8 @@ from migrate.flags.offline import resolve_metadata_version
 from migrate.flags.standin import StandInSpec, check_standin_flags
 from migrate.flags.voters import check_voter_flags
 from migrate.flags.zookeeper import connect_options, read_snapshot
+from migrate.preflight.checks import PlanSummary, standin_summary, summarize
+from migrate.preflight.findings import Finding
 from zkreader import ClusterSnapshot
 
 if TYPE_CHECKING:

@@ -11,13 +11,13 @@ straight from a ZooKeeper cluster to Kafka 4.x (`--target-kafka 4.x`). docs/desi
 why, with what real Kafka did.
 
 The blockers themselves (`BROKER_STILL_RUNNING`, `CONTROLLER_HELD`) are pre-flight rules
-(`migrate._preflight`), so `plan`, `migrate` and `verify` judge them the same way.
+(`migrate.preflight.checks`), so `plan`, `migrate` and `verify` judge them the same way.
 """
 
 from __future__ import annotations
 
-from migrate._preflight import preflight
 from migrate.errors import BadFlagError, BlockersFoundError
+from migrate.preflight.checks import preflight
 from migrate.translate.translation import (
     DEFAULT_METADATA_VERSION,
     KAFKA_4_TARGETS,

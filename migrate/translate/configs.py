@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from migrate._findings import Finding
+from migrate.preflight.findings import Finding
 from migrate.translate.password import PasswordDecodeError, decode_password, is_password_config
 from writers import MetadataRecord
 from zkreader import ConfigZnode

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from migrate._findings import Finding
+from migrate.preflight.findings import Finding
 from migrate.translate.acls import acl_path, acl_records, acl_resource_sort_key
 from migrate.translate.brokers import broker_records
 from migrate.translate.configs import (

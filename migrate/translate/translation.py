@@ -33,7 +33,7 @@ Things the target cannot hold faithfully are *blockers* rather than exceptions, 
 them all: an encrypted broker password without a usable `password.encoder.secret`, SCRAM
 credentials below 3.5-IV2, delegation tokens below 3.6-IV2. Which topics migrate is one rule
 (`zkreader.migrating_topic`); a topic without an id is pre-flight's `TOPIC_WITHOUT_ID` blocker
-(`migrate._preflight`), reported there once.
+(`migrate.preflight.checks`), reported there once.
 Malformed data (a quota that is not a number, an unknown ACL operation) raises
 `TranslationError` naming the znode.
 """
@@ -44,7 +44,7 @@ import logging
 from collections import Counter
 from dataclasses import dataclass
 
-from migrate._findings import Finding
+from migrate.preflight.findings import Finding
 from migrate.translate.acls import acl_records
 from migrate.translate.brokers import broker_records
 from migrate.translate.configs import broker_config_records, config_records

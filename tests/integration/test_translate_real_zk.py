@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from migrate import TranslationOptions, translate
-from migrate._preflight import preflight
+from migrate.preflight.checks import preflight
 from migrate.translate.password import encode_password
 from verify import compare, expected_image, load_records
 from writers import decode_record, encode_record

@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from migrate._findings import Finding
-from migrate._preflight import PlanSummary, PreflightReport, preflight
 from migrate.bulk.pipeline import (
     MIN_RECORDS_PER_BATCH,
     EncodedLog,
@@ -21,6 +19,8 @@ from migrate.bulk.run import _blocking
 from migrate.bulk.voters import VoterTarget, check_voters
 from migrate.cli.exit_codes import exit_code_for
 from migrate.errors import BadFlagError
+from migrate.preflight.checks import PlanSummary, PreflightReport, preflight
+from migrate.preflight.findings import Finding
 from migrate.translate.translation import TranslationOptions, translate
 from writers import MAX_BATCH_BYTES, VoterUnavailableError, encode_record, parse_metadata_version
 from writers.codec.batch_decode import decode_batch

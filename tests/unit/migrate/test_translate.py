@@ -13,7 +13,7 @@ from migrate import (
     TranslationResult,
     translate,
 )
-from migrate._preflight import preflight
+from migrate.preflight.checks import preflight
 from migrate.translate.translation import (
     acl_records,
     broker_records,

@@ -6,9 +6,10 @@ aborts, or worse, silently loses data (an earlier `/migration` znode that is reu
 that is already a KRaft one); warnings are states that migrate but that an operator should know
 about (Kafka 3.9's rules: `ZkMigrationClient.readAllMetadata` and `KRaftMigrationDriver`).
 
-Every finding names the znode it is about, relative to the chroot (the path Kafka itself uses).
-Topics queued for deletion are not migrated (Kafka 3.9 skips them), so the topic and partition
-rules ignore them apart from the warning that says they are skipped.
+The blockers are here, the warnings in `warning_rules`. Every finding names the znode it is
+about, relative to the chroot (the path Kafka itself uses). Topics queued for deletion are not
+migrated (Kafka 3.9 skips them), so the topic and partition rules ignore them apart from the
+warning that says they are skipped.
 """
 
 from __future__ import annotations
@@ -16,8 +17,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from migrate._findings import Finding
-from zkreader import ClusterSnapshot, MigrationZnode, PartitionState, Topic, migrating_topic
+from migrate.preflight.findings import Finding
+from migrate.preflight.warning_rules import NO_SHARED_LISTENER
+from migrate.preflight.warning_rules import warnings as warning_findings
+from migrate.preflight.znodes import (
+    id_list,
+    migrated_topics,
+    topic_path,
+)
+from zkreader import ClusterSnapshot, MigrationZnode, Topic
 
 __all__ = [
     "PlanSummary",
@@ -29,10 +37,7 @@ __all__ = [
     "summarize",
 ]
 
-_LEADER_NONE = -1
-_RECOVERING = 1
 
-NO_SHARED_LISTENER = "NO_SHARED_LISTENER"
 _STANDIN_LISTENER = (
     "With --standin this blocks: the brokers are in migration mode with these listeners, and "
     "the cutover would hand the fenced ZooKeeper to a controller that cannot reach every broker "
@@ -134,13 +139,7 @@ def preflight(
         *_log_dir_events(snapshot),
         *_voter_ids_taken(snapshot, voter_ids),
     ]
-    warnings = [
-        *_no_shared_listener(snapshot),
-        *_pending_deletions(snapshot),
-        *_reassignments(snapshot),
-        *_partition_warnings(snapshot, offline=offline),
-    ]
-    return PreflightReport(tuple(blockers), tuple(warnings))
+    return PreflightReport(tuple(blockers), tuple(warning_findings(snapshot, offline=offline)))
 
 
 def summarize(
@@ -171,37 +170,14 @@ def summarize(
         report=report,
         records=dict(records),
         brokers=len(snapshot.brokers),
-        topics=sum(1 for _ in _migrated_topics(snapshot)),
+        topics=sum(1 for _ in migrated_topics(snapshot)),
         partitions=migrated_partition_count(snapshot),
     )
 
 
 def migrated_partition_count(snapshot: ClusterSnapshot) -> int:
     """Count the partitions `migrate` writes: every assigned one, pending deletions excluded."""
-    return sum(len(t.assignment) for t in _migrated_topics(snapshot))
-
-
-def _migrated_topics(snapshot: ClusterSnapshot) -> Iterator[Topic]:
-    """The topics `migrate` writes, by name: the one rule, `zkreader.migrating_topic`."""
-    for name in sorted(snapshot.topics):
-        if migrating_topic(snapshot, name):
-            yield snapshot.topics[name]
-
-
-def _topic_path(name: str) -> str:
-    return f"/brokers/topics/{name}"
-
-
-def _state_path(topic: str, partition: int) -> str:
-    return f"/brokers/topics/{topic}/partitions/{partition}/state"
-
-
-def _ids(ids: Iterable[int]) -> str:
-    return ", ".join(str(i) for i in sorted(ids))
-
-
-def _seq(ids: Iterable[int]) -> str:
-    return ", ".join(str(i) for i in ids)
+    return sum(len(t.assignment) for t in migrated_topics(snapshot))
 
 
 # --- blockers -------------------------------------------------------------------------------
@@ -319,7 +295,7 @@ def _topics_without_id(snapshot: ClusterSnapshot) -> Iterator[Finding]:
                 f"topic {topic.name!r} has no topic_id (created before IBP 2.8): Kafka's "
                 "migration aborts on it. Let a controller with IBP >= 2.8 assign ids first "
                 "(a controller failover does it).",
-                _topic_path(topic.name),
+                topic_path(topic.name),
             )
 
 
@@ -328,28 +304,28 @@ def _duplicate_topic_ids(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     # two migrated topics with one id replay as one, and the other is lost without an error.
     # A copied topic znode does this. Reported on the later-created one (czxid), naming both.
     by_id: dict[str, list[Topic]] = {}
-    for topic in _migrated_topics(snapshot):
+    for topic in migrated_topics(snapshot):
         assert topic.topic_id is not None  # migrating_topic: only topics with an id
         by_id.setdefault(topic.topic_id, []).append(topic)
     for topic_id, topics in sorted(by_id.items()):
         if len(topics) < 2:
             continue
         topics.sort(key=lambda t: (t.stat.czxid, t.name))
-        paths = [_topic_path(t.name) for t in topics]
+        paths = [topic_path(t.name) for t in topics]
         for later in topics[1:]:
             yield Finding(
                 "DUPLICATE_TOPIC_ID",
-                f"{_topic_path(later.name)} has topic_id {topic_id}, the id of "
+                f"{topic_path(later.name)} has topic_id {topic_id}, the id of "
                 f"{paths[0]} (created earlier): Kafka keys topics by id, so migrating both "
                 "would silently lose one. Find out which znode was copied and delete it (or "
                 "recreate that topic so it gets its own id) before migrating.",
-                _topic_path(later.name),
+                topic_path(later.name),
             )
 
 
 def _unregistered_brokers(snapshot: ClusterSnapshot) -> Iterator[Finding]:
     registered = set(snapshot.brokers)
-    for topic in _migrated_topics(snapshot):
+    for topic in migrated_topics(snapshot):
         named: set[int] = set()
         for replicas in (
             *topic.assignment.values(),
@@ -361,10 +337,11 @@ def _unregistered_brokers(snapshot: ClusterSnapshot) -> Iterator[Finding]:
         if missing:
             yield Finding(
                 "BROKER_NOT_REGISTERED",
-                f"topic {topic.name!r} assigns replicas to broker(s) {_ids(missing)} that are not "
+                f"topic {topic.name!r} assigns replicas to broker(s) {id_list(missing)} "
+                "that are not "
                 "registered in /brokers/ids: the migration waits for every such broker to "
                 "register with KRaft. Start them, or reassign their replicas away.",
-                _topic_path(topic.name),
+                topic_path(topic.name),
             )
 
 
@@ -394,7 +371,7 @@ def _voter_ids_taken(snapshot: ClusterSnapshot, voter_ids: Iterable[int]) -> Ite
     # Kafka requires controller node ids distinct from every broker id: a controller whose id is
     # a ZK broker's takes that broker's dynamic configs and registration as its own.
     named: set[int] = set(snapshot.brokers)
-    for topic in _migrated_topics(snapshot):
+    for topic in migrated_topics(snapshot):
         for replicas in topic.assignment.values():
             named.update(replicas)
     for node_id in sorted(set(voter_ids) & named):
@@ -414,124 +391,4 @@ def _log_dir_events(snapshot: ClusterSnapshot) -> Iterator[Finding]:
             f"(event {event.event}): ZooKeeper's controller has not yet moved that broker's "
             "leaders; cutting over now would lose that work. Wait until it is processed.",
             f"/log_dir_event_notification/{event.name}",
-        )
-
-
-# --- warnings -------------------------------------------------------------------------------
-
-
-def _no_shared_listener(snapshot: ClusterSnapshot) -> Iterator[Finding]:
-    # A KRaft controller in migration mode sends UpdateMetadata/LeaderAndIsr/StopReplica to
-    # every ZooKeeper-mode broker on one listener, its `inter.broker.listener.name` (Kafka 3.9
-    # ControllerChannelManager via Broker.node(listenerName)). A broker that does not advertise
-    # it fails with BrokerEndPointNotAvailableException in KRAFT_CONTROLLER_TO_BROKER_COMM, over
-    # and over, and the migration never reaches DUAL_WRITE. ZooKeeper does not record the
-    # controllers' setting, but when no name is advertised by every broker, none can work.
-    listeners = {b.broker_id: sorted({e.listener for e in b.endpoints})
-                 for b in snapshot.brokers.values()}
-    if len(listeners) < 2 or set.intersection(*(set(n) for n in listeners.values())):
-        return
-    groups: dict[tuple[str, ...], list[int]] = {}
-    for broker_id in sorted(listeners):
-        groups.setdefault(tuple(listeners[broker_id]), []).append(broker_id)
-    described = "; ".join(
-        f"{'broker' if len(ids) == 1 else 'brokers'} {_ids(ids)} "
-        f"{'advertises' if len(ids) == 1 else 'advertise'} {', '.join(names) or 'nothing'}"
-        for names, ids in sorted(groups.items(), key=lambda g: g[1][0]))
-    yield Finding(
-        NO_SHARED_LISTENER,
-        f"the brokers share no listener name ({described}): the KRaft controllers reach every "
-        "ZooKeeper-mode broker on one listener, their inter.broker.listener.name, and a broker "
-        "without it makes the controller that takes over fail in "
-        "KRAFT_CONTROLLER_TO_BROKER_COMM (BrokerEndPointNotAvailableException) and never reach "
-        "DUAL_WRITE. Give every broker that listener (a rolling restart) before the "
-        "controllers take over.",
-        "/brokers/ids",
-    )
-
-
-def _pending_deletions(snapshot: ClusterSnapshot) -> Iterator[Finding]:
-    for name in sorted(snapshot.pending_deletions):
-        yield Finding(
-            "TOPIC_PENDING_DELETION",
-            f"topic {name!r} is queued for deletion and will not be migrated; the brokers "
-            "reconcile (and set aside) its logs after the migration.",
-            f"/admin/delete_topics/{name}",
-        )
-
-
-def _reassignments(snapshot: ClusterSnapshot) -> Iterator[Finding]:
-    for topic in _migrated_topics(snapshot):
-        moving = sorted(set(topic.adding_replicas) | set(topic.removing_replicas))
-        if moving:
-            yield Finding(
-                "REASSIGNMENT_IN_FLIGHT",
-                f"topic {topic.name!r} partition(s) {_ids(moving)} are being reassigned; "
-                "adding/removing replicas are carried over and KRaft completes the move.",
-                _topic_path(topic.name),
-            )
-
-
-def _partition_warnings(snapshot: ClusterSnapshot, *, offline: bool) -> Iterator[Finding]:
-    for topic in _migrated_topics(snapshot):
-        for partition in sorted(topic.assignment):
-            replicas = topic.assignment[partition]
-            state = snapshot.partition_states.get((topic.name, partition))
-            yield from _partition_findings(topic.name, partition, replicas, state, offline)
-
-
-def _partition_findings(
-    topic: str,
-    partition: int,
-    replicas: tuple[int, ...],
-    state: PartitionState | None,
-    offline: bool = False,
-) -> Iterator[Finding]:
-    path = _state_path(topic, partition)
-    tp = f"{topic}-{partition}"
-    if state is None:
-        leader = replicas[0] if replicas else _LEADER_NONE
-        yield Finding(
-            "PARTITION_STATE_MISSING",
-            f"{tp} has no state znode: Kafka's default applies (ISR = replicas "
-            f"[{_seq(replicas)}], leader = first replica {leader}, epochs 0).",
-            path,
-        )
-        return
-    if state.leader == _LEADER_NONE and offline:
-        yield Finding(
-            "PARTITION_OFFLINE",
-            f"{tp} has no leader (leader -1): expected with the brokers stopped (its last ISR "
-            f"member, broker(s) {_seq(state.isr)}, stopped after the others). Not a problem: "
-            "KRaft elects it again when that broker starts.",
-            path,
-        )
-    elif state.leader == _LEADER_NONE:
-        yield Finding(
-            "PARTITION_OFFLINE",
-            f"{tp} has no leader (leader -1): it stays offline after the migration until a "
-            "replica in its ISR comes back.",
-            path,
-        )
-    elif state.leader not in state.isr:
-        yield Finding(
-            "LEADER_NOT_IN_ISR",
-            f"{tp}: leader {state.leader} is not in ISR [{_seq(state.isr)}]; carried over "
-            "as is.",
-            path,
-        )
-    outside = set(state.isr) - set(replicas)
-    if outside:
-        yield Finding(
-            "ISR_NOT_IN_REPLICAS",
-            f"{tp}: ISR member(s) {_ids(outside)} are not replicas [{_seq(replicas)}]; "
-            "carried over as is.",
-            path,
-        )
-    if state.leader_recovery_state == _RECOVERING:
-        yield Finding(
-            "LEADER_RECOVERING",
-            f"{tp}: leader_recovery_state is RECOVERING (after an unclean election); the "
-            "leader stays fenced from some requests until it recovers.",
-            path,
         )
