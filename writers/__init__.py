@@ -110,15 +110,8 @@ from writers.log.broker_dirs import (
     read_broker_log_dir,
 )
 from writers.log.fsutil import atomic_write, replace_private
-from writers.log.log_dir import (
-    DEFAULT_SEGMENT_BYTES,
-    EncodedBatch,
-    VoterDir,
-    directory_id_for,
-    segment_name,
-    snapshot_batches,
-    snapshot_name,
-)
+from writers.log.log_dir import DEFAULT_SEGMENT_BYTES, EncodedBatch, VoterDir, snapshot_batches
+from writers.log.names import directory_id_for, segment_name, snapshot_name
 from writers.log.quorum import QuorumWriter, VoterFailure, VoterLog
 from writers.log.read_back import read_back
 from writers.log.reader import (

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from writers.errors import BrokerLogDirError, BrokerLogDirUnavailableError
 from writers.log.fsutil import Ownership, atomic_write
-from writers.log.log_dir import directory_id_for
+from writers.log.names import directory_id_for
 from writers.log.reader import parse_properties
 from writers.log.voter_lock import acquire_voter_lock
 
