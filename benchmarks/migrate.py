@@ -20,12 +20,12 @@ Figures:
       Spark jobs; same snapshot, same output, asserted equal). In CPU seconds (this process,
       the Spark JVM and its Python workers, from /proc) and in wall seconds: on a loaded machine
       wall time mostly measures the wait for a core;
-  (5) `--spark-master auto`'s model (migrate/_engine.py): a, in-process CPU per partition; S,
+  (5) `--spark-master auto`'s model (migrate/bulk/engine.py): a, in-process CPU per partition; S,
       Spark's cold start (session + warm-up job) in CPU seconds; d, the Spark job's driver CPU
       per partition (serial); c, its JVM + worker CPU per partition (spread over the cores).
       Prints c / a (the per-core cost against in-process, target <= 1.5), the cores from which
       Spark can pay (c / (a - d)) and the crossover S / (a - d - c / cores). The figures
-      `migrate/_engine.py` uses, dated with the load, are in docs/benchmarks.md.
+      `migrate/bulk/engine.py` uses, dated with the load, are in docs/benchmarks.md.
 Targets: 100,000 partitions migrated in < 60 s end to end, peak memory < 2 GiB.
 """
 
@@ -46,10 +46,11 @@ sys.path.insert(0, str(ROOT))
 
 from kazoo.client import KazooClient  # noqa: E402
 
-from migrate._engine import AUTO_SPARK_MIN_PARTITIONS, spark_crossover  # noqa: E402
-from migrate._pipeline import encode_log, warm_up  # noqa: E402
-from migrate._spark import SparkRuntime, SparkStarter  # noqa: E402
-from migrate.translate import TranslationOptions  # noqa: E402
+from migrate.bulk.engine import AUTO_SPARK_MIN_PARTITIONS, spark_crossover  # noqa: E402
+from migrate.bulk.pipeline import encode_log, warm_up  # noqa: E402
+from migrate.bulk.spark import SparkRuntime  # noqa: E402
+from migrate.bulk.spark_start import SparkStarter  # noqa: E402
+from migrate.translate.translation import TranslationOptions  # noqa: E402
 from tests.support.zk import ZkServer  # noqa: E402
 from zkreader import (  # noqa: E402
     ClusterSnapshot,
@@ -106,7 +107,7 @@ def _in_process_cpu_s(snapshot: ClusterSnapshot, options: TranslationOptions) ->
 def _ratio(connect: str, master: str) -> dict[str, float | int | list[float] | None]:
     """Figures (3) and (5): in-process vs Spark on one snapshot, in CPU seconds and wall seconds.
 
-    CPU time is what the model of `migrate/_engine.py` needs: on a loaded machine a process's
+    CPU time is what the model of `migrate/bulk/engine.py` needs: on a loaded machine a process's
     wall time is mostly its wait for a core. In-process runs before and after the Spark jobs
     (interleaved, so load drift does not favour one side) and their mean is a."""
     with open_session(ConnectOptions(connect, timeout_s=60)) as session:
@@ -279,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
                      if cores is None else f"from {cores:.1f} cores")
                   + ("" if crossover is None else
                      f"; here ({ratio['spark_parallelism']} tasks) above {crossover:,} partitions")
-                  + "; migrate/_engine.py's threshold on this machine: "
+                  + "; migrate/bulk/engine.py's threshold on this machine: "
                   + _threshold(AUTO_SPARK_MIN_PARTITIONS), flush=True)
 
         if client is not None:  # (4) the brokers stop: their ephemerals go, then --offline

@@ -3,19 +3,11 @@
 Public API only; implementation modules are `_`-prefixed.
 """
 
-from migrate._bulk import BulkOptions, BulkOutcome, VoterTarget, check_voters, run_bulk
-from migrate._pipeline import EncodedLog, compare_spark, encode_log, plan_batches
-from migrate._spark import SparkRuntime, SparkStarter
-from migrate._translate_framing import closing_records, opening_records
-from migrate.entities import (
-    EntityDelta,
-    EntityKey,
-    bulk_entity_keys,
-    delta_records,
-    entity_key_for_path,
-    entity_records,
-    resync_keys,
-)
+from migrate.bulk.pipeline import EncodedLog, compare_spark, encode_log, plan_batches
+from migrate.bulk.run import BulkOptions, BulkOutcome, run_bulk
+from migrate.bulk.spark import SparkRuntime
+from migrate.bulk.spark_start import SparkStarter
+from migrate.bulk.voters import VoterTarget, check_voters
 from migrate.errors import (
     BadFlagError,
     BlockersFoundError,
@@ -23,7 +15,17 @@ from migrate.errors import (
     SparkError,
     TranslationError,
 )
-from migrate.translate import TranslationOptions, TranslationResult, translate
+from migrate.translate.delta import delta_records
+from migrate.translate.entities import (
+    EntityDelta,
+    EntityKey,
+    bulk_entity_keys,
+    entity_key_for_path,
+    entity_records,
+    resync_keys,
+)
+from migrate.translate.framing import closing_records, opening_records
+from migrate.translate.translation import TranslationOptions, TranslationResult, translate
 
 __all__ = [
     "EntityDelta",

@@ -44,8 +44,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from migrate._standinargs import parse_host_port
 from migrate.errors import BadFlagError, CanaryError
+from migrate.flags.standin import parse_host_port
 
 __all__ = ["CANARY_TOPIC", "Canary", "CanaryError", "CanaryReport", "check_bootstrap_servers"]
 
@@ -118,7 +118,7 @@ class Canary:
 
     Args:
         bootstrap: `--bootstrap-server` (`host:port[,host:port]`).
-        client_config: librdkafka security settings (`migrate._client_config`).
+        client_config: librdkafka security settings (`migrate.flags.client_config`).
         clock: the run's monotonic clock (t0/t1/t2 share it).
         topic: the canary topic.
     """
@@ -475,7 +475,7 @@ def start_canary(bootstrap: str | None, command_config: str | None,
         BadFlagError: --command-config without --bootstrap-server, or an unusable file (exit 2).
         CanaryError: no broker answered (exit 3).
     """
-    from migrate._client_config import librdkafka_config, read_properties
+    from migrate.flags.client_config import librdkafka_config, read_properties
 
     if bootstrap is None:
         if command_config is not None:

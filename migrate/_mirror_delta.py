@@ -2,7 +2,8 @@
 the shared `verify.MetadataImage` does not answer.
 
 What the log *holds* is the image (`verify.apply_records`); every delta, per notified entity or
-over the whole tree after a session expiry or a resume, is `migrate.entities.delta_records`
+over the whole tree after a session expiry or a resume, is
+`migrate.translate.delta.delta_records`
 against it (the whole tree with `resync_keys(image, snapshot)`, so what only the log still holds
 gets its removal record). The framing records are no entity: whether the "ZK Migration"
 transaction is still open, and whether `ZkMigrationStateRecord` was written, decides whether a
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from migrate._translate_framing import SCRAM_RESTATEMENT_TRANSACTION_NAME
+from migrate.translate.framing import SCRAM_RESTATEMENT_TRANSACTION_NAME
 from writers import ControlRecord, MetadataRecord
 
 __all__ = ["LogState"]

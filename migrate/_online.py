@@ -36,9 +36,9 @@ and its own fence's failure all take any of those claims in `/controller` for ou
 (`_our_applied_fence`) and finish the drain; any other claim stays another controller's.
 
 A notification's delta is per entity, O(changes): `zkreader.changed_entities` names the
-entities, `zkreader.read_entities` re-reads them and `migrate.entities.delta_records` diffs them
-against the log's `MetadataImage`. Where nobody knows what changed (a session expiry, a resume,
-the drain of a run resumed past the fence), the whole tree is re-read and the same
+entities, `zkreader.read_entities` re-reads them and `migrate.translate.delta.delta_records`
+diffs them against the log's `MetadataImage`. Where nobody knows what changed (a session expiry,
+a resume, the drain of a run resumed past the fence), the whole tree is re-read and the same
 `delta_records` runs over `resync_keys(image, snapshot)`: every entity either the log or
 ZooKeeper holds, so what ZooKeeper dropped meanwhile gets its removal record. O(cluster), and
 only in those cases.
@@ -59,21 +59,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from migrate._bulk import VoterTarget, judge
 from migrate._journal import Journal
 from migrate._mirror_delta import LogState
-from migrate._pipeline import rest_counts, snapshot_timestamp_ms, translate_rest
-from migrate._preflight import PlanSummary, standin_migration_finding, standin_summary
 from migrate._standin_takeover import explain_takeover, refused_fence_advice
 from migrate._standin_transport import open_standin
-from migrate._standinargs import StandInSpec
-from migrate._translate_framing import (
+from migrate.bulk.pipeline import rest_counts, snapshot_timestamp_ms, translate_rest
+from migrate.bulk.run import judge
+from migrate.bulk.voters import VoterTarget
+from migrate.errors import BadFlagError, BlockersFoundError
+from migrate.flags.standin import StandInSpec
+from migrate.preflight.checks import PlanSummary, standin_migration_finding, standin_summary
+from migrate.translate.delta import delta_records
+from migrate.translate.entities import EntityDelta, resync_keys
+from migrate.translate.framing import (
     ZK_MIGRATION_STATE_MIGRATION,
     scram_restatement_records,
 )
-from migrate.entities import EntityDelta, delta_records, resync_keys
-from migrate.errors import BadFlagError, BlockersFoundError
-from migrate.translate import TranslationOptions, header_records, trailer_records
+from migrate.translate.translation import TranslationOptions, header_records, trailer_records
 from verify import MetadataImage, apply_records
 from writers import (
     ControlRecord,

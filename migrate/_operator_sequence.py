@@ -49,7 +49,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from migrate._standinargs import StandInSpec
+from migrate.flags.standin import StandInSpec
 from writers import MetadataVersion
 from zkreader import ClusterSnapshot
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 
 from migrate._journal import PHASES, Journal
-from migrate._standinargs import StandInSpec
+from migrate.flags.standin import StandInSpec
 from writers import QuorumLedElsewhereError
 from zkreader import FenceState
 

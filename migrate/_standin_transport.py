@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from migrate._standinargs import StandInSpec
+from migrate.flags.standin import StandInSpec
 from writers import MetadataRecord, MetadataVersion, StandInLeader, VoterStateError
 
 __all__ = ["ZK_MIGRATION_STATE_PRE_MIGRATION", "bootstrap_records", "open_standin"]

@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from migrate._findings import Finding
 from migrate._online import OnlineOutcome
 from migrate.errors import BadFlagError
+from migrate.preflight.findings import Finding
 from verify import (
     DriverEvent,
     KafkaHandoff,

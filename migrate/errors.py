@@ -8,7 +8,7 @@
     ├── ReportWriteError          a report (--json/--html/--out) could not be written (exit 3)
     └── JournalWriteError         the online journal could not be written (exit 3)
 
-The exit codes are chosen in one table, `migrate/_exit_codes.py`, not here.
+The exit codes are chosen in one table, `migrate/cli/exit_codes.py`, not here.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The EXPECTED image: what a correct migration of a `ClusterSnapshot` must replay to.
 
-Built straight from ZooKeeper's model, independently of the translator (`migrate.translate`),
+Built straight from ZooKeeper's model, independently of the translator
+(`migrate.translate.translation`),
 so parity is a second implementation of Kafka 3.9's mapping (`ZkMigrationClient`)
 that catches translation and codec bugs instead of repeating them:
 

@@ -6,7 +6,7 @@ one frozen image per entity kind (`ClusterImage` for broker and controller regis
 (frozen, slotted, compared by value) so parity can compare an image replayed from a voter log
 with one built straight from ZooKeeper. Deltas (`verify.delta`) produce new images; nothing here
 mutates. The online mirror holds the image of what the log holds and diffs ZooKeeper against it
-(`migrate.entities`), so this is public API shared by `verify` and `migrate`.
+(`migrate.translate.delta`), so this is public API shared by `verify` and `migrate`.
 
 Maps inside images are `FrozenMap`s: read-only, picklable (the Spark parity job ships images to
 executors) and cheap to compare. `MetadataImage.records()` is the inverse of replay (Kafka's
@@ -174,7 +174,8 @@ class BrokerRegistration:
     def registered_by_broker(self) -> bool:
         """Registered by the broker itself (with the stand-in or any KRaft controller), not
         copied from ZooKeeper's `/brokers/ids` by zk2kraft. The one rule the mirror
-        (`migrate.entities`, keeps such a registration) and parity (`verify`, leaves its epoch
+        (`migrate.translate.delta`, keeps such a registration) and parity (`verify`, leaves its
+        epoch
         out) both use.
 
         Decided by the incarnation id, the only mark a registration carries on its own: a

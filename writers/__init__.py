@@ -3,39 +3,6 @@
 Public API only; implementation modules are `_`-prefixed.
 """
 
-from writers._batch import (
-    BATCH_OVERHEAD,
-    MAX_BATCH_BYTES,
-    MAX_RECORDS_PER_BATCH,
-    BatchHeader,
-    BatchTooLargeError,
-    batch_records,
-    decode_batch,
-    encode_batch,
-    iter_batches,
-    pack_batch,
-    pack_batches,
-    read_batch_header,
-)
-from writers._broker_dirs import (
-    BrokerLogDir,
-    broker_directory_id,
-    prepare_broker_log_dir,
-    read_broker_log_dir,
-)
-from writers._codec import (
-    RecordDecodeError,
-    decode_control_record,
-    decode_record,
-    encode_control_record,
-    encode_record,
-    encode_records,
-    generated_source,
-    record_size,
-    record_to_json,
-    uuid_from_bytes,
-    uuid_to_bytes,
-)
 from writers._facts import (
     ACL_OPERATIONS,
     ACL_PATTERN_TYPES,
@@ -65,29 +32,6 @@ from writers._faults import (
     pause_point,
     precopy_chunk,
 )
-from writers._fsutil import atomic_write, replace_private
-from writers._logdir import (
-    DEFAULT_SEGMENT_BYTES,
-    EncodedBatch,
-    VoterDir,
-    directory_id_for,
-    segment_name,
-    snapshot_batches,
-    snapshot_name,
-)
-from writers._logreader import (
-    METADATA_PARTITION_DIR,
-    METADATA_TOPIC_ID,
-    LogEntry,
-    LogSource,
-    MetaProperties,
-    open_log_source,
-    parse_properties,
-    read_meta_properties,
-    read_partition_metadata,
-    read_quorum_state,
-    scan_frames,
-)
 from writers._mv import (
     KAFKA_4_0_LATEST_PRODUCTION,
     KAFKA_4_1_LATEST_PRODUCTION,
@@ -100,7 +44,27 @@ from writers._mv import (
     parse_metadata_version,
     record_version,
 )
-from writers._protocol import (
+from writers._quorum_log import (
+    AppendResult,
+    LocalVoterQuorum,
+    QuorumLog,
+    TailRepair,
+    VoterStatus,
+)
+from writers.codec.batch import (
+    BATCH_OVERHEAD,
+    MAX_BATCH_BYTES,
+    MAX_RECORDS_PER_BATCH,
+    BatchHeader,
+    BatchTooLargeError,
+    batch_records,
+    encode_batch,
+    pack_batch,
+    pack_batches,
+)
+from writers.codec.batch_decode import decode_batch, iter_batches, read_batch_header
+from writers.codec.fields import FieldSpec, RecordSpec, Versions
+from writers.codec.protocol import (
     Request,
     UnsupportedApiError,
     decode_message,
@@ -110,36 +74,21 @@ from writers._protocol import (
     encode_request,
     encode_response,
 )
-from writers._quorum import QuorumWriter, VoterFailure, VoterLog
-from writers._quorum_log import (
-    AppendResult,
-    LocalVoterQuorum,
-    QuorumLog,
-    TailRepair,
-    VoterStatus,
+from writers.codec.records import ControlRecord, FieldValue, MetadataRecord, RecordBatch
+from writers.codec.schema import CONTROL_RECORDS, METADATA_RECORDS, record_spec, spec_for_type
+from writers.codec.serde import (
+    RecordDecodeError,
+    decode_control_record,
+    decode_record,
+    encode_control_record,
+    encode_record,
+    encode_records,
+    generated_source,
+    record_size,
+    record_to_json,
+    uuid_from_bytes,
+    uuid_to_bytes,
 )
-from writers._records import ControlRecord, FieldValue, MetadataRecord, RecordBatch
-from writers._schema import (
-    CONTROL_RECORDS,
-    METADATA_RECORDS,
-    FieldSpec,
-    RecordSpec,
-    Versions,
-    record_spec,
-    spec_for_type,
-)
-from writers._staging import (
-    STAGING_DIR_NAME,
-    ExpectedLog,
-    InterruptedStaging,
-    StagedVoter,
-    check_free_space,
-    interrupted_staging,
-    read_back,
-    recover_interrupted,
-    stage_and_promote,
-)
-from writers._voterlock import LOCK_FILE_NAME, VoterLocks, hold_voter_locks, voter_lock_holder
 from writers.errors import (
     BrokerLogDirError,
     BrokerLogDirUnavailableError,
@@ -152,6 +101,39 @@ from writers.errors import (
     VoterUnavailableError,
     WriterError,
 )
+from writers.log.broker_dirs import (
+    BrokerLogDir,
+    broker_directory_id,
+    prepare_broker_log_dir,
+    read_broker_log_dir,
+)
+from writers.log.fsutil import atomic_write, replace_private
+from writers.log.log_dir import DEFAULT_SEGMENT_BYTES, EncodedBatch, VoterDir, snapshot_batches
+from writers.log.names import directory_id_for, segment_name, snapshot_name
+from writers.log.quorum import QuorumWriter, VoterFailure, VoterLog
+from writers.log.read_back import read_back
+from writers.log.reader import (
+    METADATA_PARTITION_DIR,
+    METADATA_TOPIC_ID,
+    LogEntry,
+    LogSource,
+    MetaProperties,
+    open_log_source,
+    parse_properties,
+    read_meta_properties,
+    read_partition_metadata,
+    read_quorum_state,
+    scan_frames,
+)
+from writers.log.recovery import InterruptedStaging, interrupted_staging, recover_interrupted
+from writers.log.staging import (
+    STAGING_DIR_NAME,
+    ExpectedLog,
+    StagedVoter,
+    check_free_space,
+    stage_and_promote,
+)
+from writers.log.voter_lock import LOCK_FILE_NAME, VoterLocks, hold_voter_locks, voter_lock_holder
 from writers.raft import HandoverEvent, HandoverResult, StandInLeader, restamp_batch
 
 __all__ = [

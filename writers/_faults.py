@@ -9,7 +9,7 @@ them; unset, each hook is one dictionary lookup.
 
     ZK2KRAFT_TEST_FAULT=<point>[@<n>][:<action>]   fault_point (voter writes)
 
-* `point`: a name passed to `fault_point` (see `writers/_staging.py`: `staging-batch`,
+* `point`: a name passed to `fault_point` (see `writers/log/staging.py`: `staging-batch`,
   `staged`, `promote-marked`, `promote-renamed`, `promoted`, `cleaned`; `migrate` adds
   `locked`);
 * `n`: act at the n-th time the point is reached (default 1);

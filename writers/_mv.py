@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from writers._schema import spec_for_type
+from writers.codec.schema import spec_for_type
 from writers.errors import SchemaError
 
 __all__ = [

@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from writers._batch import batch_records
-from writers._logdir import EncodedBatch, VoterDir
-from writers._logreader import open_log_source
-from writers._quorum import QuorumWriter
-from writers._records import ControlRecord, MetadataRecord, RecordBatch
+from writers.codec.batch import batch_records
+from writers.codec.records import ControlRecord, MetadataRecord, RecordBatch
 from writers.errors import VoterStateError
+from writers.log.log_dir import EncodedBatch, VoterDir
+from writers.log.quorum import QuorumWriter
+from writers.log.reader import open_log_source
 
 __all__ = [
     "AppendResult",

@@ -9,7 +9,7 @@ and `read_entities` re-reads those entities through the reader's pipeline, re-ar
 every znode it reads (design I3: watches fire once, so every re-read must arm them again).
 
 Keys name entities as ZooKeeper stores them (sanitized names, `<default>`): desanitizing and the
-rest of the mapping belong to translation (`migrate.entities`).
+rest of the mapping belong to translation (`migrate.translate.entities`).
 """
 
 from __future__ import annotations
@@ -309,7 +309,8 @@ def read_entities(
     """Re-read some entities into a partial `ClusterSnapshot`, re-arming their watches.
 
     The snapshot holds exactly what ZooKeeper now has for those entities: an entity absent from
-    it was not found (deleted), which is how `migrate.entities.delta_records` knows to write its
+    it was not found (deleted), which is how `migrate.translate.delta.delta_records` knows to
+    write its
     removal. `cluster_id` is read too (broker registrations derive their incarnation id from
     it); nothing else outside the keys is. A `topic` key reads the topic znode, its config, the
     pending-deletion list and then every partition state of the topic; a `partition` key reads

@@ -67,7 +67,7 @@ _READBACK_S = 30.0
 class ControllerMovedError(ZkReaderError):
     """Another controller changed `/controller_epoch` (or claimed `/controller`) first.
 
-    Exit 3, as its base `ZkReaderError` (migrate/_exit_codes.py)."""
+    Exit 3, as its base `ZkReaderError` (migrate/cli/exit_codes.py)."""
 
 
 class MigrationMovedError(ControllerMovedError):

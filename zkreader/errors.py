@@ -1,6 +1,6 @@
 """Errors raised while reading Kafka's tree from ZooKeeper.
 
-    ZkReaderError                 root (exit codes: migrate/_exit_codes.py)
+    ZkReaderError                 root (exit codes: migrate/cli/exit_codes.py)
     ├── ZnodeFormatError          a znode's data is malformed or of an unknown version (exit 2)
     ├── BadConnectStringError     the zookeeper.connect string is not valid (exit 2)
     └── ZkUnreachableError        no session within the timeout, or the session was lost (exit 3)

@@ -17,7 +17,7 @@ from pathlib import Path
 import crc32c
 import pytest
 
-from migrate._exit_codes import exit_code_for
+from migrate.cli.exit_codes import exit_code_for
 from tests.support.immutable import Immutable, voter_paths
 from writers import (
     EncodedBatch,

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from migrate._password import encode_password
+from migrate.translate.password import encode_password
 from zkreader import SampleSpec
 
 pytestmark = pytest.mark.slow

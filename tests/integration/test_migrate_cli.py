@@ -259,7 +259,7 @@ def test_auto_engine_runs_a_small_cluster_in_process_and_says_why(
     result = migrate(cluster.connect, tmp_path, spark="auto")
     assert result.returncode == 0, result.stderr
     assert "engine in-process (auto: 12 partitions" in result.stdout
-    # why: below this machine's crossover, or no crossover on its cores (migrate/_engine.py)
+    # why: below this machine's crossover, or no crossover on its cores (migrate/bulk/engine.py)
     assert ("one process finishes before Spark's JVM would have started" in result.stdout
             or "Spark never catches up with one process" in result.stdout)
 

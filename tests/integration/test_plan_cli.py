@@ -232,7 +232,7 @@ def test_every_warning_is_found_by_path_and_pending_deletions_are_not_counted(
 def test_encrypted_broker_password_without_secret_is_a_translation_blocker(
     tree: Tree, run_plan: RunPlan
 ) -> None:
-    from migrate._password import encode_password
+    from migrate.translate.password import encode_password
 
     tree.healthy()
     secret_value = "s3cr3t-keystore-pw"

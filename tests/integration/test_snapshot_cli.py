@@ -33,7 +33,7 @@ def _j(obj: object) -> bytes:
 @pytest.fixture
 def secrets_tree(zk_chroot_client: KazooClient) -> dict[str, str]:
     """A small Kafka tree full of secrets; returns the secret strings to grep for."""
-    from migrate._password import encode_password
+    from migrate.translate.password import encode_password
 
     c = zk_chroot_client
     for path in ("/brokers/topics", "/admin/delete_topics", "/log_dir_event_notification",

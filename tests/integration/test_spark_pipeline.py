@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
-from migrate._exit_codes import exit_code_for
-from migrate._pipeline import compare_spark, encode_log
-from migrate._spark import SparkRuntime, SparkStarter
+from migrate.bulk.pipeline import compare_spark, encode_log
+from migrate.bulk.spark import SparkRuntime
+from migrate.bulk.spark_start import SparkStarter
+from migrate.cli.exit_codes import exit_code_for
 from migrate.errors import SparkError, TranslationError
-from migrate.translate import TranslationOptions, parse_target_version, translate
+from migrate.translate.translation import TranslationOptions, parse_target_version, translate
 from verify import compare, expected_image, load_records
 from writers import SchemaError, encode_record
 from zkreader import (
@@ -138,7 +139,7 @@ def test_offline_spark_output_equals_in_process_and_translate(
 def test_spark_uses_several_tasks_and_keeps_topic_order(
     spark: SparkRuntime, sample_cluster: Callable[..., Any]
 ) -> None:
-    from migrate._pipeline import chunk_topics
+    from migrate.bulk.pipeline import chunk_topics
 
     cluster = sample_cluster(SampleSpec.clean(topics=60, partitions_per_topic=10))
     snapshot = _read(cluster.connect)
@@ -151,7 +152,7 @@ def test_spark_uses_several_tasks_and_keeps_topic_order(
 
 
 def test_worker_errors_come_back_as_our_errors(spark: SparkRuntime) -> None:
-    from migrate._pipeline import TopicWork
+    from migrate.bulk.pipeline import TopicWork
     from zkreader import ClusterIdZnode, Topic, ZnodeStat
 
     stat = ZnodeStat(1, 1, 0, 1, 1)

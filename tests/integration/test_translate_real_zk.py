@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from migrate import TranslationOptions, translate
-from migrate._password import encode_password
-from migrate._preflight import preflight
+from migrate.preflight.checks import preflight
+from migrate.translate.password import encode_password
 from verify import compare, expected_image, load_records
 from writers import decode_record, encode_record
 from zkreader import SampleCase, SampleSpec, ZkSession, read_cluster

@@ -13,8 +13,8 @@ from kazoo.client import KazooClient
 from kazoo.protocol.connection import _CONNECTION_DROP
 from kazoo.security import make_digest_acl
 
-from migrate._exit_codes import exit_code_for
 from migrate.cli import main as cli_main
+from migrate.cli.exit_codes import exit_code_for
 from tests.support.malformed import CORPUS, TOPIC, write_malformed
 from tests.support.zk import free_ports
 from zkreader import (

@@ -14,7 +14,7 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.security import ACL, Id, Permissions
 
-from migrate._exit_codes import exit_code_for
+from migrate.cli.exit_codes import exit_code_for
 from tests.support.zk import _BASE_CFG, ZkProcess, ZkStartError, free_ports
 from zkreader import ConnectOptions, ZkUnreachableError, open_session, read_cluster
 

@@ -5,7 +5,7 @@ cutover's closing records, written as one voter log. Kafka's own `MetadataShell`
 partition whose state znode moved by two versions (one re-read of two folded updates) shows the
 znode's version as its partition epoch, the one-step leader change shows Kafka's own bumps of
 leader and partition epoch, a removed config key and a removed topic are gone, a new topic is
-there. So what `migrate.entities` assumes about Kafka's replay is what Kafka does.
+there. So what `migrate.translate.entities` assumes about Kafka's replay is what Kafka does.
 Needs `tests/kafka/fetch.sh` (fails otherwise).
 """
 

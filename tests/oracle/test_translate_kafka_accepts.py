@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from migrate import TranslationOptions, translate
-from migrate._password import encode_password
+from migrate.translate.password import encode_password
 from tests.support.kafka import KafkaController, dump_log, dump_log_payloads, metadata_shell
 from writers import EncodedBatch, VoterDir, batch_records, record_to_json
 from zkreader import ConnectOptions, SampleSpec, open_session, read_cluster

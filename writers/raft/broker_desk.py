@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
-from writers._logdir import EncodedBatch
 from writers._mv import MetadataVersion
-from writers._records import ControlRecord, MetadataRecord, RecordBatch
+from writers.codec.records import ControlRecord, MetadataRecord, RecordBatch
+from writers.log.log_dir import EncodedBatch
 from writers.raft.brokers import BrokerRegistry, Outcome
 from writers.raft.errors import NOT_CONTROLLER, REQUEST_TIMED_OUT
 from writers.raft.leader import RaftLeader

@@ -48,9 +48,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from writers._codegen import uuid_to_bytes
 from writers._mv import MetadataVersion, record_version
-from writers._records import MetadataRecord
+from writers.codec.records import MetadataRecord
+from writers.codec.wire import uuid_to_bytes
 from writers.raft.errors import (
     BROKER_ID_NOT_REGISTERED,
     DUPLICATE_BROKER_REGISTRATION,

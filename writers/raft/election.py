@@ -13,9 +13,9 @@ import time
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from writers._logdir import EncodedBatch, VoterDir
-from writers._records import ControlRecord, MetadataRecord
+from writers.codec.records import ControlRecord, MetadataRecord
 from writers.errors import QuorumLedElsewhereError, VoterStateError, VoterUnavailableError
+from writers.log.log_dir import EncodedBatch, VoterDir
 from writers.raft.leader import METADATA_TOPIC, RaftLeader
 from writers.raft.log import LogIndex
 from writers.raft.wire import Peers

@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from writers._logreader import METADATA_TOPIC_ID
-from writers._protocol import UnsupportedApiError, decode_request, encode_response
+from writers.codec.protocol import UnsupportedApiError, decode_request, encode_response
 from writers.errors import WriterError
+from writers.log.reader import METADATA_TOPIC_ID
 from writers.raft.broker_desk import BrokerDesk
 from writers.raft.errors import NONE, UNSUPPORTED_VERSION
 from writers.raft.handover import Handover

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from writers._logreader import METADATA_TOPIC_ID
+from writers.log.reader import METADATA_TOPIC_ID
 from writers.raft.errors import (
     FENCED_LEADER_EPOCH,
     INCONSISTENT_CLUSTER_ID,

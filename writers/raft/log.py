@@ -11,7 +11,7 @@ import bisect
 import struct
 from dataclasses import dataclass, field
 
-from writers._logdir import EncodedBatch
+from writers.log.log_dir import EncodedBatch
 
 __all__ = ["LogIndex", "restamp_batch"]
 

@@ -68,16 +68,16 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from writers._batch import batch_records
-from writers._logdir import EncodedBatch, VoterDir
-from writers._logreader import open_log_source
 from writers._mv import MetadataVersion
 from writers._quorum_log import AppendResult, VoterStatus
-from writers._records import ControlRecord, MetadataRecord, RecordBatch
+from writers.codec.batch import batch_records
+from writers.codec.records import ControlRecord, MetadataRecord, RecordBatch
 from writers.errors import (
     VoterStateError,
     VoterUnavailableError,
 )
+from writers.log.log_dir import EncodedBatch, VoterDir
+from writers.log.reader import open_log_source
 from writers.raft.broker_desk import BrokerDesk
 from writers.raft.election import Election
 from writers.raft.handover import Handover, HandoverEvent, HandoverResult

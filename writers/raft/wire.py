@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from writers._protocol import decode_response, encode_request
+from writers.codec.protocol import decode_response, encode_request
 from writers.errors import VoterUnavailableError
 from writers.raft.errors import NONE, SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM
 

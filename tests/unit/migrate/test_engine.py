@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from migrate._engine import LOCAL_SPARK, choose_engine, spark_crossover
+from migrate.bulk.engine import LOCAL_SPARK, choose_engine, spark_crossover
 
 
 def test_crossover_is_cold_start_over_the_gain_per_partition() -> None:

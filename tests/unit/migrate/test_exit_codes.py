@@ -10,7 +10,7 @@ import verify.errors
 import writers
 import writers.errors
 import zkreader.errors
-from migrate._exit_codes import EXIT_CODES, exit_code_for
+from migrate.cli.exit_codes import EXIT_CODES, exit_code_for
 
 README = Path(__file__).resolve().parents[3] / "README.md"
 
@@ -45,7 +45,7 @@ def test_hand_written_codes_by_class() -> None:
 def test_no_class_carries_its_own_exit_code() -> None:
     for cls in _error_classes():
         assert "exit_code" not in vars(cls), (
-            f"{cls.__name__} sets exit_code; exit codes live in migrate/_exit_codes.py")
+            f"{cls.__name__} sets exit_code; exit codes live in migrate/cli/exit_codes.py")
         assert exit_code_for(cls.__new__(cls)) in (1, 2, 3, 4), cls
 
 

@@ -4,7 +4,7 @@ open, was ZkMigrationStateRecord written). Records written by hand from Kafka's 
 from __future__ import annotations
 
 from migrate._mirror_delta import LogState
-from migrate._translate_framing import scram_restatement_records
+from migrate.translate.framing import scram_restatement_records
 from writers import MetadataRecord
 
 HEADER = [

@@ -7,10 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate._bulk import VoterTarget, _blocking, check_voters
-from migrate._exit_codes import exit_code_for
-from migrate._findings import Finding
-from migrate._pipeline import (
+from migrate.bulk.pipeline import (
     MIN_RECORDS_PER_BATCH,
     EncodedLog,
     chunk_topics,
@@ -18,11 +15,15 @@ from migrate._pipeline import (
     plan_batches,
     snapshot_timestamp_ms,
 )
-from migrate._preflight import PlanSummary, PreflightReport, preflight
+from migrate.bulk.run import _blocking
+from migrate.bulk.voters import VoterTarget, check_voters
+from migrate.cli.exit_codes import exit_code_for
 from migrate.errors import BadFlagError
-from migrate.translate import TranslationOptions, translate
+from migrate.preflight.checks import PlanSummary, PreflightReport, preflight
+from migrate.preflight.findings import Finding
+from migrate.translate.translation import TranslationOptions, translate
 from writers import MAX_BATCH_BYTES, VoterUnavailableError, encode_record, parse_metadata_version
-from writers._batch import decode_batch
+from writers.codec.batch_decode import decode_batch
 from zkreader import (
     AclEntry,
     AclResource,

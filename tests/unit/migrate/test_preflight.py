@@ -6,8 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from migrate._findings import Finding
-from migrate._preflight import (
+from migrate.preflight.checks import (
     PlanSummary,
     PreflightReport,
     migrated_partition_count,
@@ -15,6 +14,7 @@ from migrate._preflight import (
     standin_summary,
     summarize,
 )
+from migrate.preflight.findings import Finding
 from zkreader import (
     Broker,
     BrokerEndpoint,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migrate._record_samples import record_samples, redact_record
+from migrate.cli.record_samples import record_samples, redact_record
 from writers import REDACTED, MetadataRecord
 
 

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from migrate._standin_transport import bootstrap_records
-from migrate._standinargs import (
+from migrate.errors import BadFlagError
+from migrate.flags.standin import (
     check_standin_flags,
     parse_controller,
     parse_standin,
     quorum_voter_ids,
 )
-from migrate.errors import BadFlagError
 from writers import parse_metadata_version
 
 STANDIN = (3000, "10.0.0.5", 9093, Path("/var/lib/zk2kraft/meta"))

@@ -11,15 +11,15 @@ from functools import partial
 import pyarrow as pa
 import pytest
 
-from migrate._pipeline import TopicWork, _topic_works, chunk_topics, encode_log
-from migrate._topic_columns import (
+from migrate.bulk.pipeline import TopicWork, _topic_works, chunk_topics, encode_log
+from migrate.bulk.topic_columns import (
     ENCODED_SCHEMA,
     TOPIC_SCHEMA,
     encode_topic_batch,
     topic_batch,
     works_from_batch,
 )
-from migrate.translate import TranslationOptions
+from migrate.translate.translation import TranslationOptions
 from tests.unit.migrate.test_pipeline import make_snapshot, st
 from writers import SchemaError, parse_metadata_version
 from zkreader import ConfigZnode, PartitionState, Topic, ZnodeStat

@@ -13,8 +13,8 @@ from migrate import (
     TranslationResult,
     translate,
 )
-from migrate._preflight import preflight
-from migrate.translate import (
+from migrate.preflight.checks import preflight
+from migrate.translate.translation import (
     acl_records,
     broker_records,
     parse_target_version,
@@ -38,7 +38,7 @@ from tests.support.snapshots import (
 )
 from verify import compare, expected_image, load_records
 from writers import MetadataRecord, decode_record, encode_record, parse_metadata_version
-from writers._schema import record_spec
+from writers.codec.schema import record_spec
 from zkreader import (
     AclEntry,
     AclResource,
@@ -581,7 +581,7 @@ def test_counts_match_records() -> None:
 
 @pytest.mark.parametrize("mv", ["3.4-IV0", "3.6-IV2", "3.7-IV2", "3.9-IV0"])
 def test_every_record_fits_the_codec_schema(mv: str) -> None:
-    """Each data key is a field of that record type at that version (writers._schema)."""
+    """Each data key is a field of that record type at that version (writers.codec.schema)."""
     for record in translate(full_snapshot(), opts(mv)).records:
         spec = record_spec(record.type)
         assert record.version in spec.valid_versions, record

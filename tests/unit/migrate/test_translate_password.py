@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrate._password import (
+from migrate.translate.password import (
     PasswordDecodeError,
     decode_password,
     encode_password,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from migrate._voterargs import check_voter_flags, parse_voter
 from migrate.cli import main
 from migrate.errors import BadFlagError
+from migrate.flags.voters import check_voter_flags, parse_voter
 
 
 def test_parse_voter_syntax() -> None:

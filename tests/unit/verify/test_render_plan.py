@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from migrate._findings import Finding
+from migrate.preflight.findings import Finding
 from verify import render_plan
 
 

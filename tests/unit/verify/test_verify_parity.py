@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from migrate.translate import TranslationOptions, parse_target_version, translate
+from migrate.translate.translation import TranslationOptions, parse_target_version, translate
 from verify import (
     MetadataImage,
     compare,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from migrate._findings import Finding
+from migrate.preflight.findings import Finding
 from verify import (
     Difference,
     ParityReport,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrate._exit_codes import exit_code_for
+from migrate.cli.exit_codes import exit_code_for
 from writers import (
     LATEST_PRODUCTION,
     METADATA_VERSIONS,

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from writers import iter_batches
-from writers._protocol import (
+from writers.codec.protocol import (
     RecordDecodeError,
     UnsupportedApiError,
     decode_request,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from writers import CONTROL_RECORDS, METADATA_RECORDS, RecordSpec, Versions, record_spec
-from writers._schema import _check_struct, _f, _index, _snake_upper, spec_for_type
+from writers.codec.fields import _check_struct, _f, _snake_upper
+from writers.codec.schema import _index, spec_for_type
 
 
 def test_api_keys_are_those_of_kafka_3_9() -> None:

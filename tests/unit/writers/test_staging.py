@@ -1,4 +1,4 @@
-"""Staging and promotion of voter logs (writers/_staging.py) on real directories.
+"""Staging and promotion of voter logs (writers/log/staging.py) on real directories.
 
 Crashes at each step are tested through the CLI (tests/fault/test_migrate_faults.py); these
 cover the pieces directly: promotion into empty and formatted dirs, the read-back's refusals,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate._exit_codes import exit_code_for
+from migrate.cli.exit_codes import exit_code_for
 from writers import (
     LOCK_FILE_NAME,
     VoterDir,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrate._exit_codes import exit_code_for
+from migrate.cli.exit_codes import exit_code_for
 from zkreader import BadConnectStringError, ConnectOptions, open_session, parse_connect
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from migrate._exit_codes import exit_code_for
+from migrate.cli.exit_codes import exit_code_for
 from zkreader import ZnodeFormatError, ZnodeStat
 from zkreader._znodes import (
     AclZnode,

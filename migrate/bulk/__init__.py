@@ -1,0 +1,1 @@
+"""The bulk copy: topic work, the in-process and Spark pipelines, the engine choice."""

@@ -1,0 +1,56 @@
+"""The topic table's row and the one translate+encode loop over it.
+
+Shared by the in-process engine (`migrate.bulk.pipeline`) and the Spark workers
+(`migrate.bulk.topic_columns`), so both give the same bytes by construction. It sits below both
+so neither imports the other for it (the pipeline imports the Arrow side only on the Spark path).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from migrate.translate.topics import topic_records
+from writers import MetadataVersion, encode_record
+from zkreader import ConfigZnode, PartitionState, Topic, paused_gc
+
+__all__ = ["EncodedTopics", "TopicWork", "encode_works"]
+
+
+@dataclass(frozen=True, slots=True)
+class TopicWork:
+    """One row of the topic table: a topic and everything its records are made from.
+
+    Attributes:
+        topic: the `/brokers/topics/<name>` znode.
+        states: partition -> its state znode, or None where the state znode is missing.
+        config: the `/config/topics/<name>` znode, if any.
+    """
+
+    topic: Topic
+    states: dict[int, PartitionState | None]
+    config: ConfigZnode | None
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedTopics:
+    """What translating and encoding topics gives: the values in log order, each one's type."""
+
+    values: list[bytes]
+    types: list[str]
+
+
+def encode_works(mv: MetadataVersion, works: Iterable[TopicWork],
+                 dir_cluster: str | None = None, offline: bool = False) -> EncodedTopics:
+    """The one translate+encode loop, shared by Spark tasks and the in-process engine.
+
+    `dir_cluster` and `offline` are `topic_records`' (offline: every broker is stopped)."""
+    values: list[bytes] = []
+    types: list[str] = []
+    with paused_gc():
+        for work in works:
+            for record in topic_records(work.topic, work.states, work.config, mv, dir_cluster,
+                                        offline):
+                values.append(encode_record(record))
+                types.append(record.type)
+    return EncodedTopics(values, types)

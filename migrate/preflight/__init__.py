@@ -1,0 +1,1 @@
+"""The pre-flight: findings, and what in a snapshot blocks or endangers a migration."""

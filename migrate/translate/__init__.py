@@ -1,0 +1,1 @@
+"""The mapping from ZooKeeper's tree to KRaft records: per entity, framing, password decoding."""

@@ -1,0 +1,1 @@
+"""Log directories on disk: segments, staging, the reader, locks, file utilities, quorum writer."""
