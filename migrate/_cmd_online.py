@@ -1,6 +1,6 @@
 """`zk2kraft migrate --cutover now|manual`: flags, the live status, the manual trigger, the report.
 
-The run itself is `migrate._online.run_online`; this module only turns flags into options,
+The run itself is `migrate.online.run.run_online`; this module only turns flags into options,
 renders what the run reports (a rich live line on a terminal, plain lines otherwise, every
 message on stderr when `--json -` owns stdout), arms the manual trigger (Enter on a terminal or
 SIGUSR1) and writes the `--json` document (0600).
@@ -22,29 +22,32 @@ from rich.console import Console
 from rich.live import Live
 
 from migrate._bulk import VoterTarget, blockers_message, check_voters, overrides_given
-from migrate._canary import (
+from migrate._client_config import librdkafka_config, read_properties
+from migrate._private_file import check_output_path, write_json_report, write_report
+from migrate._standinargs import StandInSpec
+from migrate._zkargs import connect_options
+from migrate.errors import BadFlagError, BlockersFoundError, CanaryError, CutoverUnconfirmedError
+from migrate.online import (
     CANARY_TOPIC,
     Canary,
-    check_bootstrap_servers,
-    finish_canary,
-    start_canary,
-    window_figures,
-)
-from migrate._client_config import librdkafka_config, read_properties
-from migrate._cutover_check import brokers_serving, cutover_problems
-from migrate._journal import Journal, check_journal_dir, default_journal_dir
-from migrate._online import (
+    Journal,
     OnlineOptions,
     OnlineOutcome,
     StatusSink,
+    brokers_serving,
+    check_bootstrap_servers,
+    check_controller_logs,
     check_cutover_version,
+    check_journal_dir,
+    cutover_problems,
+    default_journal_dir,
+    finish_canary,
+    online_html,
+    parts_for,
     run_online,
+    start_canary,
+    window_figures,
 )
-from migrate._private_file import check_output_path, write_json_report, write_report
-from migrate._standinargs import StandInSpec
-from migrate._window_report import check_controller_logs, online_html, parts_for
-from migrate._zkargs import connect_options
-from migrate.errors import BadFlagError, BlockersFoundError, CanaryError, CutoverUnconfirmedError
 
 __all__ = ["online_options", "run"]
 
@@ -173,7 +176,7 @@ def _arm_trigger(mode: str) -> threading.Event:
 
 def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
     """Run the online migration; 0 when the cutover completed (or had already) and Kafka
-    confirms it, 1 on blockers, 4 when Kafka does not confirm it (`migrate._cutover_check`).
+    confirms it, 1 on blockers, 4 when Kafka does not confirm it (`migrate.online.cutover_check`).
     Every way out writes the `--json`/`--html` report asked for (`status` says which)."""
     options = online_options(args, standin)
     max_window = getattr(args, "max_window", None)

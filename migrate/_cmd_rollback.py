@@ -37,12 +37,12 @@ from pathlib import Path
 import orjson
 
 from migrate._cliargs import SUB_EPILOG, Subparsers, add_output, add_voters, add_zookeeper
-from migrate._journal import Journal, default_journal_dir
 from migrate._private_file import check_output_path, write_private
 from migrate._translate_framing import ZK_MIGRATION_STATE_POST_MIGRATION
 from migrate._voterargs import check_voter_flags
 from migrate._zkargs import connect_options
 from migrate.errors import BadFlagError, BlockersFoundError, JournalWriteError
+from migrate.online import Journal, default_journal_dir
 from writers import METADATA_PARTITION_DIR, ReadPause, hold_voter_locks, open_log_source
 from zkreader import (
     FenceState,

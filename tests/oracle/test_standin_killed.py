@@ -172,7 +172,7 @@ def test_standin_killed_with_controllers_in_migration_mode(
 
 # ------------------------------------------------------------------------------------------------
 # Through the CLI: `zk2kraft migrate --standin` SIGKILLed at four points (the crash hook
-# `ZK2KRAFT_CRASH_AT`, migrate/_online.py), a real controller taking over, then the re-run.
+# `ZK2KRAFT_CRASH_AT`, migrate/online/run.py), a real controller taking over, then the re-run.
 
 # point -> (crash hook, --cutover mode)
 CLI_KILL_POINTS = {

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from migrate._journal import Journal, check_journal_dir
 from migrate.errors import BadFlagError
+from migrate.online.journal import Journal, check_journal_dir
 
 C1 = '{"version":2,"brokerid":3000,"timestamp":"1700000000001","kraftControllerEpoch":1}'
 C2 = '{"version":2,"brokerid":3000,"timestamp":"1700000000002","kraftControllerEpoch":1}'

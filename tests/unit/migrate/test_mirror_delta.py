@@ -3,8 +3,8 @@ open, was ZkMigrationStateRecord written). Records written by hand from Kafka's 
 
 from __future__ import annotations
 
-from migrate._mirror_delta import LogState
 from migrate._translate_framing import scram_restatement_records
+from migrate.online.mirror_delta import LogState
 from writers import MetadataRecord
 
 HEADER = [

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import json
 
-from migrate._journal import PHASES, Journal
 from migrate._standinargs import StandInSpec
+from migrate.online.journal import PHASES, Journal
 from writers import QuorumLedElsewhereError
 from zkreader import FenceState
 

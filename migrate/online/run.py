@@ -25,7 +25,7 @@ Order, and why (docs/design.md "Online migration", I1-I8; Kafka's `KRaftMigratio
 6. Handoff: `--on-cutover CMD`; t2 when a KRaft controller's claim of `/controller` carries a
    higher `kraftControllerEpoch` than ours. t0, t1, t2 come from one monotonic clock.
 
-Every phase change is journaled (`_journal.Journal`) before the next step, so a kill -9
+Every phase change is journaled (`journal.Journal`) before the next step, so a kill -9
 anywhere resumes: before the fence by replaying the log into its image, re-reading the whole
 tree with its watches armed again and writing the difference (removals included), then
 mirroring on; at `fencing` by reading back whether the fence applied (never fencing twice);
@@ -60,12 +60,8 @@ from pathlib import Path
 from typing import Any
 
 from migrate._bulk import VoterTarget, judge
-from migrate._journal import Journal
-from migrate._mirror_delta import LogState
 from migrate._pipeline import rest_counts, snapshot_timestamp_ms, translate_rest
 from migrate._preflight import PlanSummary, standin_migration_finding, standin_summary
-from migrate._standin_takeover import explain_takeover, refused_fence_advice
-from migrate._standin_transport import open_standin
 from migrate._standinargs import StandInSpec
 from migrate._translate_framing import (
     ZK_MIGRATION_STATE_MIGRATION,
@@ -73,6 +69,10 @@ from migrate._translate_framing import (
 )
 from migrate.entities import EntityDelta, delta_records, resync_keys
 from migrate.errors import BadFlagError, BlockersFoundError
+from migrate.online.journal import Journal
+from migrate.online.mirror_delta import LogState
+from migrate.online.takeover import explain_takeover, refused_fence_advice
+from migrate.online.transport import open_standin
 from migrate.translate import TranslationOptions, header_records, trailer_records
 from verify import MetadataImage, apply_records
 from writers import (
@@ -217,12 +217,12 @@ class OnlineOutcome:
     session_expiries: int = 0
     on_cutover_exit: int | None = None
     messages: list[str] = field(default_factory=list)
-    fence_at: float | None = None  # t0 on the run's clock, for the canary (migrate._canary)
+    fence_at: float | None = None  # t0 on the run's clock, for the canary (migrate.online.canary)
     canary: dict[str, Any] | None = None  # the canary's figures, shown inside window_ms
     transport: dict[str, Any] = field(default_factory=lambda: {"kind": "voter-dirs"})
     handover: dict[str, Any] | None = None  # the stand-in's resignation (who leads, how fast)
     # the window's boundaries on the run's clock (fence, drained, handoff, new_leader, claimed)
-    # and the fence's wall-clock time, for the stacked parts (migrate._window_report)
+    # and the fence's wall-clock time, for the stacked parts (migrate.online.window_report)
     stamps: dict[str, float] = field(default_factory=dict)
     # the same boundaries on the wall clock (time.time(), taken beside each monotonic stamp):
     # with the stand-in's handover events they line up with the new leader's own log lines
@@ -1025,8 +1025,9 @@ class _Run:
 
     def _restate_scram(self) -> bool:
         """After a migration transaction that removed a SCRAM credential, state every live one
-        again in a transaction of its own, durable before the handoff (`migrate._mirror_delta`:
-        Kafka 3.9.1 would otherwise drop a mechanism's credentials from its image)."""
+        again in a transaction of its own, durable before the handoff
+        (`migrate.online.mirror_delta`: Kafka 3.9.1 would otherwise drop a mechanism's
+        credentials from its image)."""
         if not self.log.framing.scram_restatement_due:
             return False
         records = scram_restatement_records(self.log.image.scram.records())

@@ -1,5 +1,5 @@
 """The operator's sequence of each path, exactly per node: one source for plan's text, its
-`--json` (`operator_sequence`) and the runbooks in docs/runbooks/ (`migrate/_runbook.py`).
+`--json` (`operator_sequence`) and the runbooks in docs/runbooks/ (`migrate/online/runbook.py`).
 
 Three paths: online through the stand-in (`plan --standin ... --controller ...`), online into
 local voter directories (`plan --voter ...`) and offline (`plan --offline --voter ...`).
