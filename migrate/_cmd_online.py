@@ -33,6 +33,7 @@ from migrate.online import (
     Journal,
     OnlineOptions,
     OnlineOutcome,
+    Phase,
     StatusSink,
     brokers_serving,
     check_bootstrap_servers,
@@ -260,7 +261,7 @@ def _remember_verdict(options: OnlineOptions, problems: list[dict[str, Any]]) ->
         JournalWriteError: the journal cannot be written (exit 3).
     """
     journal = Journal.load(options.journal_dir)
-    if journal is not None and journal.phase == "done":
+    if journal is not None and journal.phase is Phase.DONE:
         journal.save(facts={**journal.facts, _UNCONFIRMED: problems})
 
 
@@ -300,7 +301,7 @@ def _canary_for(args: argparse.Namespace, options: OnlineOptions, sink: _Console
             journal = Journal.load(options.journal_dir)
         except ValueError:
             journal = None  # the run itself reports a damaged journal
-        if journal is None or not journal.at_least("fencing"):
+        if journal is None or not journal.at_least(Phase.FENCING):
             raise
         sink.say(f"canary: {exc}. The journal ({journal.path}) is in phase {journal.phase}: an "
                  "earlier run may have fenced ZooKeeper's controller, so no controller serves "

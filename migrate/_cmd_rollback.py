@@ -42,7 +42,7 @@ from migrate._translate_framing import ZK_MIGRATION_STATE_POST_MIGRATION
 from migrate._voterargs import check_voter_flags
 from migrate._zkargs import connect_options
 from migrate.errors import BadFlagError, BlockersFoundError, JournalWriteError
-from migrate.online import Journal, default_journal_dir
+from migrate.online import Journal, Phase, default_journal_dir
 from writers import METADATA_PARTITION_DIR, ReadPause, hold_voter_locks, open_log_source
 from zkreader import (
     FenceState,
@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         with open_session(connect_options(args)) as session:
             before = read_fence_state(session, synced=True)
             owner = _judge_claim(before, journal, journal_dir)
-            fenced = owner is not None or (journal is not None and journal.at_least("fenced"))
+            fenced = owner is not None or (journal is not None and journal.at_least(Phase.FENCED))
             doc: dict[str, object]
             if journal is not None and not fenced:
                 doc = {"rolled_back": False,

@@ -1,7 +1,8 @@
 """The online migration (`migrate --cutover now|manual`): the run and what sits beside it.
 
 - `run`: the run itself, phase by phase (pre-copy, mirror, cutover, handoff);
-- `journal`: where a crashed run stopped, so a re-run resumes there;
+- `phase`: the run's phases and the table of legal transitions between them;
+- `journal`: where a crashed run stopped (its phase), so a re-run resumes there;
 - `transport`, `takeover`: what differs when the quorum is the stand-in;
 - `mirror_delta`: how the mirror frames its deltas;
 - `canary`, `cutover_check`, `window_report`: what clients and Kafka saw of the cutover;
@@ -20,6 +21,7 @@ from migrate.online.canary import (
 )
 from migrate.online.cutover_check import brokers_serving, cutover_problems
 from migrate.online.journal import Journal, check_journal_dir, default_journal_dir
+from migrate.online.phase import Phase
 from migrate.online.run import (
     OnlineOptions,
     OnlineOutcome,
@@ -35,6 +37,7 @@ __all__ = [
     "Journal",
     "OnlineOptions",
     "OnlineOutcome",
+    "Phase",
     "StatusSink",
     "brokers_serving",
     "check_bootstrap_servers",

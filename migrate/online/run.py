@@ -71,6 +71,7 @@ from migrate.entities import EntityDelta, delta_records, resync_keys
 from migrate.errors import BadFlagError, BlockersFoundError
 from migrate.online.journal import Journal
 from migrate.online.mirror_delta import LogState
+from migrate.online.phase import Phase
 from migrate.online.takeover import explain_takeover, refused_fence_advice
 from migrate.online.transport import open_standin
 from migrate.translate import TranslationOptions, header_records, trailer_records
@@ -470,19 +471,19 @@ class _Run:
         for batch in self.quorum.read_log():
             self.log.apply(batch.records)
         if self.quorum.last_offset > self.opened_at:
-            self.out.resumed_from = j.phase
+            self.out.resumed_from = j.phase.value
             self.sink.say(f"resuming in phase {j.phase}: the log holds offsets 0.."
                           f"{self.quorum.last_offset}")
-        if j.phase == "done":
+        if j.phase is Phase.DONE:
             self.out.already_done = True
             self._finish_report()
             return self.out
         token: FenceToken | None = None
-        if j.phase == "fencing" or (j.claims and not j.at_least("fenced")):
+        if j.phase is Phase.FENCING or (j.claims and not j.at_least(Phase.FENCED)):
             # at `fencing`, or before it with a fence sent by an earlier run: in flight then,
             # it may have applied since
             token = self._fence_readback()
-        elif j.at_least("fenced"):
+        elif j.at_least(Phase.FENCED):
             assert j.fence is not None
             token = FenceToken.from_json(j.fence)
         t0 = t1 = None
@@ -493,9 +494,9 @@ class _Run:
                 except _OurFenceFound as found:
                     token = found.token  # no t0: the window began in an earlier run
             try:
-                if not j.at_least("drained"):
+                if not j.at_least(Phase.DRAINED):
                     t1 = self._drain_explained(token)  # a resumed drain explains as the first does
-                if not j.at_least("migration"):
+                if not j.at_least(Phase.MIGRATION):
                     self._write_migration(token)
             except VoterUnavailableError as exc:
                 if "ZooKeeper IS fenced" in str(exc):
@@ -511,7 +512,7 @@ class _Run:
         self.out.fence = {"controller_epoch": token.controller_epoch,
                           "epoch_zk_version": token.epoch_zk_version}
         self._finish_report()
-        j.save(phase="done", facts=self._facts())
+        j.enter(Phase.DONE, facts=self._facts())
         return self.out
 
     def _mirror_and_fence(self) -> tuple[float, float | None, FenceToken]:
@@ -521,7 +522,7 @@ class _Run:
             _OurFenceFound: a fence an earlier run sent turned out applied (`_our_applied_fence`).
         """
         j = self.journal
-        if not j.at_least("mirror"):
+        if not j.at_least(Phase.MIRROR):
             self._check_log_is_ours()
             self._precopy()
         else:
@@ -542,7 +543,7 @@ class _Run:
         t0, token = self._fence()
         self.out.fence_at = t0
         self.out.stamps["fence"] = t0
-        if not j.at_least("drained"):
+        if not j.at_least(Phase.DRAINED):
             t1 = self._drain_explained(token)
             if t1 is not None:
                 self.out.stamps["drained"] = t1
@@ -604,7 +605,7 @@ class _Run:
             # Brokers register from now on: after the ZooKeeper copies of their registrations,
             # which theirs supersede (docs/design.md "Brokers register with the stand-in").
             self.quorum.serve_brokers(self.mv)
-        self.journal.save(phase="mirror", last_durable_offset=self.quorum.durable_offset)
+        self.journal.enter(Phase.MIRROR, last_durable_offset=self.quorum.durable_offset)
         self._watching = True
         self.out.phase_ms["precopy"] = (self.clock() - start) * 1000.0
         self.sink.say(f"pre-copy durable on a majority: offsets 0..{self.quorum.last_offset}")
@@ -922,7 +923,7 @@ class _Run:
             return token
         self.sink.say("the previous run stopped before its fence applied (read back); "
                       "mirroring again before fencing")
-        self.journal.save(phase="mirror", claim=None)
+        self.journal.enter(Phase.MIRROR, claim=None)
         _pause("after_readback")
         return None
 
@@ -942,7 +943,7 @@ class _Run:
             return None
         token = FenceToken(now.controller_epoch, now.epoch_zk_version, now.migration_zk_version,
                            now.controller, already_applied=True)
-        self.journal.save(phase="fenced", fence=token.to_json())
+        self.journal.enter(Phase.FENCED, fence=token.to_json())
         if now.controller == (self.journal.claim or "").encode():
             self.sink.say("the previous run's fence had applied (read back); finishing the drain")
         else:
@@ -972,7 +973,7 @@ class _Run:
         state = self.log.framing
         if state.migration_state == ZK_MIGRATION_STATE_MIGRATION and not state.transaction_open:
             self._restate_scram()  # a crash may have come between the trailer and it
-            self.journal.save(phase="drained", fence=token.to_json(),
+            self.journal.enter(Phase.DRAINED, fence=token.to_json(),
                               last_durable_offset=self.quorum.durable_offset)
             return None
         self._sync()
@@ -1011,7 +1012,7 @@ class _Run:
         self.out.phase_ms["drain_reread"] = (t_read - t_sync) * 1000.0
         self.out.phase_ms["drain_append"] = (t1 - t_read) * 1000.0
         with self._timed("journal"):
-            self.journal.save(phase="drained", fence=token.to_json(),
+            self.journal.enter(Phase.DRAINED, fence=token.to_json(),
                               last_durable_offset=self.quorum.durable_offset)
         self.out.phase_ms["drain"] = (t1 - start) * 1000.0
         self.sink.say(f"fenced: /controller_epoch is now {token.controller_epoch}, /controller "
@@ -1064,7 +1065,7 @@ class _Run:
             self.out.migration_zk_version = self.journal.migration_zk_version
         with self._timed("journal"):
             # `/migration` written (phase migration) and the handoff begun, in one durable save
-            self.journal.save(phase="handoff", migration_zk_version=self.out.migration_zk_version)
+            self.journal.enter(Phase.HANDOFF, migration_zk_version=self.out.migration_zk_version)
         self.out.stamps["handoff"] = self.clock()
         self.out.wall_stamps["handoff"] = time.time()
         if self._after_drain is not None:
@@ -1221,7 +1222,7 @@ def _finish_migration_znode(session: ZkSession, journal: Journal, controller_id:
     state does not" and its migration driver stays inactive (real 3.9.1). Returns the offset
     written, or None when there was nothing to write or ZooKeeper moved on (someone claimed it).
     """
-    if not journal.at_least("drained") or journal.at_least("migration") or journal.fence is None:
+    if journal.phase is not Phase.DRAINED or journal.fence is None:
         return None
     token = FenceToken.from_json(journal.fence)
     offset = journal.last_durable_offset
@@ -1230,7 +1231,7 @@ def _finish_migration_znode(session: ZkSession, journal: Journal, controller_id:
         version = write_migration_state(session, token, state)
     except ControllerMovedError:
         return None
-    journal.save(phase="migration", migration_zk_version=version)
+    journal.enter(Phase.MIGRATION, migration_zk_version=version)
     return offset
 
 
@@ -1382,7 +1383,7 @@ def _run_locked(options: OnlineOptions, sink: StatusSink, trigger: threading.Eve
                         f"the voters already hold a metadata log (offsets 0.."
                         f"{quorum.last_offset}) and there is no journal at "
                         f"{journal.path}: refusing to write into a log this run did not start")
-                journal.save(phase="precopy")
+                journal.save()  # a fresh run: phase precopy
             run = _Run(options, session, quorum, journal, sink, clock, trigger, release_locks,
                        opened_at, preflight)
             if options.standin is not None:
