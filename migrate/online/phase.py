@@ -46,9 +46,11 @@ TRANSITIONS: Mapping[Phase, frozenset[Phase]] = {
     # holding an earlier run's claims read back "not applied". FENCED: such a claim turned out
     # applied (read back, or found by the resync's judgement)
     Phase.MIRROR: frozenset({Phase.MIRROR, Phase.FENCING, Phase.FENCED}),
-    # MIRROR: a re-run read back that the fence did not apply; FENCED: it did, or a fence
-    # refused because one of our earlier claims holds /controller
-    Phase.FENCING: frozenset({Phase.MIRROR, Phase.FENCED}),
+    # DRAINED: this run's own fence applied and its drain is durable (no journal write between
+    # the fence and the drain: it would sit inside the window). MIRROR: a re-run read back that
+    # the fence did not apply; FENCED: it did, or a fence refused because one of our earlier
+    # claims holds /controller
+    Phase.FENCING: frozenset({Phase.DRAINED, Phase.MIRROR, Phase.FENCED}),
     # the drain's final append is durable
     Phase.FENCED: frozenset({Phase.DRAINED}),
     # MIGRATION: a stand-in re-run that cannot lead wrote /migration; HANDOFF: this run wrote

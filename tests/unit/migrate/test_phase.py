@@ -22,6 +22,7 @@ LEGAL = {
     ("mirror", "fencing"),  # claim journaled before the fence is sent
     ("mirror", "mirror"),  # a re-run at mirror with earlier claims reads back "not applied"
     ("mirror", "fenced"),  # ... or reads back that one of them applied
+    ("fencing", "drained"),  # this run's own fence: nothing journaled inside the window
     ("fencing", "mirror"),  # read back: the fence did not apply
     ("fencing", "fenced"),  # read back: it applied (or our earlier claim holds /controller)
     ("fenced", "drained"),  # final append durable
