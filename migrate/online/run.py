@@ -84,7 +84,6 @@ from writers import (
     QuorumLedElsewhereError,
     QuorumLog,
     ReadPause,
-    StandInLeader,
     VoterStateError,
     VoterUnavailableError,
     crash_when,
@@ -422,19 +421,18 @@ class _Run:
             self._last_ts = max(self._last_ts, snapshot_timestamp_ms(snapshot))
         return self._last_ts
 
-    def _absorb_standin_records(self) -> None:
-        """Add what the stand-in appended on its own (the brokers' registrations and fencing
-        changes) to what the log holds, before a delta is computed against it."""
-        if isinstance(self.quorum, StandInLeader):
-            own = self.quorum.take_own_records()
-            if own:
-                self.log.apply(own)
-                self.out.broker_records += len(own)
+    def _absorb_quorum_records(self) -> None:
+        """Add what the quorum appended on its own (the stand-in: the brokers' registrations and
+        fencing changes) to what the log holds, before a delta is computed against it."""
+        own = self.quorum.take_own_records()
+        if own:
+            self.log.apply(own)
+            self.out.broker_records += len(own)
 
     def _resync_delta(self, snapshot: ClusterSnapshot) -> EntityDelta:
         """The records that make the log hold exactly `snapshot`: every entity either side
         holds is diffed, so what only the log still holds gets its removal record."""
-        self._absorb_standin_records()
+        self._absorb_quorum_records()
         return delta_records(self.log.image, snapshot, resync_keys(self.log.image, snapshot),
                              self.topts)
 
@@ -601,10 +599,10 @@ class _Run:
             self._append(body[i:i + chunk], snapshot)
             _crash("precopy_batch")
         self.out.precopy_records = len(delta)
-        if isinstance(self.quorum, StandInLeader):
-            # Brokers register from now on: after the ZooKeeper copies of their registrations,
-            # which theirs supersede (docs/design.md "Brokers register with the stand-in").
-            self.quorum.serve_brokers(self.mv)
+        # The stand-in's brokers register from now on: after the ZooKeeper copies of their
+        # registrations, which theirs supersede (docs/design.md "Brokers register with the
+        # stand-in"); local voters take none.
+        self.quorum.serve_brokers(self.mv)
         self.journal.enter(Phase.MIRROR, last_durable_offset=self.quorum.durable_offset)
         self._watching = True
         self.out.phase_ms["precopy"] = (self.clock() - start) * 1000.0
@@ -686,7 +684,7 @@ class _Run:
             self.sink.say(f"re-read the whole tree after the session expiry: {len(delta)} "
                           "record(s) of difference")
             return delta
-        self._absorb_standin_records()
+        self._absorb_quorum_records()
         try:
             keys = self._retrying(lambda: changed_entities(
                 self.session, [e.path for e in events], watch=watch))
@@ -801,10 +799,10 @@ class _Run:
         Kafka's own migration waits for the brokers in WAIT_FOR_BROKERS; a broker that registers
         only with the next controller makes it repeat its UpdateMetadata round (docs/design.md).
         """
-        if not isinstance(self.quorum, StandInLeader):
-            return True
-        self._absorb_standin_records()
+        self._absorb_quorum_records()
         held = self.quorum.broker_registrations()
+        if held is None:  # local voters: the brokers register with the controllers started next
+            return True
         waiting = sorted(b for b in self.log.image.cluster.brokers
                          if b not in held or not held[b][1])
         if not waiting:
@@ -1070,17 +1068,15 @@ class _Run:
         self.out.wall_stamps["handoff"] = time.time()
         if self._after_drain is not None:
             self.out.migration_znode_ms = self._after_drain.finish(self.out.stamps["handoff"])
-        if not isinstance(self.quorum, StandInLeader):
-            # Writing is over: finish every voter's queued writes (a voter that failed on the
-            # last batch is recorded now, not lost) and free the locks for the controllers.
-            self.quorum.close()
+        if not self._resign():
+            # Local voters: writing is over, every voter's queued writes are finished (a voter
+            # that failed on the last batch is recorded now, not lost); free the locks for the
+            # controllers.
             self.release_locks()
-        if isinstance(self.quorum, StandInLeader):
-            self._resign()
-        elif not self.o.on_cutover:
-            self.sink.say("no --on-cutover: start the KRaft controllers now (they find "
-                          "ZkMigrationState MIGRATION and /migration, and take over)")
-            return None
+            if not self.o.on_cutover:
+                self.sink.say("no --on-cutover: start the KRaft controllers now (they find "
+                              "ZkMigrationState MIGRATION and /migration, and take over)")
+                return None
         if self.o.on_cutover:
             self._run_on_cutover()
         deadline = self.clock() + self.o.handoff_timeout_s
@@ -1104,7 +1100,7 @@ class _Run:
         `kafka-metadata-quorum describe --replication` asks (DescribeQuorum): a broker counts
         once its LastFetchTimestamp moved between two answers, so a broker that died after its
         last fetch does not. Waits at most 30 s (or --handoff-timeout)."""
-        if not isinstance(self.quorum, StandInLeader) or self.out.handover is None:
+        if self.out.handover is None:  # no handover: local voters, or the stand-in's timed out
             return
         leader = int(self.out.handover["new_leader"])
         expected = set(self.out.zk_brokers) - set(self.out.brokers_unregistered or [])
@@ -1145,11 +1141,13 @@ class _Run:
         if self.out.on_cutover_exit != 0:
             self.sink.say(f"WARNING: --on-cutover exited {self.out.on_cutover_exit}")
 
-    def _resign(self) -> None:
-        """The stand-in hands the quorum to a real controller (EndQuorumEpoch)."""
-        assert isinstance(self.quorum, StandInLeader)
+    def _resign(self) -> bool:
+        """The stand-in hands the quorum to a real controller (EndQuorumEpoch); local voters
+        close (`QuorumLog.resign`). True when there was a handover (the stand-in's)."""
         start = self.clock()
         result = self.quorum.resign(timeout_s=self.o.handoff_timeout_s)
+        if result is None:
+            return False
         self.out.phase_ms["resign"] = (self.clock() - start) * 1000.0
         self.out.handover = {"new_leader": result.new_leader, "new_epoch": result.new_epoch,
                              "elapsed_ms": _r(result.elapsed_ms),
@@ -1165,6 +1163,7 @@ class _Run:
             self.sink.say(f"stand-in resigned: controller {result.new_leader} leads epoch "
                           f"{result.new_epoch} ({result.elapsed_ms:.0f} ms after "
                           "EndQuorumEpoch)")
+        return True
 
 
 def _without(summary: PlanSummary, codes: Set[str]) -> PlanSummary:
