@@ -1,7 +1,8 @@
 """The online migration (`migrate --cutover now|manual`): the run and what sits beside it.
 
 - `run`: the run itself, phase by phase (pre-copy, mirror, cutover, handoff);
-- `phase`: the run's phases and the table of legal transitions between them;
+- `phases`: the run's phases (`Phase`, the table of legal transitions) and one module each;
+- `outcome`: what a run is given and what it reports;
 - `journal`: where a crashed run stopped (its phase), so a re-run resumes there;
 - `transport`, `takeover`: what differs when the quorum is the stand-in;
 - `mirror_delta`: how the mirror frames its deltas;
@@ -21,14 +22,14 @@ from migrate.online.canary import (
 )
 from migrate.online.cutover_check import brokers_serving, cutover_problems
 from migrate.online.journal import Journal, check_journal_dir, default_journal_dir
-from migrate.online.phase import Phase
-from migrate.online.run import (
+from migrate.online.outcome import (
     OnlineOptions,
     OnlineOutcome,
     StatusSink,
     check_cutover_version,
-    run_online,
 )
+from migrate.online.phases import Phase
+from migrate.online.run import run_online
 from migrate.online.window_report import check_controller_logs, online_html, parts_for
 
 __all__ = [

@@ -46,7 +46,7 @@ from typing import Any
 import orjson
 
 from migrate.errors import BadFlagError, JournalWriteError
-from migrate.online.phase import IllegalTransitionError, Phase, check_transition
+from migrate.online.phases import IllegalTransitionError, Phase, check_transition
 from writers import atomic_write
 
 __all__ = ["Journal", "check_journal_dir", "default_journal_dir"]

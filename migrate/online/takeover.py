@@ -32,7 +32,7 @@ import json
 
 from migrate._standinargs import StandInSpec
 from migrate.online.journal import Journal
-from migrate.online.phase import Phase
+from migrate.online.phases import Phase
 from writers import QuorumLedElsewhereError
 from zkreader import FenceState
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from migrate._findings import Finding
 from migrate.errors import BadFlagError
-from migrate.online.run import OnlineOutcome
+from migrate.online.outcome import OnlineOutcome
 from verify import (
     DriverEvent,
     KafkaHandoff,

@@ -3,7 +3,7 @@ must hold exactly the records an uninterrupted run writes (nothing lost, duplica
 reordered, checked on the decoded record sequence), `verify` must find parity, and ZooKeeper
 must have been fenced exactly once (/controller_epoch = the sample's 3 + 1).
 
-The crash hook is `ZK2KRAFT_CRASH_AT=<point>[:N]` (migrate/online/run.py), which SIGKILLs the tool
+The crash hook is `ZK2KRAFT_CRASH_AT=<point>[:N]` (migrate/online/phases/), which SIGKILLs the tool
 at the Nth pass of the point: no cleanup runs, as with a real kill -9. Two points kill it with a
 ZooKeeper multi-op in flight (`fence_sent`, `migration_sent`: written to the socket, its reply
 never read): ZooKeeper then applies it without anyone hearing back, or, through a relay that

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from migrate.online.cutover_check import cutover_problems
-from migrate.online.run import OnlineOutcome
+from migrate.online.outcome import OnlineOutcome
 
 
 def _outcome(*, unregistered: list[int] | None = None, claimed: bool = True,

@@ -9,7 +9,7 @@ import pytest
 
 from migrate.errors import BadFlagError
 from migrate.online.journal import Journal, check_journal_dir
-from migrate.online.phase import Phase
+from migrate.online.phases import Phase
 
 C1 = '{"version":2,"brokerid":3000,"timestamp":"1700000000001","kraftControllerEpoch":1}'
 C2 = '{"version":2,"brokerid":3000,"timestamp":"1700000000002","kraftControllerEpoch":1}'

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from migrate.online.journal import Journal
-from migrate.online.phase import IllegalTransitionError, Phase, check_transition
+from migrate.online.phases import IllegalTransitionError, Phase, check_transition
 
 # The strings journals have always held, in the run's order (docs/design.md, "Journal and resume").
 OLD_STRINGS = ("precopy", "mirror", "fencing", "fenced", "drained", "migration", "handoff", "done")

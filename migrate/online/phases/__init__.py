@@ -1,5 +1,9 @@
-"""The online run's phases and the transitions between them (a state machine, as Kafka's
-`KRaftMigrationDriver` keeps its `MigrationDriverState` with a table of valid next states).
+"""The online run's phases: the state machine (here) and one module per phase, which the driver
+(`migrate.online.run`) calls in turn over the state they share (`context.RunContext`):
+`precopy`, `mirror`, `cutover` (fence, drain, `/migration`) and `handoff`.
+
+The phases and the transitions between them are kept as Kafka's `KRaftMigrationDriver` keeps its
+`MigrationDriverState`: an enum and a table of valid next states.
 
 The journal (`journal.Journal`) persists the phase by its value (`"precopy"`, ...: the strings
 journals have always held, so a journal written before the enum existed resumes as it was
