@@ -12,12 +12,8 @@ from migrate._bulk import VoterTarget
 from migrate._preflight import PlanSummary
 from migrate._standinargs import StandInSpec
 from migrate.errors import BadFlagError
-from writers import (
-    MetadataVersion,
-)
-from zkreader import (
-    ConnectOptions,
-)
+from writers import MetadataVersion
+from zkreader import ConnectOptions
 
 __all__ = ["OnlineOptions", "OnlineOutcome", "StatusSink", "check_cutover_version", "round_ms"]
 

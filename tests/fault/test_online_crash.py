@@ -147,6 +147,35 @@ def test_kill_9_then_rerun_gives_the_uninterrupted_log(
     verify_ok(cluster.connect, tmp_path)
 
 
+def test_a_journal_in_the_form_written_before_the_phase_enum_resumes(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    """Killed just after its fence, the run's journal is replaced by one written field by field
+    the way main at 11b560c wrote it (phase as the plain string "fencing", the same keys in the
+    same order, indent 2): the re-run reads back the fence, finishes the drain and ends at
+    "done", with the log and ZooKeeper exactly as after an uninterrupted run."""
+    cluster = sample_cluster(SampleSpec.clean(topics=6, partitions_per_topic=3))
+    want = expected(cluster.connect)
+    code, out = done(run(cluster.connect, tmp_path, crash="after_fence"))
+    assert code == -9, out
+    path = tmp_path / ".zk2kraft-journal" / "journal.json"
+    crashed = json.loads(path.read_text())
+    old_form = {"phase": "fencing", "cluster_id": crashed["cluster_id"],
+                "voters": [3000, 3001, 3002], "leader_epoch": 1,
+                "last_durable_offset": crashed["last_durable_offset"],
+                "claim": crashed["claim"], "claims": [crashed["claim"]], "fence": None,
+                "migration_zk_version": None, "facts": {}}
+    path.write_text(json.dumps(old_form, indent=2))
+    code, out = done(run(cluster.connect, tmp_path))
+    assert code == 0, out
+    assert "resuming in phase fencing" in out, out
+    assert "the previous run's fence had applied (read back)" in out, out
+    assert log_records(tmp_path) == want
+    assert cluster.client.get("/controller_epoch")[0] == b"4"  # fenced exactly once
+    assert json.loads(path.read_text())["phase"] == "done"
+    verify_ok(cluster.connect, tmp_path)
+
+
 def _is_fence(multi: bytes) -> bool:
     return b"kraftControllerEpoch" in multi
 

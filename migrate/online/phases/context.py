@@ -22,14 +22,7 @@ from migrate.online.mirror_delta import LogState
 from migrate.online.outcome import OnlineOptions, OnlineOutcome, StatusSink
 from migrate.translate import TranslationOptions
 from verify import MetadataImage, apply_records
-from writers import (
-    ControlRecord,
-    MetadataRecord,
-    QuorumLog,
-    ReadPause,
-    VoterStateError,
-    crash_when,
-)
+from writers import ControlRecord, MetadataRecord, QuorumLog, ReadPause, VoterStateError, crash_when
 from zkreader import (
     MIGRATION_ABSENT,
     ClusterSnapshot,
@@ -63,11 +56,13 @@ __all__ = [
     "znode_version",
 ]
 
+# notification paths the mirror does not translate (the run's own, or the gate's to judge)
 IGNORED = ("/controller", "/controller_epoch", "/migration", "/admin/reassign_partitions",
            "/log_dir_event_notification", "/isr_change_notification")
 
 MIGRATION_PATH = "/migration"
 
+# the blockers our own fence leaves behind (a KRaft claim, /migration written)
 OWN_CLAIM = frozenset({"MIGRATION_ZNODE_EXISTS", "CONTROLLER_IS_KRAFT"})
 
 

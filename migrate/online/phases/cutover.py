@@ -5,10 +5,7 @@ fence an earlier run sent applied (`our_applied_fence`)."""
 from __future__ import annotations
 
 from migrate._preflight import standin_migration_finding
-from migrate._translate_framing import (
-    ZK_MIGRATION_STATE_MIGRATION,
-    scram_restatement_records,
-)
+from migrate._translate_framing import ZK_MIGRATION_STATE_MIGRATION, scram_restatement_records
 from migrate.errors import BlockersFoundError
 from migrate.online.phases import Phase
 from migrate.online.phases.context import (
@@ -24,10 +21,7 @@ from migrate.online.phases.handoff import resign
 from migrate.online.phases.mirror import Mirror
 from migrate.online.takeover import refused_fence_advice
 from migrate.translate import trailer_records
-from writers import (
-    MetadataRecord,
-    VoterUnavailableError,
-)
+from writers import MetadataRecord, VoterUnavailableError
 from writers import crash_point as _crash  # test-only hooks (writers/_faults.py)
 from writers import pause_point as _pause
 from zkreader import (
@@ -59,6 +53,12 @@ class Cutover:
         self.mirror = mirror  # the drain reads what it left pending
 
     def fence(self) -> tuple[float, FenceToken]:
+        """Journal the claim (`fencing`), then fence: t0 and the token.
+
+        Raises:
+            OurFenceFound: refused because an earlier run's fence holds `/controller`.
+            MigrationMovedError / ControllerMovedError: as `zkreader.fence_zk_controller`.
+        """
         ts = int(self.c.wall() * 1000)
         self.c.out.fence_wall_s = ts / 1000.0
         claim = claim_json(self.c.controller_id, self.c.epoch, ts)
@@ -248,6 +248,7 @@ class Cutover:
         return True
 
     def write_migration(self, token: FenceToken) -> None:
+        """`/migration` names the log's end (journaled with the handoff, `Handoff.hand_off`)."""
         start = self.c.clock()
         state = MigrationState(self.c.controller_id, self.c.epoch, self.c.quorum.last_offset,
                                self.c.epoch)

@@ -9,18 +9,10 @@ import subprocess
 
 from migrate.online.outcome import round_ms
 from migrate.online.phases import Phase
-from migrate.online.phases.context import (
-    RunContext,
-)
-from writers import (
-    VoterUnavailableError,
-)
+from migrate.online.phases.context import RunContext
+from writers import VoterUnavailableError
 from writers import crash_point as _crash  # test-only hooks (writers/_faults.py)
-from zkreader import (
-    FenceToken,
-    ZkUnreachableError,
-    read_fence_state,
-)
+from zkreader import FenceToken, ZkUnreachableError, read_fence_state
 
 __all__ = ["Handoff", "resign"]
 
@@ -34,6 +26,7 @@ class Handoff:
         self.c = c
 
     def hand_off(self, token: FenceToken) -> float | None:
+        """Journal the handoff, give the quorum up and wait for the claim: t2, or None."""
         if self.c.out.migration_zk_version is None:  # written by an earlier run
             self.c.out.migration_zk_version = self.c.journal.migration_zk_version
         with self.c.timed("journal"):

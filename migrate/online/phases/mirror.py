@@ -9,16 +9,8 @@ from typing import Any
 
 from migrate.entities import delta_records
 from migrate.errors import BlockersFoundError
-from migrate.online.phases.context import (
-    IGNORED,
-    RunContext,
-    SessionExpired,
-)
-from writers import (
-    MetadataRecord,
-    ReadPause,
-    VoterUnavailableError,
-)
+from migrate.online.phases.context import IGNORED, RunContext, SessionExpired
+from writers import MetadataRecord, ReadPause, VoterUnavailableError
 from writers import crash_point as _crash  # test-only hooks (writers/_faults.py)
 from zkreader import (
     ChangeEvent,
@@ -43,6 +35,7 @@ class Mirror:
         self._broker_wait_start: float | None = None  # the gate began waiting for brokers
 
     def until_cutover(self) -> None:
+        """Mirror until the cutover is asked for (`now`, or the trigger) and the gate opens."""
         start = self.c.clock()
         if self.c.o.cutover == "manual":
             self.c.sink.say("mirroring: press Enter (on a terminal) or send SIGUSR1 to pid "
@@ -70,6 +63,7 @@ class Mirror:
                 return
 
     def pending(self) -> list[ChangeEvent]:
+        """The notifications delivered so far, without those of paths the run itself owns."""
         events = self.c.session.changes.drain()
         return [e for e in events if not e.path.startswith(IGNORED)]
 

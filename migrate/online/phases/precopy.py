@@ -15,14 +15,9 @@ from migrate.online.phases.context import (
 )
 from migrate.online.phases.cutover import our_applied_fence
 from migrate.translate import header_records
-from writers import (
-    MetadataRecord,
-    precopy_chunk,
-)
+from writers import MetadataRecord, precopy_chunk
 from writers import crash_point as _crash  # test-only hooks (writers/_faults.py)
-from zkreader import (
-    read_fence_state,
-)
+from zkreader import read_fence_state
 
 __all__ = ["PreCopy"]
 
@@ -36,6 +31,11 @@ class PreCopy:
         self.c = c
 
     def precopy(self) -> None:
+        """Write the judged tree after the header, durably; journal `mirror`.
+
+        Raises:
+            Refused: a resumed pre-copy's fresh judgement found blockers.
+        """
         start = self.c.clock()
         if self.c.preflight is not None:
             # a fresh run: the tree the pre-flight read (watches armed) and judged before the
