@@ -9,8 +9,8 @@ Per run and JIT setting (the settings alternate which goes first, run by run, so
 drifts cannot favour one): a fresh cluster of real Kafka 3.9.1 ZooKeeper-mode brokers in
 migration mode (`tests/support/migration_cluster.py`), `--partitions` created through the admin
 API, and Kafka's own KRaft controller 3000 started in migration mode with or without the flag;
-once it is in DUAL_WRITE the canary (`migrate._canary`: an IncrementalAlterConfigs every 50 ms,
-which the brokers forward to the controller and the controller writes to its log and, dual-
+once it is in DUAL_WRITE the canary (`migrate.online.canary`: an IncrementalAlterConfigs every
+50 ms, which the brokers forward to the controller and the controller writes to its log and, dual-
 writing, to ZooKeeper; an idempotent producer acks=all every 10 ms with a consumer) runs
 `--warm-up` seconds (the JIT's transient) and then `--measure` seconds, over which are taken:
 the controller JVM's CPU seconds (/proc/PID/stat utime + stime), and the admin requests'
@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from rehearsal import _chroot, _cluster_id, _create_partitions  # noqa: E402
 
-from migrate._canary import Canary  # noqa: E402
+from migrate.online.canary import Canary  # noqa: E402
 from tests.support.kafka import storage_format  # noqa: E402
 from tests.support.migration_cluster import (  # noqa: E402
     CONTROLLER_ID,

@@ -1,6 +1,6 @@
 """Rehearsal benchmark: Kafka's own ZooKeeper migration against zk2kraft's stand-in handoff, on
-the same cluster shape, with the canary (`migrate._canary`) measuring the window as clients feel
-it. Prints figures; it is not a test.
+the same cluster shape, with the canary (`migrate.online.canary`) measuring the window as clients
+feel it. Prints figures; it is not a test.
 
     python benchmarks/rehearsal.py                          # 1,000 partitions, one run
     python benchmarks/rehearsal.py --sizes 1000 10000 --runs 3
@@ -80,7 +80,7 @@ sys.path.insert(0, str(ROOT))
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 from kazoo.client import KazooClient  # noqa: E402
 
-from migrate._canary import Canary  # noqa: E402
+from migrate.online.canary import Canary  # noqa: E402
 from tests.support.kafka import KafkaController, free_port, storage_format  # noqa: E402
 from tests.support.migration_cluster import (  # noqa: E402
     CONTROLLER_ID,

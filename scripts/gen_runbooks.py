@@ -3,7 +3,7 @@
 
 Starts a local ZooKeeper (Debian's, as the tests do), writes the sample cluster into it twice
 (running, and with every broker stopped), runs `plan` for each path and renders its
-`operator_sequence` (migrate/_runbook.py). Run it after changing the sequence;
+`operator_sequence` (migrate/online/runbook.py). Run it after changing the sequence;
 tests/integration/test_runbooks.py fails until the files match.
 
     python3 scripts/gen_runbooks.py [--check]     # --check: exit 1 if a file would change

@@ -22,7 +22,7 @@ them; unset, each hook is one dictionary lookup.
 
 SIGKILLs the process at the n-th pass of `point` (default 1), after printing
 `ZK2KRAFT_CRASH_AT: killing zk2kraft at <point>` on stderr. The points are in
-`migrate/_online.py`; `crash_when` arms one for a ZooKeeper multi-op in flight.
+`migrate/online/run.py`; `crash_when` arms one for a ZooKeeper multi-op in flight.
 
     ZK2KRAFT_TEST_PAUSE_AT=<point>:<GATE>          pause_point (the online run)
 

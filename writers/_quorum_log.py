@@ -2,7 +2,10 @@
 
 `QuorumLog` is the only thing the mirror and the cutover see of the KRaft quorum: they append
 records (or ready-made batches), learn which offset is durable on a majority, and read the leader
-epoch and the last offset. They never open a voter file. Two transports implement it:
+epoch and the last offset. They never open a voter file, and never ask which transport it is:
+what only a led quorum does (brokers registering with it, a handover) is in the protocol too,
+answered by the local form with "nothing" (no records of its own, no registrations, closing
+instead of resigning). Two transports implement it:
 
 * `LocalVoterQuorum` (here): the voters' `metadata.log.dir`s on this host. Every batch is written
   to the *live* logs (no staging) by `QuorumWriter`, identical bytes on every voter, fsync'd, and
@@ -26,15 +29,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from writers._mv import MetadataVersion
 from writers.codec.batch import batch_records
 from writers.codec.records import ControlRecord, MetadataRecord, RecordBatch
-from writers.errors import VoterStateError
+from writers.errors import VoterStateError, VoterUnavailableError
 from writers.log.log_dir import EncodedBatch, VoterDir
 from writers.log.quorum import QuorumWriter
 from writers.log.reader import open_log_source
 
 __all__ = [
     "AppendResult",
+    "Handover",
+    "HandoverStep",
     "LocalVoterQuorum",
     "QuorumLog",
     "TailRepair",
@@ -73,6 +79,43 @@ class VoterStatus:
         """The report's form."""
         return {"node_id": self.node_id, "state": self.state, "next_offset": self.next_offset,
                 "error": self.error}
+
+
+class HandoverStep(Protocol):
+    """One message of a handover (the stand-in's `HandoverEvent`), as the report shows it."""
+
+    def to_json(self) -> dict[str, object]:
+        """The report's form."""
+        ...
+
+
+class Handover(Protocol):
+    """How leadership passed to a real controller (the stand-in's `HandoverResult`)."""
+
+    @property
+    def new_leader(self) -> int:
+        """The node that announced itself, or -1 if none did in time."""
+        ...
+
+    @property
+    def new_epoch(self) -> int:
+        """Its epoch."""
+        ...
+
+    @property
+    def elapsed_ms(self) -> float:
+        """From resigning to the new leader announcing itself."""
+        ...
+
+    @property
+    def fetches_answered(self) -> int:
+        """Fetch requests answered while resigning."""
+        ...
+
+    @property
+    def events(self) -> Sequence[HandoverStep]:
+        """Every message of the handover, in order."""
+        ...
 
 
 @runtime_checkable
@@ -128,6 +171,38 @@ class QuorumLog(Protocol):
 
     def close(self) -> None:
         """Finish queued writes and release the voters (their locks)."""
+        ...
+
+    # -- what only a led quorum does; the local form answers "nothing" ---------------------------
+
+    def take_own_records(self) -> list[MetadataRecord]:
+        """Records the quorum appended on its own (broker registrations and fencing changes)
+        since the last call, in log order, for the single writer's image."""
+        ...
+
+    def serve_brokers(self, mv: MetadataVersion) -> None:
+        """Start taking the brokers' registrations and heartbeats (once the pre-copy is
+        committed)."""
+        ...
+
+    def broker_registrations(self) -> dict[int, tuple[int, bool]] | None:
+        """broker id -> (broker epoch, live) as registered with the quorum; None when brokers
+        do not register with it (they register with the controllers that start after it)."""
+        ...
+
+    def describe_quorum(self, node: int) -> tuple[int, dict[int, int]]:
+        """DescribeQuorum to voter `node`: the leader it names and each observer's
+        LastFetchTimestamp.
+
+        Raises:
+            VoterUnavailableError: `node` did not answer, or answered with an error.
+        """
+        ...
+
+    def resign(self, *, timeout_s: float) -> Handover | None:
+        """Stop writing so that a real controller leads: a led quorum resigns (EndQuorumEpoch)
+        and returns who leads now; local voters finish their queued writes and close (the
+        controllers elect a leader when they start on them), returning None."""
         ...
 
 
@@ -293,6 +368,28 @@ class LocalVoterQuorum:
     def close(self) -> None:
         """See `QuorumLog`."""
         self._writer.close()
+
+    def take_own_records(self) -> list[MetadataRecord]:
+        """See `QuorumLog`: only this process writes local voters, so there are none."""
+        return []
+
+    def serve_brokers(self, mv: MetadataVersion) -> None:
+        """See `QuorumLog`: brokers register with the controllers started after the run."""
+
+    def broker_registrations(self) -> dict[int, tuple[int, bool]] | None:
+        """See `QuorumLog`: None, brokers do not register with local voters."""
+        return None
+
+    def describe_quorum(self, node: int) -> tuple[int, dict[int, int]]:
+        """See `QuorumLog`: local voters are files, and no voter answers for them."""
+        raise VoterUnavailableError(f"voter {node} is a local directory: it answers no "
+                                    "DescribeQuorum until a controller starts on it")
+
+    def resign(self, *, timeout_s: float) -> Handover | None:
+        """See `QuorumLog`: nobody leads local voters while zk2kraft writes them; `close`, so
+        the controllers can start on them. None: no handover to report."""
+        self.close()
+        return None
 
     def __enter__(self) -> LocalVoterQuorum:
         return self

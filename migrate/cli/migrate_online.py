@@ -1,6 +1,6 @@
 """`zk2kraft migrate --cutover now|manual`: flags, the live status, the manual trigger, the report.
 
-The run itself is `migrate._online.run_online`; this module only turns flags into options,
+The run itself is `migrate.online.run.run_online`; this module only turns flags into options,
 renders what the run reports (a rich live line on a terminal, plain lines otherwise, every
 message on stderr when `--json -` owns stdout), arms the manual trigger (Enter on a terminal or
 SIGUSR1) and writes the `--json` document (0600).
@@ -21,31 +21,35 @@ from typing import Any
 from rich.console import Console
 from rich.live import Live
 
-from migrate._canary import (
-    CANARY_TOPIC,
-    Canary,
-    check_bootstrap_servers,
-    finish_canary,
-    start_canary,
-    window_figures,
-)
-from migrate._cutover_check import brokers_serving, cutover_problems
-from migrate._journal import Journal, check_journal_dir, default_journal_dir
-from migrate._online import (
-    OnlineOptions,
-    OnlineOutcome,
-    StatusSink,
-    check_cutover_version,
-    run_online,
-)
 from migrate._private_file import check_output_path, write_json_report, write_report
-from migrate._window_report import check_controller_logs, online_html, parts_for
 from migrate.bulk.run import blockers_message, overrides_given
 from migrate.bulk.voters import VoterTarget, check_voters
 from migrate.errors import BadFlagError, BlockersFoundError, CanaryError, CutoverUnconfirmedError
 from migrate.flags.client_config import librdkafka_config, read_properties
 from migrate.flags.standin import StandInSpec
 from migrate.flags.zookeeper import connect_options
+from migrate.online import (
+    CANARY_TOPIC,
+    Canary,
+    Journal,
+    OnlineOptions,
+    OnlineOutcome,
+    Phase,
+    StatusSink,
+    brokers_serving,
+    check_bootstrap_servers,
+    check_controller_logs,
+    check_cutover_version,
+    check_journal_dir,
+    cutover_problems,
+    default_journal_dir,
+    finish_canary,
+    online_html,
+    parts_for,
+    run_online,
+    start_canary,
+    window_figures,
+)
 
 __all__ = ["online_options", "run"]
 
@@ -174,7 +178,7 @@ def _arm_trigger(mode: str) -> threading.Event:
 
 def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
     """Run the online migration; 0 when the cutover completed (or had already) and Kafka
-    confirms it, 1 on blockers, 4 when Kafka does not confirm it (`migrate._cutover_check`).
+    confirms it, 1 on blockers, 4 when Kafka does not confirm it (`migrate.online.cutover_check`).
     Every way out writes the `--json`/`--html` report asked for (`status` says which)."""
     options = online_options(args, standin)
     max_window = getattr(args, "max_window", None)
@@ -258,7 +262,7 @@ def _remember_verdict(options: OnlineOptions, problems: list[dict[str, Any]]) ->
         JournalWriteError: the journal cannot be written (exit 3).
     """
     journal = Journal.load(options.journal_dir)
-    if journal is not None and journal.phase == "done":
+    if journal is not None and journal.phase is Phase.DONE:
         journal.save(facts={**journal.facts, _UNCONFIRMED: problems})
 
 
@@ -298,7 +302,7 @@ def _canary_for(args: argparse.Namespace, options: OnlineOptions, sink: _Console
             journal = Journal.load(options.journal_dir)
         except ValueError:
             journal = None  # the run itself reports a damaged journal
-        if journal is None or not journal.at_least("fencing"):
+        if journal is None or not journal.at_least(Phase.FENCING):
             raise
         sink.say(f"canary: {exc}. The journal ({journal.path}) is in phase {journal.phase}: an "
                  "earlier run may have fenced ZooKeeper's controller, so no controller serves "

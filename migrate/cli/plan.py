@@ -7,7 +7,7 @@ it (`migrate.preflight.checks`); print tables and write `--json`. Exit 1 when an
 With `--standin` and the controllers (the flags `migrate` takes, checked by the same
 `check_standin_flags`), or with `--voter` (online, or `--offline`), the operator's sequence of
 that path follows the tables and goes into `--json` as `operator_sequence`
-(`migrate._operator_sequence`).
+(`migrate.online.operator_sequence`).
 
 Output routing keeps stdout machine-readable when asked: with `--json -` the document is the
 only thing on stdout and the tables go to stderr; `--quiet` prints no tables or bars at all.
@@ -44,7 +44,7 @@ from migrate.preflight.findings import Finding
 from zkreader import ClusterSnapshot
 
 if TYPE_CHECKING:
-    from migrate._operator_sequence import OperatorSequence
+    from migrate.online.operator_sequence import OperatorSequence
     from migrate.translate.translation import TranslationResult
     from verify import VoterDiff
     from writers import MetadataVersion
@@ -218,7 +218,7 @@ def _sequence(args: argparse.Namespace, snapshot: ClusterSnapshot, standin: Stan
               voters: Sequence[tuple[int, Path]]) -> OperatorSequence | None:
     """The operator's sequence of the path these flags plan: the stand-in, `--offline` with
     `--voter`, or online `--voter`; None without either transport (nothing to name)."""
-    from migrate import _operator_sequence as seq
+    from migrate.online import operator_sequence as seq
 
     common = {"metadata_version": args.metadata_version, "zookeeper": args.zookeeper,
               "controller_listener": args.controller_listener_name}

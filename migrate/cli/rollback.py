@@ -36,12 +36,12 @@ from pathlib import Path
 
 import orjson
 
-from migrate._journal import Journal, default_journal_dir
 from migrate._private_file import check_output_path, write_private
 from migrate.cli.args import SUB_EPILOG, Subparsers, add_output, add_voters, add_zookeeper
 from migrate.errors import BadFlagError, BlockersFoundError, JournalWriteError
 from migrate.flags.voters import check_voter_flags
 from migrate.flags.zookeeper import connect_options
+from migrate.online import Journal, Phase, default_journal_dir
 from migrate.translate.framing import ZK_MIGRATION_STATE_POST_MIGRATION
 from writers import METADATA_PARTITION_DIR, ReadPause, hold_voter_locks, open_log_source
 from zkreader import (
@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         with open_session(connect_options(args)) as session:
             before = read_fence_state(session, synced=True)
             owner = _judge_claim(before, journal, journal_dir)
-            fenced = owner is not None or (journal is not None and journal.at_least("fenced"))
+            fenced = owner is not None or (journal is not None and journal.at_least(Phase.FENCED))
             doc: dict[str, object]
             if journal is not None and not fenced:
                 doc = {"rolled_back": False,

@@ -1,7 +1,7 @@
 """`--command-config FILE`: Kafka's Java client properties, turned into librdkafka settings.
 
 Operators already hold a client properties file for `kafka-topics.sh --command-config`; the
-canary (`migrate._canary`) reads the same file, so it connects the way their tools do. Most
+canary (`migrate.online.canary`) reads the same file, so it connects the way their tools do. Most
 security keys have the same name in librdkafka (`security.protocol`, `sasl.mechanism`,
 `ssl.endpoint.identification.algorithm`, `ssl.key.password`, `sasl.kerberos.service.name`).
 The rest differ and are mapped here:

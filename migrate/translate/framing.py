@@ -37,7 +37,7 @@ __all__ = [
 MIGRATION_TRANSACTION_NAME = "ZK Migration"
 SCRAM_RESTATEMENT_TRANSACTION_NAME = "SCRAM credentials restated after ZK Migration"
 """The transaction that states the live SCRAM credentials again after the migration's, so
-Kafka's loader applies them as a delta of their own (`migrate._mirror_delta` says why)."""
+Kafka's loader applies them as a delta of their own (`migrate.online.mirror_delta` says why)."""
 ZK_MIGRATION_STATE_MIGRATION = 1
 """`ZkMigrationState.MIGRATION`: data copied, ZooKeeper still mirrored (online migration)."""
 ZK_MIGRATION_STATE_POST_MIGRATION = 3

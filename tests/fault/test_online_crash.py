@@ -3,7 +3,7 @@ must hold exactly the records an uninterrupted run writes (nothing lost, duplica
 reordered, checked on the decoded record sequence), `verify` must find parity, and ZooKeeper
 must have been fenced exactly once (/controller_epoch = the sample's 3 + 1).
 
-The crash hook is `ZK2KRAFT_CRASH_AT=<point>[:N]` (migrate/_online.py), which SIGKILLs the tool
+The crash hook is `ZK2KRAFT_CRASH_AT=<point>[:N]` (migrate/online/phases/), which SIGKILLs the tool
 at the Nth pass of the point: no cleanup runs, as with a real kill -9. Two points kill it with a
 ZooKeeper multi-op in flight (`fence_sent`, `migration_sent`: written to the socket, its reply
 never read): ZooKeeper then applies it without anyone hearing back, or, through a relay that
@@ -144,6 +144,35 @@ def test_kill_9_then_rerun_gives_the_uninterrupted_log(
     assert json.loads(mig)["kraft_metadata_offset"] == len(want) - 1
     if written is not None:
         assert stat.version == written  # read back as applied: not written a second time
+    verify_ok(cluster.connect, tmp_path)
+
+
+def test_a_journal_in_the_form_written_before_the_phase_enum_resumes(
+    sample_cluster: Callable[..., Any], tmp_path: Path
+) -> None:
+    """Killed just after its fence, the run's journal is replaced by one written field by field
+    the way main at 11b560c wrote it (phase as the plain string "fencing", the same keys in the
+    same order, indent 2): the re-run reads back the fence, finishes the drain and ends at
+    "done", with the log and ZooKeeper exactly as after an uninterrupted run."""
+    cluster = sample_cluster(SampleSpec.clean(topics=6, partitions_per_topic=3))
+    want = expected(cluster.connect)
+    code, out = done(run(cluster.connect, tmp_path, crash="after_fence"))
+    assert code == -9, out
+    path = tmp_path / ".zk2kraft-journal" / "journal.json"
+    crashed = json.loads(path.read_text())
+    old_form = {"phase": "fencing", "cluster_id": crashed["cluster_id"],
+                "voters": [3000, 3001, 3002], "leader_epoch": 1,
+                "last_durable_offset": crashed["last_durable_offset"],
+                "claim": crashed["claim"], "claims": [crashed["claim"]], "fence": None,
+                "migration_zk_version": None, "facts": {}}
+    path.write_text(json.dumps(old_form, indent=2))
+    code, out = done(run(cluster.connect, tmp_path))
+    assert code == 0, out
+    assert "resuming in phase fencing" in out, out
+    assert "the previous run's fence had applied (read back)" in out, out
+    assert log_records(tmp_path) == want
+    assert cluster.client.get("/controller_epoch")[0] == b"4"  # fenced exactly once
+    assert json.loads(path.read_text())["phase"] == "done"
     verify_ok(cluster.connect, tmp_path)
 
 

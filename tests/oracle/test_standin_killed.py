@@ -1,7 +1,7 @@
 """What real Kafka 3.9.1 controllers do with the prefix a stand-in leaves when it dies midway.
 
 The stand-in appends what a migration log starts with (Kafka's `ZkMigrationClient`,
-`migrate/_translate_framing`): `FeatureLevelRecord(metadata.version 3.9-IV0)`,
+`migrate/translate/framing.py`): `FeatureLevelRecord(metadata.version 3.9-IV0)`,
 `BeginTransactionRecord("ZK Migration")`, then migrated records, and dies before
 `ZkMigrationStateRecord` and `EndTransactionRecord`. The controllers notice (fetch timeout), elect
 one of themselves at epoch 2, and that controller activates on the committed prefix. Facts from
@@ -177,7 +177,7 @@ def test_standin_killed_with_controllers_in_migration_mode(
 
 # ------------------------------------------------------------------------------------------------
 # Through the CLI: `zk2kraft migrate --standin` SIGKILLed at four points (the crash hook
-# `ZK2KRAFT_CRASH_AT`, migrate/_online.py), a real controller taking over, then the re-run.
+# `ZK2KRAFT_CRASH_AT`, migrate/online/run.py), a real controller taking over, then the re-run.
 
 # point -> (crash hook, --cutover mode)
 CLI_KILL_POINTS = {

@@ -18,8 +18,8 @@ quorum's epochs start again).
 
 Healthy (`tests.support.availability.wait_available`): every partition has a leader and ISR ==
 replicas, an idempotent acks=all record is produced and consumed; the test's own canary
-(`migrate._canary.Canary` on `killed-canary`, running from before the kill to the end) consumed
-every record it had acknowledged, once; no broker logged a `raftManager fault` or stopped.
+(`migrate.online.canary.Canary` on `killed-canary`, running from before the kill to the end)
+consumed every record it had acknowledged, once; no broker logged a `raftManager fault` or stopped.
 
 * `test_killed_after_the_fence_then_a_real_controller_in_the_slot`: killed right after the fence;
   a controller takes over; the re-run exits 1 ("ZooKeeper IS fenced ... Either start a real
@@ -58,7 +58,7 @@ import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 from kazoo.client import KazooClient
 
-from migrate._canary import Canary, CanaryReport
+from migrate.online.canary import Canary, CanaryReport
 from tests.support.availability import restart_without_metadata_log, wait_available
 from tests.support.kafka import KafkaController, KafkaZkBroker, free_port
 from tests.support.migration_cluster import (

@@ -3,7 +3,7 @@ with Kafka's own word on the cluster, not zk2kraft's).
 
 Available means: every partition of every topic has a leader and its ISR holds all its replicas
 (Metadata, asked through the brokers), and an idempotent acks=all record is produced and consumed
-back (`produce_and_consume`). The canary's own loop (`migrate._canary.Canary`, run by the test
+back (`produce_and_consume`). The canary's own loop (`migrate.online.canary.Canary`, run by the test
 across a kill and the recovery) says whether an acknowledged record was lost.
 """
 

@@ -4,7 +4,7 @@ Shared by `scripts/gen_runbooks.py` (writes the files) and `tests/integration/te
 (regenerates and compares), so both run exactly the same `plan` commands. The only values put
 in by hand are the ones an operator supplies: the ZooKeeper connect string shown
 (`zk1:2181/kafka` for whichever local ZooKeeper ran the plans), hosts, ports and directories
-(in `migrate._runbook.RUNBOOKS`).
+(in `migrate.online.runbook.RUNBOOKS`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
-from migrate._runbook import ROLLBACK_RUNBOOK, RUNBOOKS, render_rollback, render_runbook
 from migrate.cli import main
+from migrate.online.runbook import ROLLBACK_RUNBOOK, RUNBOOKS, render_rollback, render_runbook
 
 RUNBOOK_DIR = Path(__file__).resolve().parents[2] / "docs" / "runbooks"
 SHOWN_ZOOKEEPER = "zk1:2181/kafka"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from migrate._canary import _gap, check_bootstrap_servers
 from migrate.errors import BadFlagError
 from migrate.flags.client_config import librdkafka_config, read_properties
+from migrate.online.canary import _gap, check_bootstrap_servers
 
 
 def _file(tmp_path: Path, text: str) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from migrate._cutover_check import cutover_problems
-from migrate._online import OnlineOutcome
+from migrate.online.cutover_check import cutover_problems
+from migrate.online.outcome import OnlineOutcome
 
 
 def _outcome(*, unregistered: list[int] | None = None, claimed: bool = True,

@@ -7,17 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from migrate._journal import Journal, check_journal_dir
 from migrate.errors import BadFlagError
+from migrate.online.journal import Journal, check_journal_dir
+from migrate.online.phases import Phase
 
 C1 = '{"version":2,"brokerid":3000,"timestamp":"1700000000001","kraftControllerEpoch":1}'
 C2 = '{"version":2,"brokerid":3000,"timestamp":"1700000000002","kraftControllerEpoch":1}'
 
 
 def test_every_claim_survives_a_reload_and_a_not_applied_read_back(tmp_path: Path) -> None:
-    j = Journal(tmp_path, cluster_id="c", voters=[3000])
+    j = Journal(tmp_path, phase=Phase.MIRROR, cluster_id="c", voters=[3000])
     j.add_claim(C1)
-    j.save(phase="mirror", claim=None)  # a re-run read back "not applied"
+    j.enter(Phase.MIRROR, claim=None)  # a re-run read back "not applied"
     j.add_claim(C2)
     loaded = Journal.load(tmp_path)
     assert loaded is not None
@@ -56,5 +57,5 @@ def test_journal_dir_checks_refuse_what_cannot_hold_a_journal(tmp_path: Path) ->
 
 
 def test_a_journal_dir_is_created_0700(tmp_path: Path) -> None:
-    Journal(tmp_path / "jd", cluster_id="c", voters=[3000]).save(phase="precopy")
+    Journal(tmp_path / "jd", cluster_id="c", voters=[3000]).save()
     assert (tmp_path / "jd").stat().st_mode & 0o777 == 0o700

@@ -3,7 +3,7 @@ open, was ZkMigrationStateRecord written). Records written by hand from Kafka's 
 
 from __future__ import annotations
 
-from migrate._mirror_delta import LogState
+from migrate.online.mirror_delta import LogState
 from migrate.translate.framing import scram_restatement_records
 from writers import MetadataRecord
 

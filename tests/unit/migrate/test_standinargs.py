@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from migrate._standin_transport import bootstrap_records
 from migrate.errors import BadFlagError
 from migrate.flags.standin import (
     check_standin_flags,
@@ -17,6 +16,7 @@ from migrate.flags.standin import (
     parse_standin,
     quorum_voter_ids,
 )
+from migrate.online.transport import bootstrap_records
 from writers import parse_metadata_version
 
 STANDIN = (3000, "10.0.0.5", 9093, Path("/var/lib/zk2kraft/meta"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migrate._window_report import follow_controller_logs
+from migrate.online.window_report import follow_controller_logs
 from tests.unit.verify.test_window_parts import FENCE_WALL, RAFT, TAKEOVER
 
 

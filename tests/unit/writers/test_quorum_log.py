@@ -14,7 +14,9 @@ from writers import (
     QuorumLog,
     VoterDir,
     VoterStateError,
+    VoterUnavailableError,
     open_log_source,
+    parse_metadata_version,
 )
 
 CLUSTER = "hoZ1PKcBRjKUt1oizWckJQ"
@@ -108,3 +110,20 @@ def test_a_log_already_led_in_a_higher_epoch_is_refused(tmp_path: Path) -> None:
         q.append_records([feature()], timestamp_ms=1)
     with pytest.raises(VoterStateError, match="leader epoch 5"):
         quorum(tmp_path, epoch=1)
+
+
+def test_local_voters_answer_the_led_quorum_calls_with_nothing(tmp_path: Path) -> None:
+    """What only the stand-in does (docs/design.md, "The quorum writer interface"): local voters
+    hold no records of their own, take no registrations, answer no DescribeQuorum, and resign
+    by closing, after which their logs hold every append and nothing more."""
+    q = quorum(tmp_path)
+    q.append_records([feature(), begin()], timestamp_ms=1000)
+    q.serve_brokers(parse_metadata_version("3.9-IV0"))
+    assert q.take_own_records() == []
+    assert q.broker_registrations() is None
+    with pytest.raises(VoterUnavailableError, match="voter 3001 is a local directory"):
+        q.describe_quorum(3001)
+    assert q.resign(timeout_s=1.0) is None
+    for i in (3000, 3001, 3002):
+        assert offsets(tmp_path / f"c{i}") == [
+            (0, "FEATURE_LEVEL_RECORD"), (1, "BEGIN_TRANSACTION_RECORD")]

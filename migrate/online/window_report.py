@@ -1,6 +1,6 @@
 """`window_ms.parts` for `migrate --cutover now|manual`, and the `--html` page that draws them.
 
-The run (`migrate._online`) stamps the window's boundaries on its monotonic clock; this module
+The run (`migrate.online.run`) stamps the window's boundaries on its monotonic clock; this module
 adds Kafka's side from `--controller-log FILE` (the new leader's server log, repeatable when it
 is not known in advance which controller will lead): it follows the files until the migration
 driver logs DUAL_WRITE after the fence, or until `--handoff-timeout` passed, then stacks the
@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from migrate._online import OnlineOutcome
 from migrate.errors import BadFlagError
+from migrate.online.outcome import OnlineOutcome
 from migrate.preflight.findings import Finding
 from verify import (
     DriverEvent,

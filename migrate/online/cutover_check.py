@@ -18,7 +18,7 @@ a problem that ends it with exit 4 (`CutoverUnconfirmedError`) and a report nami
 * `BROKERS_NOT_SERVING`: after the canary stopped, the brokers, asked afresh, do not list every
   broker ZooKeeper listed at the fence or do not serve a controller-bound request (an
   IncrementalAlterConfigs, which migration-mode brokers forward to the KRaft controller once it
-  has told them it leads; Metadata's controller id is no signal then, see `migrate._canary`).
+  has told them it leads; Metadata's controller id is no signal then, see `migrate.online.canary`).
 * `WINDOW_OVER_BOUND`: the clients' observed window exceeded `--max-window`.
 
 Without `--bootstrap-server` zk2kraft cannot ask the brokers; it says so (no problem is made up).

@@ -15,7 +15,8 @@ resumes from. Every journal write that precedes a ZooKeeper write precedes it in
 ZooKeeper untouched; after it, the message says ZooKeeper is fenced and how to finish or roll
 back.
 
-Phases, in order:
+Phases (`phase.Phase`, persisted by value; `phase.TRANSITIONS` lists the legal changes), in
+order:
     precopy   the live logs are being written inside the open transaction
     mirror    the pre-copy is durable; notifications are being mirrored
     fencing   the fence multi-op may have been sent (its exact `/controller` claim is here, so a
@@ -45,11 +46,11 @@ from typing import Any
 import orjson
 
 from migrate.errors import BadFlagError, JournalWriteError
+from migrate.online.phases import IllegalTransitionError, Phase, check_transition
 from writers import atomic_write
 
-__all__ = ["PHASES", "Journal", "check_journal_dir", "default_journal_dir"]
+__all__ = ["Journal", "check_journal_dir", "default_journal_dir"]
 
-PHASES = ("precopy", "mirror", "fencing", "fenced", "drained", "migration", "handoff", "done")
 _FILE = "journal.json"
 
 
@@ -102,7 +103,7 @@ class Journal:
 
     Attributes:
         directory: where `journal.json` lives.
-        phase: the last phase reached.
+        phase: the last phase entered (changed only through `enter`).
         cluster_id: ZooKeeper's cluster id (a journal for another cluster is refused).
         voters: the voter ids of the run.
         leader_epoch: the epoch the log is written in.
@@ -116,7 +117,7 @@ class Journal:
     """
 
     directory: Path
-    phase: str = "precopy"
+    phase: Phase = Phase.PRECOPY
     cluster_id: str = ""
     voters: list[int] = field(default_factory=list)
     leader_epoch: int = 1
@@ -148,9 +149,11 @@ class Journal:
             raise ValueError(f"{path}: cannot read the journal ({_os_error(exc)})") from None
         try:
             doc = orjson.loads(raw)
-            if doc.get("phase") not in PHASES:
-                raise ValueError(f"unknown phase {doc.get('phase')!r}")
-            return cls(directory=directory, phase=doc["phase"], cluster_id=doc["cluster_id"],
+            try:
+                phase = Phase(doc.get("phase"))
+            except ValueError:
+                raise ValueError(f"unknown phase {doc.get('phase')!r}") from None
+            return cls(directory=directory, phase=phase, cluster_id=doc["cluster_id"],
                        voters=list(doc["voters"]), leader_epoch=int(doc["leader_epoch"]),
                        last_durable_offset=int(doc["last_durable_offset"]),
                        claim=doc.get("claim"), claims=_claims(doc), fence=doc.get("fence"),
@@ -162,23 +165,39 @@ class Journal:
     def add_claim(self, claim: str) -> None:
         """Journal `claim` as the fence about to be sent (phase `fencing`), keeping the earlier
         ones: atomically, before the multi-op leaves."""
-        self.save(phase="fencing", claim=claim, claims=[*self.claims, claim])
+        self.enter(Phase.FENCING, claim=claim, claims=[*self.claims, claim])
 
-    def at_least(self, phase: str) -> bool:
-        """True when the journal has reached `phase`."""
-        return PHASES.index(self.phase) >= PHASES.index(phase)
+    def at_least(self, phase: Phase) -> bool:
+        """True when the journal has reached `phase` (`Phase.reached`)."""
+        return self.phase.reached(phase)
+
+    def enter(self, phase: Phase, **changes: Any) -> None:
+        """Go to `phase` with `changes`, in one atomic, durable save.
+
+        Raises:
+            IllegalTransitionError: `phase.TRANSITIONS` does not allow it (a bug; nothing saved).
+            JournalWriteError: as `save`.
+        """
+        check_transition(self.phase, phase)
+        self._save(phase=phase, **changes)
 
     def save(self, **changes: Any) -> None:
-        """Apply `changes` and replace the file atomically and durably.
+        """Apply `changes` (not the phase: `enter` changes it) and replace the file atomically
+        and durably.
 
         Raises:
             JournalWriteError: the file could not be written (exit 3); it still holds the last
                 state saved, and the message says what that means for ZooKeeper.
         """
+        if "phase" in changes:
+            raise IllegalTransitionError("the phase changes only through Journal.enter")
+        self._save(**changes)
+
+    def _save(self, **changes: Any) -> None:
         held, held_offset = self.phase, self.last_durable_offset
         for k, v in changes.items():
             setattr(self, k, v)
-        doc = {"phase": self.phase, "cluster_id": self.cluster_id, "voters": self.voters,
+        doc = {"phase": self.phase.value, "cluster_id": self.cluster_id, "voters": self.voters,
                "leader_epoch": self.leader_epoch,
                "last_durable_offset": self.last_durable_offset, "claim": self.claim,
                "claims": self.claims, "fence": self.fence,
@@ -190,13 +209,13 @@ class Journal:
         except OSError as exc:
             raise JournalWriteError(self._write_failed(exc, held, held_offset)) from exc
 
-    def _write_failed(self, exc: OSError, held: str, held_offset: int) -> str:
+    def _write_failed(self, exc: OSError, held: Phase, held_offset: int) -> str:
         """The message of a failed save: the file, the errno, and what is safe now."""
-        on_file = (f"the file still holds phase {held!r} (last durable offset {held_offset})"
+        on_file = (f"the file still holds phase {held.value!r} (last durable offset {held_offset})"
                    if self.path.is_file() else "no journal was saved yet")
         head = (f"journal {self.path}: cannot write ({_os_error(exc)}); the run stopped here, "
                 f"as a crash would, and {on_file}. ")
-        if PHASES.index(self.phase) < PHASES.index("fenced"):
+        if not self.phase.reached(Phase.FENCED):
             return head + ("ZooKeeper is untouched (not fenced: its own controller still "
                            "leads). Make the journal's filesystem writable (free space) and "
                            "re-run this same command: it resumes from the journal")

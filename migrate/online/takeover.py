@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import json
 
-from migrate._journal import PHASES, Journal
 from migrate.flags.standin import StandInSpec
+from migrate.online.journal import Journal
+from migrate.online.phases import Phase
 from writers import QuorumLedElsewhereError
 from zkreader import FenceState
 
@@ -52,7 +53,7 @@ def _int(value: object, default: int = -1) -> int:
 
 
 def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: FenceState,
-                     spec: StandInSpec, *, connect: str, stopped_in: str,
+                     spec: StandInSpec, *, connect: str, stopped_in: Phase,
                      migration_written: int | None) -> str:
     """The re-run's message: what happened, what ZooKeeper and the quorum hold, what to do.
 
@@ -93,7 +94,7 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
                 + ". Nothing is left for zk2kraft to do: follow Kafka's guide from there "
                 "(brokers to KRaft, then finalise), or roll back as Kafka's guide says.")
     fenced = claimed_by == spec.node_id and claimed_epoch == ours
-    if PHASES.index(stopped_in) < PHASES.index("drained"):
+    if not stopped_in.reached(Phase.DRAINED):
         log_state = ("On activation Kafka aborted the migration transaction the stand-in had "
                      "left open: the quorum's log is back at the PRE_MIGRATION bootstrap, and "
                      "what comes next is Kafka's own migration, which copies ZooKeeper itself "

@@ -1,6 +1,6 @@
 """The stand-in transport of `migrate --cutover now|manual`: open, bootstrap, resign.
 
-`migrate._online` runs the same phases over either `QuorumLog`; what differs for the stand-in
+`migrate.online.run` runs the same phases over either `QuorumLog`; what differs for the stand-in
 (`writers.StandInLeader`) lives here, so the orchestration stays one piece:
 
 * **Open.** The stand-in listens on its voter address, reads its own log dir, and wins the
@@ -16,7 +16,7 @@
   its migration-mode activation is a fatal fault, while a PRE_MIGRATION log makes it abort the
   open transaction and run Kafka's own migration (graceful).
 * **Brokers** register with the stand-in (BrokerRegistration, BrokerHeartbeat, as Kafka's
-  active controller takes them in pre-migration) once the pre-copy is committed (`_online`
+  active controller takes them in pre-migration) once the pre-copy is committed (`run`
   calls `serve_brokers`; a resumed run's log already holds it, so from the election on), so
   they are registered and unfenced in the log before the handover and keep their epochs.
 * **Resign** after `/migration` is written: EndQuorumEpoch with the followers as preferred

@@ -1,0 +1,381 @@
+"""What every path's operator sequence is made of: the sequence and its steps, the per-node
+property lists, and the steps the online paths share (the package docstring says where the
+facts come from)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from migrate.flags.standin import StandInSpec
+from zkreader import ClusterSnapshot
+
+__all__ = [
+    "DISTINCT_IDS_NOTE",
+    "ELECTION_TIMEOUT_MS",
+    "FETCH_TIMEOUT_MS",
+    "KRAFT_AUTHORIZER",
+    "OFFLINE",
+    "ONLINE_STANDIN",
+    "ONLINE_VOTER",
+    "OperatorSequence",
+    "REVERT_BROKERS",
+    "SLOW_EVENT_THRESHOLD_MS",
+    "Step",
+    "TOKEN_SECRET_PLACEHOLDER",
+    "address_notes",
+    "bootstrap_string",
+    "bracketed_host",
+    "controller_base",
+    "controller_dir_placeholder",
+    "finalise_step",
+    "migrating_brokers",
+    "migration_controllers",
+    "migration_mode_step",
+    "prepare_step",
+    "revert_zk_action",
+    "sequence_lines",
+    "to_kraft_step",
+    "voters_string",
+]
+
+ONLINE_STANDIN = "online-standin"
+ONLINE_VOTER = "online-voter"
+OFFLINE = "offline"
+
+ELECTION_TIMEOUT_MS = 30000
+"""The controllers' `controller.quorum.election.timeout.ms`: long, so that none of them stands
+for election before the stand-in has won epoch 1 (a controller that wins first writes its own
+bootstrap records); the value the stand-in's tests run real 3.9.1 controllers with."""
+
+FETCH_TIMEOUT_MS = 30000
+"""The controllers' `controller.quorum.fetch.timeout.ms` on the stand-in path: how long a follower
+waits for a Fetch answer from its leader before it stands for election. Kafka's 2000 ms default
+is missed on a loaded host: real 3.9.1 controllers with the printed properties following the
+stand-in stood for election 1.4 s after following (one rehearsal at load 60-100), and the
+stand-in lost its majority in the middle of the pre-copy (exit 3). The value the stand-in's tests
+run real controllers with; a resigning stand-in still hands over at once (EndQuorumEpoch)."""
+
+SLOW_EVENT_THRESHOLD_MS = 30000
+"""Kafka 4.x controllers' `controller.performance.always.log.threshold.ms` (module docstring):
+well above the first replay measured on a loaded host, so that only a real stall is an ERROR."""
+
+DISTINCT_IDS_NOTE = ("Controller node ids must differ from every broker id (brokers and "
+                     "controllers share one id space in KRaft).")
+TOKEN_SECRET_PLACEHOLDER = "<the same secret as the brokers' delegation.token.secret.key>"
+"""What `delegation.token.secret.key` is printed as: never a value (design I7)."""
+
+_SOURCE = ("Kafka 3.9 documentation, operations: \"ZooKeeper to KRaft Migration\" "
+           "(https://kafka.apache.org/39/documentation.html#kraft_zk_migration)")
+_OFFLINE_SOURCE = ("zk2kraft's offline rehearsal (3.9.1 and 4.1.1 nodes on the migrated log: "
+                   "docs/design.md, \"Offline migration\") and Kafka's KRaft configuration "
+                   "(https://kafka.apache.org/documentation/#kraft_config)")
+KRAFT_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+
+def controller_dir_placeholder(node_id: int) -> str:
+    """A controller's `metadata.log.dir` when zk2kraft does not know it (the stand-in path)."""
+    return f"<controller {node_id}'s metadata directory>"
+
+
+def _address_placeholder(node_id: int) -> str:
+    return f"<controller {node_id}'s host:port>"
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One numbered step of the procedure and how to go back once it is done.
+
+    Attributes:
+        title: what the step achieves.
+        actions: what the operator does, in order.
+        rollback: how to return to ZooKeeper mode once this step is complete (None: no way back).
+    """
+
+    title: str
+    actions: tuple[str, ...]
+    rollback: str | None
+
+    def to_json(self, number: int) -> dict[str, object]:
+        return {"step": number, "title": self.title, "actions": list(self.actions),
+                "rollback": self.rollback}
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorSequence:
+    """Per-node properties and the numbered procedure (`to_json` is plan's JSON entry).
+
+    Attributes:
+        path: `online-standin`, `online-voter` or `offline`.
+        standin: the stand-in flags (the stand-in path only).
+        target_kafka: the release the nodes run after the migration (`3.9`, or `4.x` offline).
+        controllers: node id -> the properties that controller must run with (in print order).
+        brokers: broker id -> the properties it must run with (added to, or changed in, its
+            server.properties).
+        broker_removals: the properties each broker must no longer have (offline: KRaft mode).
+        steps: the procedure, in order.
+    """
+
+    path: str
+    cluster_id: str | None
+    metadata_version: str
+    target_kafka: str
+    standin: StandInSpec | None
+    controllers: Mapping[int, Mapping[str, str]]
+    brokers: Mapping[int, Mapping[str, str]]
+    broker_removals: tuple[str, ...]
+    steps: tuple[Step, ...]
+    notes: tuple[str, ...]
+
+    def to_json(self) -> dict[str, object]:
+        """The `operator_sequence` entry of `plan --json` (no secrets: placeholders only)."""
+        return {
+            "path": self.path,
+            "source": _OFFLINE_SOURCE if self.path == OFFLINE else _SOURCE,
+            "cluster_id": self.cluster_id,
+            "metadata_version": self.metadata_version,
+            "target_kafka": self.target_kafka,
+            "standin": None if self.standin is None else {
+                "node_id": self.standin.node_id,
+                "listen": f"{self.standin.listen[0]}:{self.standin.listen[1]}",
+                "log_dir": str(self.standin.log_dir)},
+            "controllers": [{"node_id": n, "properties": dict(p)}
+                            for n, p in self.controllers.items()],
+            "brokers": [{"broker_id": n, "properties": dict(p)}
+                        for n, p in self.brokers.items()],
+            "broker_removals": list(self.broker_removals),
+            "steps": [s.to_json(i) for i, s in enumerate(self.steps, 1)],
+            "notes": list(self.notes),
+        }
+
+    def lines(self) -> list[str]:
+        """The same as plain text lines, for the terminal (properties as `key=value`)."""
+        return sequence_lines(self.to_json())
+
+
+def sequence_lines(doc: Mapping[str, object]) -> list[str]:
+    """`operator_sequence` (as `to_json` made it) as the terminal's text; one renderer, so the
+    text and the JSON cannot disagree."""
+    out = [f"Operator's sequence, {doc['path']} (after {doc['source']})"]
+    controllers = doc["controllers"]
+    brokers = doc["brokers"]
+    steps = doc["steps"]
+    assert isinstance(controllers, list) and isinstance(brokers, list)
+    assert isinstance(steps, list)
+    for c in controllers:
+        out.append(f"controller {c['node_id']}: controller.properties")
+        out.extend(f"    {k}={v}" for k, v in c["properties"].items())
+    for b in brokers:
+        out.append(f"broker {b['broker_id']}: add to (or change in) server.properties")
+        out.extend(f"    {k}={v}" for k, v in b["properties"].items())
+    removals = doc.get("broker_removals")
+    if removals:
+        assert isinstance(removals, list)
+        out.append("every broker: remove from server.properties")
+        out.extend(f"    {k}" for k in removals)
+    for s in steps:
+        out.append(f"{s['step']}. {s['title']}")
+        out.extend(f"     - {a}" for a in s["actions"])
+        out.append(f"     rollback: {s['rollback'] or 'none: this step cannot be undone'}")
+    notes = doc["notes"]
+    assert isinstance(notes, list)
+    out.extend(f"note: {n}" for n in notes)
+    return out
+
+
+def voters_string(voters: Mapping[int, tuple[str, int] | None]) -> str:
+    return ",".join(f"{n}@{_address(n, a)}" for n, a in voters.items())
+
+
+def bootstrap_string(voters: str) -> str:
+    """The `host:port` list of a `controller.quorum.voters` string (Kafka's tools'
+    --bootstrap-controller value)."""
+    return ",".join(v.split("@", 1)[1] for v in voters.split(","))
+
+
+def controller_base(node_id: int, address: tuple[str, int] | None, directory: str, *,
+                    voters: str, listener: str, protocol_map: str) -> dict[str, str]:
+    """What every KRaft controller of a sequence runs with, migration mode or not; each path
+    adds its own keys after these (the order is the printed order)."""
+    return {
+        "process.roles": "controller",
+        "node.id": str(node_id),
+        "controller.quorum.voters": voters,
+        "controller.listener.names": listener,
+        "listeners": f"{listener}://{_address(node_id, address)}",
+        "listener.security.protocol.map": protocol_map,
+        "metadata.log.dir": directory,
+        "log.dirs": directory,
+    }
+
+
+def _address(node_id: int, address: tuple[str, int] | None) -> str:
+    if address is None:
+        return _address_placeholder(node_id)
+    return f"{bracketed_host(address[0])}:{address[1]}"
+
+
+def bracketed_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _inter_broker_listener(snapshot: ClusterSnapshot) -> tuple[str, str | None]:
+    """The brokers' inter-broker listener name, when the registrations tell it.
+
+    ZooKeeper does not record `inter.broker.listener.name`; when every broker advertises exactly
+    one listener, and the same one, that is it. Otherwise a placeholder naming the candidates,
+    and a note saying why.
+    """
+    names = {tuple(sorted(e.listener for e in b.endpoints)) for b in snapshot.brokers.values()}
+    if len(names) == 1:
+        (only,) = names
+        if len(only) == 1:
+            return only[0], None
+    common = sorted(set.intersection(*(set(n) for n in names))) if names else []
+    return ("<the brokers' inter.broker.listener.name"
+            + (f": one of {', '.join(common)}>" if common else ">"),
+            "inter.broker.listener.name: the brokers advertise several listeners, and ZooKeeper "
+            "does not record which one is the inter-broker listener; set the controllers' value "
+            "to the brokers' inter.broker.listener.name (default: the listener of "
+            "security.inter.broker.protocol, PLAINTEXT)")
+
+
+def _broker_protocol_map(snapshot: ClusterSnapshot, broker_id: int, listener: str,
+                         protocol: str) -> str:
+    broker = snapshot.brokers[broker_id]
+    pairs = {e.listener: e.security_protocol for e in broker.endpoints}
+    pairs[listener] = protocol
+    return ",".join(f"{k}:{v}" for k, v in pairs.items())
+
+
+def migration_controllers(
+    snapshot: ClusterSnapshot, addresses: Mapping[int, tuple[str, int] | None],
+    directories: Mapping[int, str], *, voters: str, zookeeper: str, listener: str,
+    protocol: str, election_timeout: bool,
+) -> tuple[dict[int, dict[str, str]], list[str]]:
+    """Migration-mode controller properties (online paths) and the notes they need."""
+    ibl, ibl_note = _inter_broker_listener(snapshot)
+    tokens = bool(snapshot.delegation_tokens)
+    # Kafka refuses a controller whose inter.broker.listener.name is not in its protocol map
+    # (KafkaConfig.getInterBrokerListenerNameAndSecurityProtocol), so the brokers' listeners,
+    # as their registrations map them, are mapped beside the controller listener
+    listener_protocols = {listener: protocol}
+    for broker_id in sorted(snapshot.brokers):
+        for e in snapshot.brokers[broker_id].endpoints:
+            listener_protocols.setdefault(e.listener, e.security_protocol)
+    controller_map = ",".join(f"{k}:{v}" for k, v in listener_protocols.items())
+    controllers: dict[int, dict[str, str]] = {}
+    for node_id, address in addresses.items():
+        props = controller_base(node_id, address, directories[node_id], voters=voters,
+                                listener=listener, protocol_map=controller_map)
+        if election_timeout:
+            props["controller.quorum.election.timeout.ms"] = str(ELECTION_TIMEOUT_MS)
+            props["controller.quorum.fetch.timeout.ms"] = str(FETCH_TIMEOUT_MS)
+        props.update({
+            "zookeeper.metadata.migration.enable": "true",
+            "zookeeper.connect": zookeeper,
+            "inter.broker.listener.name": ibl,
+        })
+        if tokens:
+            props["delegation.token.secret.key"] = TOKEN_SECRET_PLACEHOLDER
+        controllers[node_id] = props
+    notes = [
+        DISTINCT_IDS_NOTE,
+    ]
+    if ibl_note:
+        notes.append(ibl_note)
+    if tokens:
+        notes.append("ZooKeeper holds delegation tokens: give each controller the brokers' "
+                     "delegation.token.secret.key (the tokens' HMACs derive from it); it is "
+                     "shown as a placeholder, never a value.")
+    if protocol.startswith("SASL"):
+        notes.append(f"The controller listener is {protocol}: keep the listener's JAAS "
+                     "configuration (sasl.mechanism.controller.protocol, listener.name."
+                     f"{listener.lower()}.plain.sasl.jaas.config) on every node.")
+    return controllers, notes
+
+
+def migrating_brokers(snapshot: ClusterSnapshot, *, voters: str, listener: str, protocol: str,
+                      mv: str) -> dict[int, dict[str, str]]:
+    return {
+        broker_id: {
+            "broker.id": str(broker_id),
+            "zookeeper.metadata.migration.enable": "true",
+            "controller.quorum.voters": voters,
+            "controller.listener.names": listener,
+            "listener.security.protocol.map": _broker_protocol_map(
+                snapshot, broker_id, listener, protocol),
+            "inter.broker.protocol.version": mv,
+        }
+        for broker_id in sorted(snapshot.brokers)
+    }
+
+
+def address_notes() -> tuple[str, ...]:
+    return ("<controller N's host:port> is the address each controller listens on for the "
+            "controller listener (its entry in controller.quorum.voters); zk2kraft does not "
+            "know it from --voter ID=DIR.",)
+
+
+REVERT_BROKERS = ("on each broker remove zookeeper.metadata.migration.enable, "
+                  "controller.quorum.voters, controller.listener.names and the "
+                  "controller listener's entry in listener.security.protocol.map, then "
+                  "roll the brokers")
+
+
+def revert_zk_action(zookeeper: str, voter_flags: str, also: str) -> str:
+    return (f"stop every controller{also}, then `zk2kraft rollback --zookeeper {zookeeper} "
+            f"{voter_flags}` (removes the /controller claim and /migration in one fenced "
+            "multi-op and lifts /controller_epoch above the KRaft epochs in the partition "
+            "states; Kafka's docs: delete /controller, then get and delete /migration, quickly)")
+
+
+def prepare_step(mv: str) -> Step:
+    return Step("Prepare",
+                (f"run Kafka 3.9.1 on every broker with inter.broker.protocol.version={mv} (the "
+                 "metadata.version the controllers will use); do not change it until the "
+                 "migration is finalised",
+                 "optionally log org.apache.kafka.metadata.migration at TRACE on the "
+                 "controllers"),
+                "nothing to undo: the cluster has not left ZooKeeper mode")
+
+
+def migration_mode_step(voters: str) -> Step:
+    return Step("Put the brokers in migration mode",
+                ("give each broker the properties listed for it above and roll the brokers one "
+                 "at a time; ZooKeeper's controller keeps leading (nothing runs at "
+                 f"{voters} yet)",),
+                REVERT_BROKERS)
+
+
+def to_kraft_step(revert_zk: str) -> Step:
+    return Step("Move the brokers to KRaft",
+                ("on each broker: replace broker.id with node.id (same id), add "
+                 "process.roles=broker, remove zookeeper.connect and every zookeeper.* setting, "
+                 "zookeeper.metadata.migration.enable, inter.broker.protocol.version and "
+                 "control.plane.listener.name; keep controller.quorum.voters and "
+                 "controller.listener.names; replace the AclAuthorizer with "
+                 f"{KRAFT_AUTHORIZER}; roll the brokers one at a time",
+                 "expected at each broker's first KRaft start: STALE_BROKER_EPOCH at ERROR on "
+                 "the broker (AssignmentsManager, retried) and on the active controller "
+                 "(ControllerApis) while the broker reports its replicas' directories before its "
+                 "own metadata image holds its new registration (the migrated log names no "
+                 "directories); they stop once its metadata catches up"),
+                "on each broker remove process.roles, replace node.id with broker.id and "
+                "restore zookeeper.connect (and other zookeeper.* settings), keeping "
+                "zookeeper.metadata.migration.enable=true, and roll the brokers; then "
+                f"{revert_zk}; then {REVERT_BROKERS} (a second roll)")
+
+
+def finalise_step(voters: str) -> Step:
+    bootstrap = bootstrap_string(voters)
+    return Step("Finalise",
+                ("remove zookeeper.metadata.migration.enable and zookeeper.connect from every "
+                 "controller and restart the controllers one at a time; the active controller "
+                 "records ZkMigrationState POST_MIGRATION",
+                 "before restarting the next controller, wait until the restarted one has "
+                 f"caught up: kafka-metadata-quorum.sh --bootstrap-controller {bootstrap} "
+                 "describe --replication lists it with Lag 0 (restarting the next one earlier "
+                 "costs elections and a time with no leader)",
+                 "ZooKeeper can then be deprovisioned (if nothing else uses it)"),
+                None)

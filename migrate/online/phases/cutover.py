@@ -1,0 +1,298 @@
+"""The cutover phase: fence ZooKeeper's controller, drain what was notified before the fence into
+the log and close its transaction (t1), then write `/migration`; and, for a resume, whether a
+fence an earlier run sent applied (`our_applied_fence`)."""
+
+from __future__ import annotations
+
+from migrate.errors import BlockersFoundError
+from migrate.online.phases import Phase
+from migrate.online.phases.context import (
+    MIGRATION_PATH,
+    IntervalCost,
+    OurFenceFound,
+    RunContext,
+    claim_timestamp,
+    crash_in_flight,
+    fenced_without_log,
+)
+from migrate.online.phases.handoff import resign
+from migrate.online.phases.mirror import Mirror
+from migrate.online.takeover import refused_fence_advice
+from migrate.preflight.checks import standin_migration_finding
+from migrate.translate.framing import (
+    ZK_MIGRATION_STATE_MIGRATION,
+    scram_restatement_records,
+    trailer_records,
+)
+from writers import MetadataRecord, VoterUnavailableError
+from writers import crash_point as _crash  # test-only hooks (writers/_faults.py)
+from writers import pause_point as _pause
+from zkreader import (
+    MIGRATION_ABSENT,
+    ClusterSnapshot,
+    ControllerMovedError,
+    FenceState,
+    FenceToken,
+    MigrationMovedError,
+    MigrationState,
+    MigrationZnode,
+    claim_json,
+    fence_zk_controller,
+    kind_for_path,
+    read_fence_state,
+    write_migration_state,
+)
+
+__all__ = ["Cutover", "our_applied_fence"]
+
+
+class Cutover:
+    """The cutover: the fence (one multi-op, never sent twice), the drain (the final delta,
+    `ZkMigrationStateRecord(MIGRATION)` and `EndTransactionRecord`, durable: t1) and `/migration`
+    naming the log's end (docs/design.md, "Online migration")."""
+
+    def __init__(self, c: RunContext, mirror: Mirror) -> None:
+        self.c = c
+        self.mirror = mirror  # the drain reads what it left pending
+
+    def fence(self) -> tuple[float, FenceToken]:
+        """Journal the claim (`fencing`), then fence: t0 and the token.
+
+        Raises:
+            OurFenceFound: refused because an earlier run's fence holds `/controller`.
+            MigrationMovedError / ControllerMovedError: as `zkreader.fence_zk_controller`.
+        """
+        ts = int(self.c.wall() * 1000)
+        self.c.out.fence_wall_s = ts / 1000.0
+        claim = claim_json(self.c.controller_id, self.c.epoch, ts)
+        self.c.journal.add_claim(claim.decode())
+        _pause("before_fence")
+        _crash("before_fence")
+        sent: list[tuple[float, float]] = []
+        # every way here passes the pre-copy or the resync, which judged /migration
+        assert self.c.migration_judged is not None
+        self._adopt_controllers_migration_znode()
+        retries = 3  # each for a new version of an empty /migration; a loop that never settles
+        while True:
+            try:
+                token = fence_zk_controller(
+                    self.c.session, kraft_controller_id=self.c.controller_id,
+                    kraft_epoch=self.c.epoch, timestamp_ms=ts,
+                    migration_version=self.c.migration_judged,
+                    on_sent=lambda: sent.append((self.c.clock(), self.c.wall())),
+                    in_flight=crash_in_flight(self.c.session, "fence_sent"))
+                break
+            except MigrationMovedError as exc:
+                # nothing applied; a controller that created its empty /migration between the
+                # read above and the multi-op is taken over like one created earlier
+                retries -= 1
+                if retries < 0 or not self._adopt_controllers_migration_znode():
+                    raise MigrationMovedError(self._migration_moved_advice(exc)) from None
+            except ControllerMovedError:
+                # Someone fenced first. An earlier run's fence, still in flight when this run
+                # read back "not applied", is one of them: its claim is journaled, and it is ours.
+                earlier = our_applied_fence(self.c, read_fence_state(self.c.session, synced=True))
+                if earlier is None:
+                    raise
+                raise OurFenceFound(earlier) from None
+        # the wall-clock times are taken where each boundary is, beside its monotonic stamp
+        t0, self.c.out.wall_stamps["fence"] = sent[-1]
+        # No journal write here: it would sit inside the window, and the `fencing` entry (our
+        # exact claim) already lets a resume read back that the fence applied.
+        self.c.out.phase_ms["fence"] = (self.c.clock() - t0) * 1000.0
+        _crash("fence_unjournaled")
+        _crash("after_fence")
+        _pause("after_fence")
+        return t0, token
+
+    def _migration_moved_advice(self, exc: MigrationMovedError) -> str:
+        """The fence's refusal, with what the operator does next. With the stand-in, it first
+        hands the quorum to a real controller, so that it is not left leaderless until the
+        controllers' fetch timeout (docs/design.md, "A refused fence hands the quorum over")."""
+        if self.c.o.standin is None:
+            return str(exc)
+        try:
+            resign(self.c)
+        except Exception as resign_exc:  # noqa: BLE001 - the refusal is reported either way
+            self.c.sink.say(f"WARNING: the stand-in could not resign: {resign_exc}")
+        handover = self.c.out.handover or {}
+        return refused_fence_advice(
+            str(exc), int(handover.get("new_leader", -1)), int(handover.get("new_epoch", -1)),
+            connect=self.c.o.connect.connect, journal_path=self.c.journal.path,
+            handoff_timeout_s=self.c.o.handoff_timeout_s)
+
+    def _adopt_controllers_migration_znode(self) -> bool:
+        """With the stand-in: take a `/migration` that changed since it was judged as judged
+        again when it is Kafka's "nothing migrated yet" (`ZkMigrationLeadershipState.EMPTY`,
+        all four fields -1), which every controller in migration mode get-or-creates when it
+        starts, whenever that is (before zk2kraft, with it or after it). The fence then writes
+        it at the version read here, so a controller that records a real claim after this read
+        still fails the fence (`MigrationMovedError`); a real claim read here keeps its
+        blocker's words and fails the fence as before. Returns True when it took a new version.
+        """
+        if self.c.o.standin is None:
+            return False
+        got = self.c.session.get(MIGRATION_PATH)
+        version = MIGRATION_ABSENT if got is None else got[1].version
+        if version == self.c.migration_judged or got is None:
+            return False
+        kind = kind_for_path(MIGRATION_PATH)
+        assert kind is not None
+        znode = kind.decode(*got)
+        assert isinstance(znode, MigrationZnode)
+        finding = standin_migration_finding(znode)
+        if finding is not None:
+            self.c.sink.say(f"WARNING: {finding.message}")
+            return False  # the fence refuses it (MigrationMovedError), nothing applied
+        self.c.sink.say(f"/migration appeared or changed since it was judged (version "
+                        f"{version}), holding Kafka's empty state (a controller in migration mode "
+                        "created it when it started): the fence takes it over at that version")
+        self.c.migration_judged = version
+        return True
+
+    def fence_readback(self) -> FenceToken | None:
+        """A crash at `fencing` (or before it, after an earlier run's fence was sent): did one
+        of our fences apply? Never fence twice."""
+        token = our_applied_fence(self.c, read_fence_state(self.c.session, synced=True))
+        if token is not None:
+            return token
+        self.c.sink.say("the previous run stopped before its fence applied (read back); "
+                        "mirroring again before fencing")
+        self.c.journal.enter(Phase.MIRROR, claim=None)
+        _pause("after_readback")
+        return None
+
+    def drain(self, token: FenceToken) -> float | None:
+        """`_drain`, with a voter loss explained the way the caller explains it."""
+        try:
+            return self._drain(token)
+        except VoterUnavailableError as exc:
+            raise VoterUnavailableError(fenced_without_log(exc, self.c.controller_id, token)
+                                        ) from exc
+        except BlockersFoundError as exc:  # a topic reusing another's id, made in the window
+            raise BlockersFoundError(
+                f"{exc} ZooKeeper IS fenced (/controller claimed by {self.c.controller_id}) and "
+                "the log is not closed, so the cluster has no controller until that re-run "
+                "finishes the drain.") from None
+
+    def _drain(self, token: FenceToken) -> float | None:
+        """sync, re-read what was notified before the fence, append the final delta with
+        `ZkMigrationStateRecord(MIGRATION)` + `EndTransactionRecord` in one durable append: t1."""
+        start = self.c.clock()
+        state = self.c.log.framing
+        if state.migration_state == ZK_MIGRATION_STATE_MIGRATION and not state.transaction_open:
+            self._restate_scram()  # a crash may have come between the trailer and it
+            self.c.journal.enter(Phase.DRAINED, fence=token.to_json(),
+                                 last_durable_offset=self.c.quorum.durable_offset)
+            return None
+        self.mirror.sync()
+        t_sync = self.c.clock()
+        trailer = trailer_records(self.c.mv)
+        if not self.c.watching:
+            # A resume after the fence: the crashed run's notifications died with it and this
+            # process armed no watch, so the whole tree is compared once.
+            snapshot = self.c.read(watch=False)
+            if self.c.out.summary is None:
+                self.c.out.summary = self.c.judge(snapshot, after_fence=True)
+            delta = self.c.resync_delta(snapshot).records
+            if delta:
+                self.c.log.apply(delta)  # the image and the framing (SCRAM removals) alike
+            applied: list[MetadataRecord] = trailer
+        else:
+            snapshot = ClusterSnapshot()
+            self.c.applied_early = False
+            # watch=False: nothing is mirrored after this, and arming would cost every read
+            # round a second round trip (its SetWatches) inside the window. `changed_entities`
+            # still tells a new child of a notified list from an existing one by the watches the
+            # mirror armed, so the drain re-reads only what changed.
+            delta = self.mirror.delta(self.mirror.pending(), watch=False, append=False)
+            applied = trailer if self.c.applied_early else delta + trailer
+        self.c.out.delta_records = len(delta)
+        _crash("mid_drain")
+        t_read = self.c.clock()
+        self.c.quorum.append_records(delta + trailer, timestamp_ms=self.c.ts(snapshot))
+        t1, self.c.out.wall_stamps["drained"] = self.c.clock(), self.c.wall()
+        self.c.after_drain = IntervalCost(self.c.clock, t1)
+        self.c.log.apply(applied)
+        if self._restate_scram():  # part of the window: durable before /migration and handoff
+            t1, self.c.out.wall_stamps["drained"] = self.c.clock(), self.c.wall()
+            self.c.after_drain = IntervalCost(self.c.clock, t1)
+        self.c.out.phase_ms["drain_sync"] = (t_sync - start) * 1000.0
+        self.c.out.phase_ms["drain_reread"] = (t_read - t_sync) * 1000.0
+        self.c.out.phase_ms["drain_append"] = (t1 - t_read) * 1000.0
+        with self.c.timed("journal"):
+            self.c.journal.enter(Phase.DRAINED, fence=token.to_json(),
+                                 last_durable_offset=self.c.quorum.durable_offset)
+        self.c.out.phase_ms["drain"] = (t1 - start) * 1000.0
+        self.c.sink.say(f"fenced: /controller_epoch is now {token.controller_epoch}, /controller "
+                        f"is claimed by {self.c.controller_id} (kraftControllerEpoch "
+                        f"{self.c.epoch}); ZooKeeper's controller can no longer write")
+        self.c.sink.say(f"drained: {len(delta)} final delta record(s), ZkMigrationStateRecord"
+                        f"(MIGRATION) and EndTransactionRecord durable; log ends at offset "
+                        f"{self.c.quorum.last_offset}")
+        _crash("after_end_transaction")
+        return t1
+
+    def _restate_scram(self) -> bool:
+        """After a migration transaction that removed a SCRAM credential, state every live one
+        again in a transaction of its own, durable before the handoff
+        (`migrate.online.mirror_delta`: Kafka 3.9.1 would otherwise drop a mechanism's
+        credentials from its image)."""
+        if not self.c.log.framing.scram_restatement_due:
+            return False
+        records = scram_restatement_records(self.c.log.image.scram.records())
+        if not records:
+            return False  # no credential left: nothing Kafka could lose
+        self.c.quorum.append_records(records, timestamp_ms=self.c.ts(None))
+        self.c.log.apply(records)
+        self.c.sink.say(f"restated {len(records) - 2} SCRAM credential(s) in a transaction of "
+                        "their own: a SCRAM user was removed during the mirror (Kafka 3.9.1 would "
+                        "otherwise drop its mechanism's credentials when it loads the migration)")
+        return True
+
+    def write_migration(self, token: FenceToken) -> None:
+        """`/migration` names the log's end (journaled with the handoff, `Handoff.hand_off`)."""
+        start = self.c.clock()
+        state = MigrationState(self.c.controller_id, self.c.epoch, self.c.quorum.last_offset,
+                               self.c.epoch)
+        _crash("before_migration")
+        with self.c.timed("zookeeper"):
+            version = write_migration_state(
+                self.c.session, token, state,
+                in_flight=crash_in_flight(self.c.session, "migration_sent"))
+        self.c.out.stamps["migration_written"] = self.c.clock()
+        self.c.out.wall_stamps["migration_written"] = self.c.wall()
+        _crash("after_migration")
+        # journaled with the handoff, in one save (`_handoff`): a resume between the two would
+        # write /migration again, which reads back as already applied (write_migration_state)
+        self.c.out.migration_zk_version = version
+        self.c.out.phase_ms["migration"] = (self.c.clock() - start) * 1000.0
+        self.c.sink.say(f"/migration written: kraft_metadata_offset {self.c.quorum.last_offset}, "
+                        f"kraft_metadata_epoch {self.c.epoch}")
+
+
+def our_applied_fence(c: RunContext, now: FenceState) -> FenceToken | None:
+    """The token of our fence when `now` (read after a `sync()`) shows one applied, else None.
+
+    Ours means: `/controller` is a persistent node holding exactly one of the claims the
+    journal kept (`Journal.claims`: every fence any run of this migration sent). Each
+    carries its own millisecond timestamp, and only our fence multi-op creates it, bumping
+    `/controller_epoch` in the same commit; anything else (another KRaft controller's
+    claim, even with our broker id and epoch) stays someone else's. Journals it as fenced.
+    """
+    claims = [c.encode() for c in c.journal.claims]
+    if (now.controller is None or now.controller_ephemeral or now.controller not in claims
+        or now.controller_epoch is None or now.epoch_zk_version is None
+        or now.migration_zk_version is None):
+        return None
+    token = FenceToken(now.controller_epoch, now.epoch_zk_version, now.migration_zk_version,
+                       now.controller, already_applied=True)
+    c.journal.enter(Phase.FENCED, fence=token.to_json())
+    if now.controller == (c.journal.claim or "").encode():
+        c.sink.say("the previous run's fence had applied (read back); finishing the drain")
+    else:
+        sent = claim_timestamp(now.controller)
+        c.sink.say(f"an earlier run's fence (its claim timestamped {sent}) had applied "
+                   f"after all (read back: /controller_epoch {now.controller_epoch}); it "
+                   "is ours, so not fencing again: finishing the drain")
+    return token

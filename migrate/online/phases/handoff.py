@@ -1,0 +1,136 @@
+"""The handoff phase: the quorum goes to a real controller (the stand-in resigns, or local voters
+close for the controllers to start on), `--on-cutover` runs, and the run waits for a KRaft
+controller's claim of `/controller` (t2) and, with the stand-in, for the brokers to follow it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from migrate.online.outcome import round_ms
+from migrate.online.phases import Phase
+from migrate.online.phases.context import RunContext
+from writers import VoterUnavailableError
+from writers import crash_point as _crash  # test-only hooks (writers/_faults.py)
+from zkreader import FenceToken, ZkUnreachableError, read_fence_state
+
+__all__ = ["Handoff", "resign"]
+
+
+class Handoff:
+    """The handoff: `/migration` and the handoff journaled in one save, then the stand-in resigns
+    (or the local voters close), `--on-cutover` runs, and a KRaft controller's claim of
+    `/controller` ends the window (t2)."""
+
+    def __init__(self, c: RunContext) -> None:
+        self.c = c
+
+    def hand_off(self, token: FenceToken) -> float | None:
+        """Journal the handoff, give the quorum up and wait for the claim: t2, or None."""
+        if self.c.out.migration_zk_version is None:  # written by an earlier run
+            self.c.out.migration_zk_version = self.c.journal.migration_zk_version
+        with self.c.timed("journal"):
+            # `/migration` written (phase migration) and the handoff begun, in one durable save
+            self.c.journal.enter(Phase.HANDOFF,
+                                 migration_zk_version=self.c.out.migration_zk_version)
+        self.c.out.stamps["handoff"] = self.c.clock()
+        self.c.out.wall_stamps["handoff"] = self.c.wall()
+        if self.c.after_drain is not None:
+            self.c.out.migration_znode_ms = self.c.after_drain.finish(self.c.out.stamps["handoff"])
+        if not resign(self.c):
+            # Local voters: writing is over, every voter's queued writes are finished (a voter
+            # that failed on the last batch is recorded now, not lost); free the locks for the
+            # controllers.
+            self.c.release_locks()
+            if not self.c.o.on_cutover:
+                self.c.sink.say("no --on-cutover: start the KRaft controllers now (they find "
+                                "ZkMigrationState MIGRATION and /migration, and take over)")
+                return None
+        if self.c.o.on_cutover:
+            self._run_on_cutover()
+        deadline = self.c.clock() + self.c.o.handoff_timeout_s
+        while self.c.clock() < deadline:
+            try:
+                if read_fence_state(self.c.session).kraft_controller_epoch > self.c.epoch:
+                    t2, self.c.out.wall_stamps["claimed"] = self.c.clock(), self.c.wall()
+                    self.c.sink.say("a KRaft controller claimed /controller: handoff complete")
+                    self._brokers_following()
+                    return t2
+            except ZkUnreachableError:
+                pass
+            self.c.sleep(0.01)
+        self.c.sink.say(f"no KRaft controller claimed /controller within "
+                        f"{self.c.o.handoff_timeout_s:g}s: window_ms.total is null")
+        return None
+
+    def _brokers_following(self) -> None:
+        """With the stand-in, after the claim: does every broker ZooKeeper listed at the fence
+        (and registered with the stand-in then) fetch from the new leader? Asked the way
+        `kafka-metadata-quorum describe --replication` asks (DescribeQuorum): a broker counts
+        once its LastFetchTimestamp moved between two answers, so a broker that died after its
+        last fetch does not. Waits at most 30 s (or --handoff-timeout)."""
+        if self.c.out.handover is None:  # no handover: local voters, or the stand-in's timed out
+            return
+        leader = int(self.c.out.handover["new_leader"])
+        expected = set(self.c.out.zk_brokers) - set(self.c.out.brokers_unregistered or [])
+        if leader < 0 or not expected:
+            return
+        deadline = self.c.clock() + min(30.0, self.c.o.handoff_timeout_s)
+        first: dict[int, int] | None = None
+        moved: set[int] = set()
+        while not expected <= moved and self.c.clock() < deadline:
+            try:
+                leader, seen = self.c.quorum.describe_quorum(leader)
+            except VoterUnavailableError:
+                seen = {}
+            if seen and first is None:
+                first = seen
+            elif seen and first is not None:
+                moved |= {b for b in expected if seen.get(b, -1) > first.get(b, -1)}
+            if not expected <= moved:
+                self.c.sleep(1.0)  # DescribeQuorum again once the brokers fetched more
+        self.c.out.brokers_not_following = sorted(expected - moved)
+        if self.c.out.brokers_not_following:
+            self.c.sink.say(f"WARNING: broker(s) {self.c.out.brokers_not_following} do not fetch "
+                            f"from the new leader {leader} (DescribeQuorum)")
+        else:
+            self.c.sink.say(f"every broker fetches from the new leader {leader} (DescribeQuorum)")
+
+    def _run_on_cutover(self) -> None:
+        assert self.c.o.on_cutover is not None  # the caller runs this only when it was given
+        start = self.c.clock()
+        env = {**os.environ, "ZK2KRAFT_LAST_OFFSET": str(self.c.quorum.last_offset),
+               "ZK2KRAFT_LEADER_EPOCH": str(self.c.epoch),
+               "ZK2KRAFT_VOTERS": ",".join(f"{t.node_id}={t.path}" for t in self.c.o.voters)}
+        self.c.sink.say(f"running --on-cutover: {self.c.o.on_cutover}")
+        proc = subprocess.Popen(self.c.o.on_cutover, shell=True, env=env)  # noqa: S602 - operator's command
+        _crash("during_on_cutover")
+        self.c.out.on_cutover_exit = proc.wait()
+        self.c.out.phase_ms["on_cutover"] = (self.c.clock() - start) * 1000.0
+        if self.c.out.on_cutover_exit != 0:
+            self.c.sink.say(f"WARNING: --on-cutover exited {self.c.out.on_cutover_exit}")
+
+
+def resign(c: RunContext) -> bool:
+    """The stand-in hands the quorum to a real controller (EndQuorumEpoch); local voters
+    close (`QuorumLog.resign`). True when there was a handover (the stand-in's)."""
+    start = c.clock()
+    result = c.quorum.resign(timeout_s=c.o.handoff_timeout_s)
+    if result is None:
+        return False
+    c.out.phase_ms["resign"] = (c.clock() - start) * 1000.0
+    c.out.handover = {"new_leader": result.new_leader, "new_epoch": result.new_epoch,
+                      "elapsed_ms": round_ms(result.elapsed_ms),
+                      "fetches_answered": result.fetches_answered,
+                      "events": [e.to_json() for e in result.events]}
+    if result.new_leader >= 0:
+        c.out.stamps["new_leader"] = c.clock()
+        c.out.wall_stamps["new_leader"] = c.wall()
+    if result.new_leader < 0:
+        c.sink.say("WARNING: the stand-in resigned but no controller announced itself "
+                   f"within {c.o.handoff_timeout_s:g}s")
+    else:
+        c.sink.say(f"stand-in resigned: controller {result.new_leader} leads epoch "
+                   f"{result.new_epoch} ({result.elapsed_ms:.0f} ms after "
+                   "EndQuorumEpoch)")
+    return True

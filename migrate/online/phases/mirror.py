@@ -1,0 +1,216 @@
+"""The mirror phase: every ZooKeeper notification becomes a re-read and a delta, durable before
+the next one is read, until the cutover's gate opens (docs/design.md, "Online migration")."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from migrate.errors import BlockersFoundError
+from migrate.online.phases.context import IGNORED, RunContext, SessionExpired
+from migrate.translate.delta import delta_records
+from writers import MetadataRecord, ReadPause, VoterUnavailableError
+from writers import crash_point as _crash  # test-only hooks (writers/_faults.py)
+from zkreader import (
+    ChangeEvent,
+    ZkSessionExpiredError,
+    ZkUnreachableError,
+    changed_entities,
+    read_entities,
+)
+
+__all__ = ["Mirror"]
+
+
+class Mirror:
+    """Notifications in, deltas out, durable before the next: until the gate opens (the
+    cutover is asked for, the mirror caught up, nothing ZooKeeper's controller must finish first,
+    and with the stand-in every broker registered). The drain uses `pending`, `sync` and `delta`."""
+
+    def __init__(self, c: RunContext) -> None:
+        self.c = c
+        self._rate: list[tuple[float, int]] = []  # (when, notifications) for changes/s
+        self._last_lag = 0.0  # the oldest pending notification's age at the last step
+        self._broker_wait_start: float | None = None  # the gate began waiting for brokers
+
+    def until_cutover(self) -> None:
+        """Mirror until the cutover is asked for (`now`, or the trigger) and the gate opens."""
+        start = self.c.clock()
+        if self.c.o.cutover == "manual":
+            self.c.sink.say("mirroring: press Enter (on a terminal) or send SIGUSR1 to pid "
+                            f"{os.getpid()} to cut over")
+        else:
+            self.c.sink.say("mirroring until caught up, then cutting over")
+        gate_start: float | None = None
+        while True:
+            events = self.pending()
+            if not events and not self.c.session.expired.is_set():
+                first = self.c.session.changes.get(timeout=0.05)
+                if first is not None and not first.path.startswith(IGNORED):
+                    events = [first, *self.pending()]
+            self.step(events)
+            self.c.sink.mirror(self._figures())
+            wants_cutover = self.c.o.cutover == "now" or self.c.trigger.is_set()
+            if not wants_cutover:
+                continue
+            if gate_start is None:
+                gate_start = self.c.clock()
+                self.c.out.phase_ms["mirror"] = (gate_start - start) * 1000.0
+            if self._gate_open(caught_up=not events):
+                self.c.out.phase_ms["gate"] = (self.c.clock() - gate_start) * 1000.0
+                self.c.sink.mirror_ended()
+                return
+
+    def pending(self) -> list[ChangeEvent]:
+        """The notifications delivered so far, without those of paths the run itself owns."""
+        events = self.c.session.changes.drain()
+        return [e for e in events if not e.path.startswith(IGNORED)]
+
+    def step(self, events: list[ChangeEvent]) -> int:
+        """Re-read (re-arming the watches), append the delta; returns records written."""
+        forced = self.c.session.expired.is_set()
+        if not events and not forced:
+            self._last_lag = 0.0
+            return 0
+        now = self.c.clock()
+        if events:
+            self._last_lag = now - min(e.at for e in events)
+        try:
+            delta = self.delta(events, watch=True)
+        except BlockersFoundError as exc:  # a topic reusing another's id (refuse_reused_topic_ids)
+            raise BlockersFoundError(f"{exc} Stopped before the fence: ZooKeeper was not "
+                                     "changed and its controller keeps running.") from None
+        _crash("mirror_append")
+        self.c.out.mirrored_records += len(delta)
+        self.c.out.mirror_steps += 1
+        self.c.out.changes_seen += len(events)
+        self._rate.append((self.c.clock(), len(events)))
+        return len(delta)
+
+    def delta(self, events: list[ChangeEvent], *, watch: bool, append: bool = True
+               ) -> list[MetadataRecord]:
+        """Re-read what the events name (watches re-armed) and append the delta, durably.
+
+        After a session expiry the watches are gone and nobody knows what changed while they
+        were: the whole tree is re-read and compared by record identity instead.
+        """
+        if self.c.session.expired.is_set():
+            snapshot = self.c.read(watch=watch)
+            delta = self.c.resync_delta(snapshot).records
+            if delta:
+                self.c.log.apply(delta)  # the image and the framing (SCRAM removals) alike
+                self.c.applied_early = True
+                if append:
+                    self.c.quorum.append_records(delta, timestamp_ms=self.c.ts(snapshot))
+                    self.c.journal.save(last_durable_offset=self.c.quorum.durable_offset)
+            self.c.sink.say(f"re-read the whole tree after the session expiry: {len(delta)} "
+                            "record(s) of difference")
+            return delta
+        self.c.absorb_quorum_records()
+        try:
+            keys = self._retrying(lambda: changed_entities(
+                self.c.session, [e.path for e in events], watch=watch))
+            if not keys:
+                return []
+            part = self._retrying(lambda: read_entities(self.c.session, keys, watch=watch,
+                                                        pause=ReadPause.from_env()))
+        except SessionExpired:
+            return self.delta(events, watch=watch)  # the whole-tree branch above (appends)
+        result = delta_records(self.c.log.image, part, keys, self.c.topts)
+        for b in result.blockers:
+            self.c.warn_once(f"blocker:{b.code}:{b.path}", f"WARNING: {b.code} at {b.path}: "
+                             f"{b.message} (left out of the log)")
+        if append:
+            self.c.append(result.records, part)
+        else:
+            self.c.ts(part)
+        return result.records
+
+    def sync(self) -> None:
+        """`sync()` before the drain's reads, then every notification that came before its
+        reply delivered to the change feed (kazoo runs watch callbacks on another thread); a
+        session that expired meanwhile is noted (the drain then compares the whole tree) and
+        the new session is synced instead."""
+        for _ in range(2):
+            try:
+                self.c.session.retrying(lambda: self.c.session.kazoo.sync("/"), "/")
+                self.c.session.run_queued_watch_callbacks()
+                return
+            except ZkSessionExpiredError:
+                self.c.session.expired.set()
+                self.c.sleep(0.2)
+        self.c.session.retrying(lambda: self.c.session.kazoo.sync("/"), "/")
+        self.c.session.run_queued_watch_callbacks()
+
+    def _retrying(self, fn: Callable[[], Any]) -> Any:
+        """Entity reads survive connection losses (the feed re-arms the watches)."""
+        deadline = self.c.clock() + max(self.c.session.retry_s, 30.0)
+        while True:
+            try:
+                return fn()
+            except ZkUnreachableError as exc:
+                if self.c.session.expired.is_set() or isinstance(exc, ZkSessionExpiredError):
+                    self.c.session.expired.set()
+                    raise SessionExpired() from exc
+                if self.c.clock() > deadline:
+                    raise
+                self.c.sleep(0.2)
+
+    def _figures(self) -> dict[str, Any]:
+        now = self.c.clock()
+        self._rate = [(t, n) for t, n in self._rate if now - t <= 5.0]
+        rate = sum(n for _, n in self._rate) / 5.0
+        return {"records_mirrored": self.c.out.mirrored_records, "changes_per_s": rate,
+                "lag_s": self._last_lag, "last_offset": self.c.quorum.last_offset,
+                "voters": self.c.voters(), "steps": self.c.out.mirror_steps}
+
+    def _gate_open(self, *, caught_up: bool) -> bool:
+        if not self.c.quorum.majority_writable:
+            raise VoterUnavailableError(
+                "a majority of voters is no longer writable: stopping before the fence "
+                "(ZooKeeper was not changed; its controller keeps running)")
+        if not caught_up and self._last_lag > self.c.o.lag_bound_s:
+            return False
+        events = self.c.session.get_children("/log_dir_event_notification") or []
+        if events:
+            self.c.warn_once("logdir", f"cutover waits: {len(events)} unprocessed "
+                             "/log_dir_event_notification event(s) (the ZooKeeper controller "
+                             "must handle them first)")
+            return False
+        if self.c.session.get("/admin/reassign_partitions") is not None:
+            self.c.warn_once("reassign", "WARNING: cutover waits for /admin/reassign_partitions "
+                             "(a reassignment submitted the ZooKeeper way) to finish")
+            return False
+        return self._brokers_registered()
+
+    def _brokers_registered(self) -> bool:
+        """With the stand-in: every broker ZooKeeper lists is registered with it, unfenced and
+        heartbeating (only a heartbeat to the stand-in unfences; a ZooKeeper copy is fenced).
+        Kafka's own migration waits for the brokers in WAIT_FOR_BROKERS; a broker that registers
+        only with the next controller makes it repeat its UpdateMetadata round (docs/design.md).
+        """
+        self.c.absorb_quorum_records()
+        held = self.c.quorum.broker_registrations()
+        if held is None:  # local voters: the brokers register with the controllers started next
+            return True
+        waiting = sorted(b for b in self.c.log.image.cluster.brokers
+                         if b not in held or not held[b][1])
+        if not waiting:
+            if self._broker_wait_start is not None:
+                self.c.sink.say("every broker is registered with the stand-in and unfenced")
+            self.c.out.brokers_unregistered = []
+            return True
+        now = self.c.clock()
+        if self._broker_wait_start is None:
+            self._broker_wait_start = now
+            self.c.sink.say(f"cutover waits for broker(s) {waiting} to register with the stand-in "
+                            f"and be unfenced (at most {self.c.o.broker_wait_s:g}s)")
+        if now - self._broker_wait_start < self.c.o.broker_wait_s:
+            return False
+        self.c.out.brokers_unregistered = waiting
+        self.c.warn_once("brokers", f"WARNING: broker(s) {waiting} did not register with the "
+                         f"stand-in within {self.c.o.broker_wait_s:g}s (are they in migration mode "
+                         "with controller.quorum.voters?); cutting over: they register with the "
+                         "next controller")
+        return True

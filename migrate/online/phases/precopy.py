@@ -1,0 +1,106 @@
+"""The pre-copy phase: the tree judged before the transport opened goes into the live logs,
+after `FeatureLevelRecord` + `BeginTransactionRecord`, durable on a majority; the transaction
+stays open (docs/design.md, "Online migration")."""
+
+from __future__ import annotations
+
+from migrate.online.phases import Phase
+from migrate.online.phases.context import (
+    OWN_CLAIM,
+    OurFenceFound,
+    Refused,
+    RunContext,
+    without,
+    znode_version,
+)
+from migrate.online.phases.cutover import our_applied_fence
+from migrate.translate.framing import header_records
+from writers import MetadataRecord, precopy_chunk
+from writers import crash_point as _crash  # test-only hooks (writers/_faults.py)
+from zkreader import read_fence_state
+
+__all__ = ["PreCopy"]
+
+
+class PreCopy:
+    """The pre-copy (a fresh run, or a resume inside it): the judged tree into the live logs
+    inside the open transaction; or, resuming after it, the whole tree again with every watch
+    re-armed and the difference written (`resync_resumed`)."""
+
+    def __init__(self, c: RunContext) -> None:
+        self.c = c
+
+    def precopy(self) -> None:
+        """Write the judged tree after the header, durably; journal `mirror`.
+
+        Raises:
+            Refused: a resumed pre-copy's fresh judgement found blockers.
+        """
+        start = self.c.clock()
+        if self.c.preflight is not None:
+            # a fresh run: the tree the pre-flight read (watches armed) and judged before the
+            # transport opened; what changed since is in the change feed, for the mirror
+            snapshot, self.c.out.summary = self.c.preflight.snapshot, self.c.preflight.summary
+            self.c.preflight = None
+        else:  # a resume inside the pre-copy: read and judge afresh
+            snapshot = self.c.read(watch=True)
+            self.c.out.summary = self.c.judge(snapshot)
+        if self.c.out.summary.report.blockers:
+            raise Refused()
+        self.c.migration_judged = znode_version(snapshot.migration)
+        header: list[MetadataRecord] = []
+        if self.c.quorum.last_offset <= self.c.opened_at:
+            header = header_records(self.c.mv)
+            self.c.quorum.append_records(header, timestamp_ms=self.c.ts(snapshot))
+            self.c.log.apply(header)
+        # On a fresh log the image is empty and this is the bulk copy; a resumed pre-copy also
+        # removes what ZooKeeper dropped while the tool was down.
+        body = self.c.resync_delta(snapshot).records
+        delta = header + body
+        self.c.sink.say(f"pre-copy: writing {len(delta)} records into the live logs of voter(s) "
+                        f"{', '.join(str(t.node_id) for t in self.c.o.voters)} (transaction open)")
+        chunk = precopy_chunk()
+        for i in range(0, len(body), chunk):
+            self.c.append(body[i:i + chunk], snapshot)
+            _crash("precopy_batch")
+        self.c.out.precopy_records = len(delta)
+        # The stand-in's brokers register from now on: after the ZooKeeper copies of their
+        # registrations, which theirs supersede (docs/design.md "Brokers register with the
+        # stand-in"); local voters take none.
+        self.c.quorum.serve_brokers(self.c.mv)
+        self.c.journal.enter(Phase.MIRROR, last_durable_offset=self.c.quorum.durable_offset)
+        self.c.watching = True
+        self.c.out.phase_ms["precopy"] = (self.c.clock() - start) * 1000.0
+        self.c.sink.say(f"pre-copy durable on a majority: offsets 0..{self.c.quorum.last_offset}")
+
+    def resync_resumed(self) -> None:
+        """A resume before the fence: the crashed run's watches died with its session and
+        ZooKeeper may have changed or dropped anything meanwhile. Re-read the whole tree with
+        every watch armed again, write the difference (removals included) and mirror on, so
+        the drain again covers only what changes from here."""
+        start = self.c.clock()
+        snapshot = self.c.read(watch=True)
+        self.c.out.summary = self.c.judge(snapshot)
+        if self.c.out.summary.report.blockers:
+            if self.c.journal.claims and any(
+                    f.code in OWN_CLAIM for f in self.c.out.summary.report.blockers):
+                # the KRaft claim judged may be a fence an earlier run sent that applied after
+                # this run read back "not applied": ours, then, not another controller's
+                earlier = our_applied_fence(self.c, read_fence_state(self.c.session, synced=True))
+                if earlier is not None:
+                    self.c.out.summary = without(self.c.out.summary, OWN_CLAIM)
+                    raise OurFenceFound(earlier)
+            raise Refused()
+        self.c.migration_judged = znode_version(snapshot.migration)
+        self.c.check_log_is_ours()
+        delta = self.c.resync_delta(snapshot)
+        chunk = precopy_chunk()
+        for i in range(0, len(delta.records), chunk):
+            self.c.append(delta.records[i:i + chunk], snapshot)
+        self.c.ts(snapshot)
+        self.c.watching = True
+        self.c.out.mirrored_records += len(delta.records)
+        self.c.out.phase_ms["resync"] = (self.c.clock() - start) * 1000.0
+        self.c.sink.say(f"resume: re-read the whole tree (watches armed again); "
+                        f"{len(delta.records)} record(s) of difference written, offsets "
+                        f"0..{self.c.quorum.last_offset}")

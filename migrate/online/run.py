@@ -1,0 +1,378 @@
+"""`migrate --cutover now|manual`: pre-copy, mirror, fenced cutover, drain, handoff (online).
+
+Order, and why (docs/design.md "Online migration", I1-I8; Kafka's `KRaftMigrationDriver`,
+`KafkaZkClient`):
+
+1. The voters' `.lock`s are taken first and held to the end (`LocalVoterQuorum`), so no
+   controller starts on a log that is still being written. One long-lived ZooKeeper session.
+2. Pre-flight, then pre-copy: the whole tree is read with a watch on every znode and judged as
+   `plan` judges it (`plan --standin` for the stand-in) before the transport opens, since
+   opening writes (the stand-in's election and bootstrap commit on the controllers' disks, the
+   journal): a refused run writes nothing anywhere. That tree is then translated and written to
+   the *live* logs after `FeatureLevelRecord` + `BeginTransactionRecord`, durable on a majority.
+   The transaction stays open: a controller started on this log now would discard it all.
+3. Mirror: every notification leads to a re-read (which re-arms its watch) and the delta
+   records, appended in notification order and durable before the next step. A connection loss
+   re-arms the watches at the last zxid (`ChangeFeed`); a session expiry loses them, so the
+   whole tree is re-read and the difference written, and the output says so.
+4. Gate, then t0 and the fence (`zkreader.fence_zk_controller`, one multi-op). It writes
+   `/migration` only at the version the pre-copy (or a resume's re-read) judged: one rewritten
+   since fails the fence, nothing applied, no retry (`MigrationMovedError`).
+5. Drain: `sync()` and every notification before its reply delivered, re-read what changed
+   before the fence, append the final delta,
+   `ZkMigrationStateRecord(MIGRATION)` and `EndTransactionRecord`, durable: t1. Then `/migration`
+   with the last offset, checking the fence's `/controller_epoch` version (I4).
+6. Handoff: `--on-cutover CMD`; t2 when a KRaft controller's claim of `/controller` carries a
+   higher `kraftControllerEpoch` than ours. t0, t1, t2 come from one monotonic clock.
+
+Every phase change is journaled (`journal.Journal`) before the next step, so a kill -9
+anywhere resumes: before the fence by replaying the log into its image, re-reading the whole
+tree with its watches armed again and writing the difference (removals included), then
+mirroring on; at `fencing` by reading back whether the fence applied (never fencing twice);
+after it by finishing the drain. The journal keeps every claim any run of this migration sent
+(`Journal.claims`): a killed run's fence may still be in flight when the re-run reads back "not
+applied" and apply later, so the read-back, the re-run's judgement of a KRaft `/controller`
+and its own fence's failure all take any of those claims in `/controller` for our fence applied
+(`cutover.our_applied_fence`) and finish the drain; any other claim stays another controller's.
+
+A notification's delta is per entity, O(changes): `zkreader.changed_entities` names the
+entities, `zkreader.read_entities` re-reads them and `migrate.translate.delta.delta_records`
+diffs them against the log's `MetadataImage`. Where nobody knows what changed (a session expiry, a
+resume, the drain of a run resumed past the fence), the whole tree is re-read and the same
+`delta_records` runs over `resync_keys(image, snapshot)`: every entity either the log or
+ZooKeeper holds, so what ZooKeeper dropped meanwhile gets its removal record. O(cluster), and
+only in those cases.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from migrate.errors import BadFlagError
+from migrate.online.journal import Journal
+from migrate.online.outcome import (
+    OnlineOptions,
+    OnlineOutcome,
+    StatusSink,
+    check_cutover_version,
+    round_ms,
+)
+from migrate.online.phases import Phase
+from migrate.online.phases.context import (
+    SYSTEM_CLOCKS,
+    Clocks,
+    OurFenceFound,
+    Preflight,
+    Refused,
+    RunContext,
+    fenced_without_log,
+    judge_tree,
+    read_tree,
+    translation_options,
+)
+from migrate.online.phases.cutover import Cutover
+from migrate.online.phases.handoff import Handoff
+from migrate.online.phases.mirror import Mirror
+from migrate.online.phases.precopy import PreCopy
+from migrate.online.takeover import explain_takeover
+from migrate.online.transport import open_standin
+from migrate.preflight.checks import PlanSummary
+from migrate.translate.framing import trailer_records
+from writers import (
+    LocalVoterQuorum,
+    QuorumLedElsewhereError,
+    QuorumLog,
+    VoterStateError,
+    VoterUnavailableError,
+    encode_record,
+    hold_voter_locks,
+)
+from zkreader import (
+    ClusterIdZnode,
+    ControllerMovedError,
+    FenceToken,
+    MigrationState,
+    ZkSession,
+    kind_for_path,
+    open_session,
+    paused_gc,
+    read_fence_state,
+    write_migration_state,
+)
+
+__all__ = ["OnlineOptions", "OnlineOutcome", "StatusSink", "check_cutover_version", "run_online"]
+
+_LEADER_EPOCH = 1
+
+
+class _Run:
+    """One run, phase by phase: which phases are left is the journal's phase (`Phase`); each
+    phase is its own unit (`PreCopy`, `Mirror`, `Cutover`, `Handoff`) over the shared
+    `RunContext`."""
+
+    def __init__(self, c: RunContext) -> None:
+        self.c = c
+        self.precopy = PreCopy(c)
+        self.mirror = Mirror(c)
+        self.cutover = Cutover(c, self.mirror)
+        self.handoff = Handoff(c)
+        self._gc_paused = contextlib.ExitStack()  # the collector's pause, fence -> handoff's end
+
+    def run(self) -> OnlineOutcome:
+        j = self.c.journal
+        for batch in self.c.quorum.read_log():
+            self.c.log.apply(batch.records)
+        if self.c.quorum.last_offset > self.c.opened_at:
+            self.c.out.resumed_from = j.phase.value
+            self.c.sink.say(f"resuming in phase {j.phase}: the log holds offsets 0.."
+                            f"{self.c.quorum.last_offset}")
+        if j.phase is Phase.DONE:
+            self.c.out.already_done = True
+            self._finish_report()
+            return self.c.out
+        token: FenceToken | None = None
+        if j.phase is Phase.FENCING or (j.claims and not j.at_least(Phase.FENCED)):
+            # at `fencing`, or before it with a fence sent by an earlier run: in flight then,
+            # it may have applied since
+            token = self.cutover.fence_readback()
+        elif j.at_least(Phase.FENCED):
+            assert j.fence is not None
+            token = FenceToken.from_json(j.fence)
+        t0 = t1 = None
+        with self._gc_paused:  # from the fence (`_mirror_and_fence`) to the handoff's end
+            if token is None:
+                try:
+                    t0, t1, token = self._mirror_and_fence()
+                except OurFenceFound as found:
+                    token = found.token  # no t0: the window began in an earlier run
+            try:
+                if not j.at_least(Phase.DRAINED):
+                    t1 = self.cutover.drain(token)  # a resumed drain explains as the first does
+                if not j.at_least(Phase.MIGRATION):
+                    self.cutover.write_migration(token)
+            except VoterUnavailableError as exc:
+                if "ZooKeeper IS fenced" in str(exc):
+                    raise
+                raise VoterUnavailableError(fenced_without_log(exc, self.c.controller_id, token)
+                                            ) from exc
+            t2 = self.handoff.hand_off(token)
+        if t2 is not None:
+            self.c.out.stamps["claimed"] = t2
+        if t0 is not None and t1 is not None:
+            self.c.out.window_tool_ms = (t1 - t0) * 1000.0
+            self.c.out.window_total_ms = None if t2 is None else (t2 - t0) * 1000.0
+        self.c.out.fence = {"controller_epoch": token.controller_epoch,
+                            "epoch_zk_version": token.epoch_zk_version}
+        self._finish_report()
+        j.enter(Phase.DONE, facts=self._facts())
+        return self.c.out
+
+    def _mirror_and_fence(self) -> tuple[float, float | None, FenceToken]:
+        """Pre-copy (or the resume's resync), mirror, fence and drain: t0, t1 and the token.
+
+        Raises:
+            OurFenceFound: a fence an earlier run sent turned out applied
+                (`cutover.our_applied_fence`).
+        """
+        j = self.c.journal
+        if not j.at_least(Phase.MIRROR):
+            self.c.check_log_is_ours()
+            self.precopy.precopy()
+        else:
+            self.precopy.resync_resumed()
+        self.mirror.until_cutover()
+        # The window must not pay for the collector walking the pre-copy's millions of
+        # objects (a full pass costs tenths of a second at 100k partitions): freeze what
+        # exists and keep the collector off from the fence to the end of the handoff (`run`),
+        # so the pass the fence and drain owe does not land on /migration's write (~5 ms of
+        # CPU there at 1,000 partitions) or the handoff either.
+        self.c.out.zk_brokers = sorted(self.c.log.image.cluster.brokers)
+        for record in trailer_records(self.c.mv):
+            encode_record(record)  # their encoders compile on first use: now, not in t0..t1
+        gc.collect()
+        gc.freeze()
+        t1 = None
+        self._gc_paused.enter_context(paused_gc())
+        t0, token = self.cutover.fence()
+        self.c.out.fence_at = t0
+        self.c.out.stamps["fence"] = t0
+        if not j.at_least(Phase.DRAINED):
+            t1 = self.cutover.drain(token)
+            if t1 is not None:
+                self.c.out.stamps["drained"] = t1
+        return t0, t1, token
+
+    def _facts(self) -> dict[str, Any]:
+        return {"last_offset": self.c.quorum.last_offset, "fence": self.c.out.fence,
+                "window_ms": {"tool": round_ms(self.c.out.window_tool_ms),
+                              "total": round_ms(self.c.out.window_total_ms)}}
+
+    def _finish_report(self) -> None:
+        self.c.out.last_offset = self.c.quorum.last_offset
+        self.c.out.voters = self.c.voters()
+        if self.c.out.already_done:
+            facts = self.c.journal.facts
+            self.c.out.fence = facts.get("fence")
+            self.c.out.migration_zk_version = self.c.journal.migration_zk_version
+            self.c.sink.say(f"this migration already finished (journal {self.c.journal.path}); "
+                            "nothing to do")
+
+
+def _finish_migration_znode(session: ZkSession, journal: Journal, controller_id: int
+                            ) -> int | None:
+    """A stand-in re-run that cannot lead, after a drain that committed: write `/migration` as
+    the stopped run was about to (its last offset, our epoch, checking the fence's
+    `/controller_epoch` version). Without it Kafka's controller, finding MIGRATION in the log but
+    no offset in `/migration`, logs "KRaft controller indicates an active migration, but the ZK
+    state does not" and its migration driver stays inactive (real 3.9.1). Returns the offset
+    written, or None when there was nothing to write or ZooKeeper moved on (someone claimed it).
+    """
+    if journal.phase is not Phase.DRAINED or journal.fence is None:
+        return None
+    token = FenceToken.from_json(journal.fence)
+    offset = journal.last_durable_offset
+    state = MigrationState(controller_id, journal.leader_epoch, offset, journal.leader_epoch)
+    try:
+        version = write_migration_state(session, token, state)
+    except ControllerMovedError:
+        return None
+    journal.enter(Phase.MIGRATION, migration_zk_version=version)
+    return offset
+
+
+def _cluster_id(session: ZkSession) -> str:
+    """`/cluster/id`'s id, decoded by the reader's own decoder (a malformed znode is the same
+    `ZnodeFormatError`, exit 2, that the pre-copy's read would raise)."""
+    path = "/cluster/id"
+    got = session.get(path)
+    if got is None:
+        raise BadFlagError(f"--zookeeper: {path} is missing: not a Kafka cluster's chroot?")
+    kind = kind_for_path(path)
+    assert kind is not None
+    znode = kind.decode(*got)
+    assert isinstance(znode, ClusterIdZnode)
+    return znode.cluster_id
+
+
+def _preflight(options: OnlineOptions, session: ZkSession, clocks: Clocks
+               ) -> Preflight:
+    """Read the tree with every watch armed and judge it, before the transport opens.
+
+    A fresh run judges first because opening writes: the stand-in wins an election (the
+    controllers commit its LeaderChange) and commits the PRE_MIGRATION bootstrap, local voters
+    get their files, and the journal is saved. A run that is then refused must leave none of
+    that behind, so blockers stop it here, where nothing has been written anywhere.
+    The pre-copy copies this very snapshot; what changes meanwhile reaches the mirror through
+    the watches this read armed.
+    """
+    snapshot = read_tree(session, watch=True, clock=clocks.monotonic, sleep=clocks.sleep)
+    return Preflight(snapshot, judge_tree(options, translation_options(options), snapshot))
+
+
+def run_online(options: OnlineOptions, *, sink: StatusSink,
+               trigger: threading.Event | None = None,
+               clocks: Clocks = SYSTEM_CLOCKS) -> OnlineOutcome:
+    """Run the online migration (module docstring), resuming from the journal if there is one.
+
+    Returns:
+        The outcome (`outcome.refused` when blockers stopped it before anything was written).
+
+    Raises:
+        BadFlagError / ZnodeFormatError / TranslationError: bad input (exit 2).
+        ZkUnreachableError / VoterUnavailableError: exit 3.
+        ControllerMovedError: another controller holds ZooKeeper (exit 3).
+        MigrationMovedError: `/migration` changed between the judged read and the fence; the
+            fence applied nothing (exit 3).
+        VoterStateError: the voters hold a log that is not this run's (exit 1).
+    """
+    check_cutover_version(options.metadata_version)
+    trigger = trigger or threading.Event()
+    try:
+        Journal.load(options.journal_dir)
+    except ValueError as exc:
+        raise BadFlagError(f"--journal: {exc}") from None
+    with contextlib.ExitStack() as locks:
+        # Kafka's .lock on every voter, before anything else and for the whole run: no
+        # controller can start on a log still being written, no second zk2kraft can interleave.
+        locks.enter_context(hold_voter_locks([t.path for t in options.voters]))
+        return _run_locked(options, sink, trigger, clocks, locks.close)
+
+
+def _run_locked(options: OnlineOptions, sink: StatusSink, trigger: threading.Event,
+                clocks: Clocks, release_locks: Callable[[], None]
+                ) -> OnlineOutcome:
+    journal = Journal.load(options.journal_dir)
+    with open_session(options.connect) as session:
+        cluster_id = _cluster_id(session)
+        ids = [t.node_id for t in options.voters]
+        if journal is not None and (journal.cluster_id != cluster_id or journal.voters != ids):
+            raise BadFlagError(
+                f"--journal {options.journal_dir}: the journal is for cluster "
+                f"{journal.cluster_id!r} with voters {journal.voters}, not {cluster_id!r} with "
+                f"{ids}; point --journal elsewhere or remove it")
+        preflight: Preflight | None = None
+        if journal is None:
+            preflight = _preflight(options, session, clocks)
+            if preflight.summary.report.blockers:
+                return _refused(options, preflight.summary)
+        quorum: QuorumLog
+        opened_at = -1
+        if options.standin is not None:
+            try:
+                quorum, opened_at = open_standin(
+                    options.standin, cluster_id=cluster_id, mv=options.metadata_version,
+                    resuming=journal is not None, say=sink.say)
+            except QuorumLedElsewhereError as exc:
+                if journal is None:
+                    raise
+                stopped_in = journal.phase
+                written = _finish_migration_znode(session, journal, options.standin.node_id)
+                raise QuorumLedElsewhereError(
+                    explain_takeover(exc, journal, read_fence_state(session), options.standin,
+                                     connect=options.connect.connect, stopped_in=stopped_in,
+                                     migration_written=written),
+                    voter_id=exc.voter_id, leader_id=exc.leader_id,
+                    leader_epoch=exc.leader_epoch) from None
+        else:
+            quorum = LocalVoterQuorum([(t.node_id, t.path) for t in options.voters],
+                                      cluster_id=cluster_id, leader_epoch=_LEADER_EPOCH)
+        try:
+            repairs = getattr(quorum, "repairs", [])
+            for r in repairs:
+                sink.say(f"resume: {r.describe()} (a crash left the voters uneven)")
+            if journal is None:
+                journal = Journal(options.journal_dir, cluster_id=cluster_id, voters=ids,
+                                  leader_epoch=quorum.leader_epoch)
+                if quorum.last_offset > opened_at:
+                    raise VoterStateError(
+                        f"the voters already hold a metadata log (offsets 0.."
+                        f"{quorum.last_offset}) and there is no journal at "
+                        f"{journal.path}: refusing to write into a log this run did not start")
+                journal.save()  # a fresh run: phase precopy
+            context = RunContext(options, session, quorum, journal, sink,
+                                 clock=clocks.monotonic, wall=clocks.wall,
+                                 sleep=clocks.sleep, trigger=trigger,
+                                 release_locks=release_locks, opened_at=opened_at,
+                                 preflight=preflight)
+            if options.standin is not None:
+                context.out.transport = options.standin.to_json()
+            try:
+                out = _Run(context).run()
+            except Refused:
+                return context.out
+            out.repairs = [r.describe() for r in repairs]
+            return out
+        finally:
+            quorum.close()
+
+
+def _refused(options: OnlineOptions, summary: PlanSummary) -> OnlineOutcome:
+    """The outcome of a run the pre-flight refused: nothing written (the command exits 1)."""
+    out = OnlineOutcome(summary=summary, cutover=options.cutover)
+    if options.standin is not None:
+        out.transport = options.standin.to_json()
+    return out
