@@ -11,6 +11,8 @@ level, inside functions and under `TYPE_CHECKING` alike (a lazy import is still 
   sub-package (`writers.codec.batch`, `migrate.cli.plan`) are that package's own: modules of the
   same top-level package may import them, no other package may.
 - No import cycle between modules.
+- Every import of ours names a module that exists (mypy runs with `ignore_missing_imports`, so
+  a lazy import of a moved module would otherwise pass it and fail only when reached).
 """
 
 from __future__ import annotations
@@ -110,6 +112,32 @@ def test_the_graph_is_read() -> None:
     assert any(_package(s) == "verify" and _package(t) == "writers" for s, t in pairs)
     assert ("writers", "writers.codec.batch") in pairs
     assert len(MODULES) > 100
+
+
+def _imported_modules_of_ours(path: Path) -> Iterator[tuple[str, int]]:
+    """Each absolute `import X` / `from X import ...` whose X starts with one of the packages."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module, node.lineno
+
+
+def test_every_import_of_ours_names_a_module_that_exists() -> None:
+    missing = [f"{path.relative_to(ROOT)}:{line}: {name}"
+               for path in MODULES.values()
+               for name, line in _imported_modules_of_ours(path)
+               if name.split(".", 1)[0] in PACKAGES and name not in MODULES]
+    assert missing == []
+
+
+def test_a_missing_module_is_seen(tmp_path: Path) -> None:
+    """The check above finds a `from` import of a module that is not in the tree."""
+    probe = tmp_path / "probe.py"
+    probe.write_text("import os\nfrom migrate.entities import delta_records\n", encoding="utf-8")
+    assert list(_imported_modules_of_ours(probe)) == [("os", 1), ("migrate.entities", 2)]
+    assert "migrate.entities" not in MODULES
 
 
 def test_private_means_inside_its_package() -> None:
