@@ -51,7 +51,6 @@ from writers.log.reader import (
     METADATA_TOPIC_ID,
     MetaProperties,
     read_meta_properties,
-    scan_frames,
 )
 from writers.log.segments import EncodedBatch, SegmentLog, voter_unavailable
 from writers.log.voter_lock import acquire_voter_lock
@@ -221,17 +220,7 @@ class VoterDir:
             LogCorruptionError: a segment no longer scans cleanly.
             VoterUnavailableError: a segment cannot be read.
         """
-        out: list[EncodedBatch] = []
-        for seg in self.segments():
-            try:
-                data = seg.read_bytes()
-            except OSError as exc:
-                raise self._unavailable("cannot read", exc) from exc
-            for h in scan_frames(data, file=str(seg)):
-                if h.base_offset >= offset:
-                    out.append(EncodedBatch(h.base_offset, h.last_offset, h.leader_epoch,
-                                            data[h.position: h.position + h.size]))
-        return out
+        return self._log.batches_from(offset)
 
     def truncate_to(self, next_offset: int) -> int:
         """Cut the log so that it ends just before `next_offset` (a batch boundary).

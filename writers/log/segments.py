@@ -144,6 +144,20 @@ class SegmentLog:
             self.node_id, seg, size - exc.position, exc.position, exc.problem,
         )
 
+    def batches_from(self, offset: int) -> list[EncodedBatch]:
+        """The batches whose base offset is >= `offset`, as stored (`VoterDir.batches_from`)."""
+        out: list[EncodedBatch] = []
+        for seg in self.segments():
+            try:
+                data = seg.read_bytes()
+            except OSError as exc:
+                raise voter_unavailable(self.node_id, self.path, "cannot read", exc) from exc
+            for h in scan_frames(data, file=str(seg)):
+                if h.base_offset >= offset:
+                    out.append(EncodedBatch(h.base_offset, h.last_offset, h.leader_epoch,
+                                            data[h.position: h.position + h.size]))
+        return out
+
     # -- appending and cutting -----------------------------------------------------------------
 
     def append(self, batch: EncodedBatch) -> None:
