@@ -116,7 +116,7 @@ class Inbound:
                 pass
         if decision.persist:
             await self._host._log.persist_state(leader_epoch=epoch, voters=self._raft.voters,
-                                            voted_id=candidate)
+                                                voted_id=candidate)
         log.info("stand-in %d: vote for %d at epoch %d %s", self._host.node_id, candidate, epoch,
                  "granted" if decision.granted else "refused")
         self._handover.event("vote_answered", candidate, epoch,
@@ -135,8 +135,8 @@ class Inbound:
             self._handover.announced(leader, part["leaderEpoch"], self._host._clock())
             self._host._serving.notify()
             await self._host._log.persist_state(leader_epoch=self._raft.epoch,
-                                            voters=self._raft.voters, leader_id=leader,
-                                            voted_id=self._raft.voted_for)
+                                                voters=self._raft.voters, leader_id=leader,
+                                                voted_id=self._raft.voted_for)
         return self._raft.begin_epoch_answer(decision)
 
     async def _end_epoch(self, body: dict[str, Any]) -> dict[str, Any]:
