@@ -6,7 +6,8 @@
 - `journal`: where a crashed run stopped (its phase), so a re-run resumes there;
 - `transport`, `takeover`: what differs when the quorum is the stand-in;
 - `mirror_delta`: how the mirror frames its deltas;
-- `canary`, `cutover_check`, `window_report`: what clients and Kafka saw of the cutover;
+- `canary` (its figures in `canary_tally`), `cutover_check`, `window_report`: what clients and
+  Kafka saw of the cutover;
 - `operator_sequence`, `runbook`: the operator's steps, printed by `plan` and in docs/runbooks/.
 
 The CLI imports from here.

@@ -41,11 +41,11 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from migrate.errors import BadFlagError, CanaryError
 from migrate.flags.standin import parse_host_port
+from migrate.online.canary_tally import CanaryReport, CanaryTally
 
 __all__ = ["CANARY_TOPIC", "Canary", "CanaryError", "CanaryReport", "check_bootstrap_servers"]
 
@@ -55,62 +55,6 @@ _PRODUCE_INTERVAL_S = 0.01
 _MAX_IN_FLIGHT = 400
 _REQUEST_TIMEOUT_S = 60.0
 _METADATA_INTERVAL_S = 0.25
-_TIMELINE_BEFORE_S = 2.0
-"""The report's request timeline starts this long before t0 (sent, done, outcome per request)."""
-
-
-def _gap(times: list[float], after: float) -> tuple[float, float, float] | None:
-    """The longest gap (ms, start, end) between consecutive times that ends after `after`."""
-    best: tuple[float, float, float] | None = None
-    ordered = sorted(times)
-    for prev, cur in zip(ordered, ordered[1:], strict=False):
-        if cur < after:
-            continue
-        if best is None or cur - prev > best[0] / 1000.0:
-            best = ((cur - prev) * 1000.0, prev, cur)
-    return best
-
-
-@dataclass
-class CanaryReport:
-    """What the canary saw; all times relative to t0 (the fence), in ms."""
-
-    observed_ms: float | None
-    gap_from_ms: float | None
-    gap_to_ms: float | None
-    t2_ms: float | None
-    producer_stall_ms: float | None
-    requests_sent: int
-    requests_ok: int
-    request_errors: dict[str, int]
-    produced: int
-    acked: int
-    produce_errors: dict[str, int]
-    consumed: int
-    missing: int
-    duplicates: int
-    controller_ids: list[tuple[float, int]] = field(default_factory=list)
-    observed_is_lower_bound: bool = False
-    timeline: list[tuple[float, float, str]] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        def r(v: float | None) -> float | None:
-            return None if v is None else round(v, 3)
-
-        return {
-            "observed_ms": r(self.observed_ms),
-            "gap_ms": [r(self.gap_from_ms), r(self.gap_to_ms)],
-            "t2_ms": r(self.t2_ms),
-            "producer_stall_ms": r(self.producer_stall_ms),
-            "requests": {"sent": self.requests_sent, "ok": self.requests_ok,
-                         "errors": dict(self.request_errors)},
-            "records": {"produced": self.produced, "acked": self.acked,
-                        "errors": dict(self.produce_errors), "consumed": self.consumed,
-                        "missing": self.missing, "duplicates": self.duplicates},
-            "observed_is_lower_bound": self.observed_is_lower_bound,
-            "controller_ids": [[r(t), n] for t, n in self.controller_ids],
-            "timeline": [[r(a), r(b), what] for a, b, what in sorted(self.timeline)],
-        }
 
 
 class Canary:
@@ -134,23 +78,10 @@ class Canary:
         self._stop = threading.Event()
         self._consumer_ready = threading.Event()
         self._consumer_stop = threading.Event()
-        self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
-        self._sent: list[float] = []
-        self._ok: list[tuple[float, float]] = []  # (sent, done)
-        self._req_errors: dict[str, int] = {}
-        self._failed: list[tuple[float, float, str]] = []
-        self._in_flight = 0
-        self._produced = 0
-        self._acks: list[float] = []
-        self._acked: set[int] = set()
-        self._prod_errors: dict[str, int] = {}
-        self._consumed: dict[int, int] = {}
-        self._controller_ids: list[tuple[float, int]] = []
+        self._tally = CanaryTally()  # what the loops saw; the report is made of it
         self._run = uuid.uuid4().hex[:8]
         self._admin: Any = None
-        # client -> librdkafka reported every broker down and nothing was served since
-        self._down = {"produce": False, "consume": False}
         self._drain_until = 0.0  # the producer's flush ends by then (set by stop)
 
     # -- start -----------------------------------------------------------------------------
@@ -194,15 +125,15 @@ class Canary:
         """
         deadline = self.clock() + timeout_s
         while self.clock() < deadline:
-            with self._lock:
-                if len(self._ok) >= served and len(self._acks) >= served:
-                    return
+            requests_ok, acks = self._tally.served()
+            if requests_ok >= served and acks >= served:
+                return
             time.sleep(0.05)
-        with self._lock:
-            errors = dict(self._req_errors)
+        errors = self._tally.request_errors()
         self.stop(None, drain_timeout_s=0)
-        raise CanaryError(f"the brokers at {self.bootstrap} served {len(self._ok)} of {served} "
-                          f"canary controller requests and acknowledged {len(self._acks)} "
+        requests_ok, acks = self._tally.served()
+        raise CanaryError(f"the brokers at {self.bootstrap} served {requests_ok} of {served} "
+                          f"canary controller requests and acknowledged {acks} "
                           f"records within {timeout_s:g}s (errors: {errors or 'none'}); the "
                           "cluster must be healthy before the cutover")
 
@@ -237,16 +168,14 @@ class Canary:
 
         def on_error(err: Any) -> None:
             if err.code() == KafkaError._ALL_BROKERS_DOWN:
-                with self._lock:
-                    self._down[client] = True
+                self._tally.all_brokers_down(client)
 
         return on_error
 
     def brokers_down(self) -> bool:
         """Both the producer and the consumer saw every broker down, and neither has been
         served since (a delivery, a record read): nothing more can reach or leave them."""
-        with self._lock:
-            return all(self._down.values())
+        return self._tally.brokers_down()
 
     # -- loops -----------------------------------------------------------------------------
 
@@ -256,18 +185,14 @@ class Canary:
         n = 0
         next_at = self.clock()
         while not self._stop.is_set():
-            with self._lock:
-                busy = self._in_flight >= _MAX_IN_FLIGHT
-            if not busy:
+            if self._tally.in_flight() < _MAX_IN_FLIGHT:
                 n += 1
                 value = str(7 * 24 * 3600 * 1000 + n)
                 res = ConfigResource(ConfigResource.Type.TOPIC, self.topic, incremental_configs=[
                     ConfigEntry("retention.ms", value,
                                 incremental_operation=AlterConfigOpType.SET)])
                 sent = self.clock()
-                with self._lock:
-                    self._sent.append(sent)
-                    self._in_flight += 1
+                self._tally.request_sent(sent)
                 futures = self._admin.incremental_alter_configs(
                     [res], request_timeout=_REQUEST_TIMEOUT_S)
                 for f in futures.values():
@@ -278,15 +203,11 @@ class Canary:
     def _request_done(self, fut: Any, sent: float) -> None:
         done = self.clock()
         exc = fut.exception()
-        with self._lock:
-            self._in_flight -= 1
-            if exc is None:
-                self._ok.append((sent, done))
-            else:
-                err = exc.args[0] if exc.args else exc
-                name = err.name() if hasattr(err, "name") else type(exc).__name__
-                self._req_errors[name] = self._req_errors.get(name, 0) + 1
-                self._failed.append((sent, done, name))
+        name: str | None = None
+        if exc is not None:
+            err = exc.args[0] if exc.args else exc
+            name = err.name() if hasattr(err, "name") else type(exc).__name__
+        self._tally.request_done(sent, done, name)
 
     def _metadata_loop(self) -> None:
         """The controller id the brokers report (Metadata responses), whenever it changes."""
@@ -298,8 +219,7 @@ class Canary:
                 continue
             if cid != last:
                 last = cid
-                with self._lock:
-                    self._controller_ids.append((self.clock(), cid))
+                self._tally.controller_seen(self.clock(), cid)
 
     def _produce_loop(self) -> None:
         from confluent_kafka import Producer
@@ -312,19 +232,12 @@ class Canary:
         def delivered(err: Any, msg: Any) -> None:
             now = self.clock()
             seq = int(msg.value())
-            with self._lock:
-                if err is None:
-                    self._acks.append(now)
-                    self._acked.add(seq)
-                    self._down["produce"] = False
-                else:
-                    self._prod_errors[err.name()] = self._prod_errors.get(err.name(), 0) + 1
+            self._tally.record_delivered(now, seq, None if err is None else err.name())
 
         next_at = self.clock()
         while not self._stop.is_set():
-            self._produced += 1
             producer.produce(self.topic, key=self._run.encode(),
-                             value=str(self._produced).encode(), on_delivery=delivered)
+                             value=str(self._tally.next_record()).encode(), on_delivery=delivered)
             next_at += _PRODUCE_INTERVAL_S
             producer.poll(max(0.0, next_at - self.clock()))
         # the records still outstanding, until delivered or undeliverable (stop's drain)
@@ -362,10 +275,7 @@ class Canary:
                 value = msg.value()
                 if value is None:
                     continue
-                seq = int(value)
-                with self._lock:
-                    self._consumed[seq] = self._consumed.get(seq, 0) + 1
-                    self._down["consume"] = False
+                self._tally.record_consumed(int(value))
         finally:
             consumer.close()
 
@@ -377,9 +287,7 @@ class Canary:
         broker is down (`brokers_down`: no request can succeed then)."""
         deadline = self.clock() + timeout_s
         while self.clock() < deadline:
-            with self._lock:
-                ok = any(sent >= t0 for sent, _ in self._ok)
-            if ok:
+            if self._tally.served_since(t0):
                 time.sleep(settle_s)
                 return True
             if self.brokers_down():
@@ -398,15 +306,14 @@ class Canary:
             if t.name != "zk2kraft-canary-consume":
                 t.join(drain_timeout_s + 10)
         while self.clock() < deadline and not self.brokers_down():
-            with self._lock:
-                if self._acked <= self._consumed.keys():
-                    break
+            if self._tally.all_acked_consumed():
+                break
             time.sleep(0.05)
         self._consumer_stop.set()
         for t in self._threads:
             t.join(10)
         self._release_admin()
-        return self._report(t0)
+        return self._tally.report(t0)
 
     def _release_admin(self) -> None:
         """Destroy the admin client now, while the interpreter is whole. Left to the exit, its
@@ -416,34 +323,6 @@ class Canary:
         admin, self._admin = self._admin, None
         del admin
         gc.collect()
-
-    def _report(self, t0: float | None) -> CanaryReport:
-        with self._lock:
-            done = [d for _, d in self._ok]
-            origin = t0 if t0 is not None else (min(done) if done else 0.0)
-            lower_bound = not any(d < origin for d in done)
-            # No request served before t0: the gap is counted from t0 (a lower bound).
-            gap = _gap(done + ([origin] if lower_bound else []), origin)
-            after = [d for s, d in self._ok if s >= origin]
-            stall = _gap(self._acks, origin)
-            missing = len(self._acked - self._consumed.keys())
-            dups = sum(c - 1 for c in self._consumed.values() if c > 1)
-            return CanaryReport(
-                observed_ms=None if gap is None else gap[0],
-                gap_from_ms=None if gap is None else (gap[1] - origin) * 1000.0,
-                gap_to_ms=None if gap is None else (gap[2] - origin) * 1000.0,
-                t2_ms=(min(after) - origin) * 1000.0 if after and t0 is not None else None,
-                producer_stall_ms=None if stall is None else stall[0],
-                requests_sent=len(self._sent), requests_ok=len(self._ok),
-                request_errors=dict(self._req_errors), produced=self._produced,
-                acked=len(self._acked), produce_errors=dict(self._prod_errors),
-                consumed=len(self._consumed), missing=missing, duplicates=dups,
-                controller_ids=[((t - origin) * 1000.0, c) for t, c in self._controller_ids],
-                observed_is_lower_bound=lower_bound,
-                timeline=[((s - origin) * 1000.0, (d - origin) * 1000.0, "ok")
-                          for s, d in self._ok if d >= origin - _TIMELINE_BEFORE_S]
-                + [((s - origin) * 1000.0, (d - origin) * 1000.0, e)
-                   for s, d, e in self._failed if d >= origin - _TIMELINE_BEFORE_S])
 
 
 def check_bootstrap_servers(bootstrap: str | None) -> None:

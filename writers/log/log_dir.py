@@ -31,15 +31,13 @@ Why each choice:
 from __future__ import annotations
 
 import json
-import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from writers.codec.batch import BatchHeader, batch_records
+from writers.codec.batch import batch_records
 from writers.codec.records import ControlRecord, MetadataRecord
-from writers.errors import LogCorruptionError, VoterStateError, VoterUnavailableError
+from writers.errors import VoterStateError, VoterUnavailableError
 from writers.log.fsutil import (
     Ownership,
     atomic_write,
@@ -48,16 +46,13 @@ from writers.log.fsutil import (
     open_private,
     write_all,
 )
-from writers.log.names import directory_id_for, segment_name, snapshot_name
+from writers.log.names import directory_id_for, snapshot_name
 from writers.log.reader import (
-    METADATA_PARTITION_DIR,
     METADATA_TOPIC_ID,
-    SEGMENT_RE,
-    SNAPSHOT_RE,
     MetaProperties,
     read_meta_properties,
-    scan_frames,
 )
+from writers.log.segments import EncodedBatch, SegmentLog, voter_unavailable
 from writers.log.voter_lock import acquire_voter_lock
 
 __all__ = [
@@ -67,26 +62,7 @@ __all__ = [
     "snapshot_batches",
 ]
 
-log = logging.getLogger(__name__)
-
 DEFAULT_SEGMENT_BYTES = 1 << 30  # metadata.log.segment.bytes default (1 GiB)
-
-
-@dataclass(frozen=True, slots=True)
-class EncodedBatch:
-    """A record batch already encoded (v2 bytes), with the header facts the writers need.
-
-    Attributes:
-        base_offset: offset of its first record.
-        last_offset: offset of its last record.
-        leader_epoch: its partitionLeaderEpoch.
-        data: the complete batch bytes.
-    """
-
-    base_offset: int
-    last_offset: int
-    leader_epoch: int
-    data: bytes
 
 
 def snapshot_batches(
@@ -117,23 +93,12 @@ def snapshot_batches(
     return [EncodedBatch(b.base_offset, b.last_offset, b.leader_epoch, data) for b, data in pairs]
 
 
-def _is_torn_tail(data: bytes, exc: LogCorruptionError) -> bool:
-    """True when the damaged batch is the file's last one and runs to (or past) its end: what an
-    interrupted append leaves behind, as opposed to damage in the middle of a log."""
-    if exc.problem.startswith("offset "):
-        return False  # gaps and overlaps are not torn writes
-    rest = len(data) - exc.position
-    if rest < 12:
-        return True
-    declared = int.from_bytes(data[exc.position + 8: exc.position + 12], "big", signed=True) + 12
-    return exc.position + declared >= len(data)
-
-
 class VoterDir:
     """The metadata directory of one voter, opened for appending (a `VoterLog`).
 
     Opening creates the layout if needed, takes `DIR/.lock`, checks or writes
-    `meta.properties`, and scans existing segments to find `next_offset`.
+    `meta.properties`, and scans existing segments to find `next_offset`. The segments, where
+    the log starts and ends and its epochs belong to its `SegmentLog` (`segments.py`).
 
     Args:
         path: the voter's `metadata.log.dir`.
@@ -166,16 +131,12 @@ class VoterDir:
         self.node_id = node_id
         self.cluster_id = cluster_id
         self.segment_bytes = segment_bytes
-        self.partition_dir = self.path / METADATA_PARTITION_DIR
+        self._log = SegmentLog(self.path, node_id=node_id, segment_bytes=segment_bytes,
+                               recover_tail=recover_tail)
+        self.partition_dir = self._log.partition_dir
         self._release_lock: Callable[[], None] | None = None
         self._owner: Ownership | None = None
-        self._seg_fd: int | None = None
-        self._seg_size = 0
-        self._epochs: list[tuple[int, int]] = []
-        self.next_offset = 0
-        self.log_start_offset = 0
         self.recover_tail = recover_tail
-        self.truncated_tail: tuple[Path, int, int] | None = None
         try:
             self._open()
         except OSError as exc:
@@ -185,13 +146,26 @@ class VoterDir:
             self.close()
             raise
 
+    @property
+    def next_offset(self) -> int:
+        """The offset the next appended batch must start at."""
+        return self._log.next_offset
+
+    @property
+    def log_start_offset(self) -> int:
+        """The first segment's base offset (after the newest snapshot when there is none)."""
+        return self._log.log_start_offset
+
+    @property
+    def truncated_tail(self) -> tuple[Path, int, int] | None:
+        """With `recover_tail`: the torn last batch removed on opening (segment, position,
+        bytes), or None."""
+        return self._log.truncated_tail
+
     # -- opening -------------------------------------------------------------------------------
 
     def _unavailable(self, what: str, exc: OSError) -> VoterUnavailableError:
-        where = exc.filename if exc.filename else self.path
-        return VoterUnavailableError(
-            f"voter {self.node_id} ({self.path}): {what}: {where}: {exc.strerror or exc}"
-        )
+        return voter_unavailable(self.node_id, self.path, what, exc)
 
     def _open(self) -> None:
         # creates a missing directory (0700, owned like its parent) and takes or joins `.lock`
@@ -218,60 +192,11 @@ class VoterDir:
         pm = self.partition_dir / "partition.metadata"
         if not pm.exists():
             atomic_write(pm, f"version: 0\ntopic_id: {METADATA_TOPIC_ID}".encode(), self._owner)
-        self._scan_existing()
+        self._log.open(self._owner)
 
     def segments(self) -> list[Path]:
         """The log segments in base-offset order."""
-        found = [p for p in self.partition_dir.iterdir() if SEGMENT_RE.match(p.name)]
-        return sorted(found, key=lambda p: int(p.name[:20]))
-
-    def _scan_existing(self) -> None:
-        segs = self.segments()
-        if not segs:
-            # An empty log continues after the newest snapshot, as Kafka's does
-            # (`KafkaMetadataLog.truncateToLatestSnapshot`).
-            ends = [int(m.group(1)) for p in self.partition_dir.iterdir()
-                    if (m := SNAPSHOT_RE.match(p.name))]
-            self.next_offset = self.log_start_offset = max(ends, default=0)
-            return
-        self.log_start_offset = int(segs[0].name[:20])
-        expected: int | None = None
-        last: BatchHeader | None = None
-        for seg in segs:
-            base = int(seg.name[:20])
-            if expected is not None and base != expected:
-                raise LogCorruptionError(
-                    str(seg), 0, base,
-                    f"segment starts at offset {base} but the previous segment ends before "
-                    f"offset {expected} (missing or overlapping segment)",
-                )
-            data = seg.read_bytes()
-            try:
-                for frame in scan_frames(data, file=str(seg), expected_offset=base):
-                    last = frame
-                    if not self._epochs or frame.leader_epoch > self._epochs[-1][0]:
-                        self._epochs.append((frame.leader_epoch, frame.base_offset))
-            except LogCorruptionError as exc:
-                if not (self.recover_tail and seg == segs[-1] and _is_torn_tail(data, exc)):
-                    raise
-                self._truncate_torn_tail(seg, len(data), exc)
-            expected = last.last_offset + 1 if last is not None else base
-        self.next_offset = expected if expected is not None else 0
-        active = segs[-1]
-        self._seg_fd = os.open(active, os.O_WRONLY | os.O_APPEND)
-        self._seg_size = os.fstat(self._seg_fd).st_size
-
-    def _truncate_torn_tail(self, seg: Path, size: int, exc: LogCorruptionError) -> None:
-        """Cut an incomplete last batch (a crash mid-append) off, loudly: never silently."""
-        with open(seg, "r+b") as f:
-            f.truncate(exc.position)
-            f.flush()
-            os.fsync(f.fileno())
-        self.truncated_tail = (seg, exc.position, size - exc.position)
-        log.warning(
-            "voter %d: removed a torn last batch from %s: %d byte(s) from position %d (%s)",
-            self.node_id, seg, size - exc.position, exc.position, exc.problem,
-        )
+        return self._log.segments()
 
     # -- appending -----------------------------------------------------------------------------
 
@@ -282,26 +207,10 @@ class VoterDir:
             VoterStateError: the batch does not start at `next_offset` (design I1).
             VoterUnavailableError: the write or fsync failed.
         """
-        if batch.base_offset != self.next_offset:
-            raise VoterStateError(
-                f"voter {self.node_id} ({self.path}): batch at offset {batch.base_offset} "
-                f"but the log's next offset is {self.next_offset}"
-            )
         try:
-            if self._seg_fd is None or (
-                self._seg_size > 0 and self._seg_size + len(batch.data) > self.segment_bytes
-            ):
-                self._roll(batch.base_offset)
-            assert self._seg_fd is not None
-            write_all(self._seg_fd, batch.data)
-            os.fsync(self._seg_fd)
-            self._seg_size += len(batch.data)
-            if not self._epochs or batch.leader_epoch > self._epochs[-1][0]:
-                self._epochs.append((batch.leader_epoch, batch.base_offset))
-                self._write_epoch_checkpoint()
+            self._log.append(batch)
         except OSError as exc:
             raise self._unavailable(f"cannot append offset {batch.base_offset}", exc) from exc
-        self.next_offset = batch.last_offset + 1
 
     def batches_from(self, offset: int) -> list[EncodedBatch]:
         """The log's batches whose base offset is >= `offset`, as stored (for catching up a
@@ -311,17 +220,7 @@ class VoterDir:
             LogCorruptionError: a segment no longer scans cleanly.
             VoterUnavailableError: a segment cannot be read.
         """
-        out: list[EncodedBatch] = []
-        for seg in self.segments():
-            try:
-                data = seg.read_bytes()
-            except OSError as exc:
-                raise self._unavailable("cannot read", exc) from exc
-            for h in scan_frames(data, file=str(seg)):
-                if h.base_offset >= offset:
-                    out.append(EncodedBatch(h.base_offset, h.last_offset, h.leader_epoch,
-                                            data[h.position: h.position + h.size]))
-        return out
+        return self._log.batches_from(offset)
 
     def truncate_to(self, next_offset: int) -> int:
         """Cut the log so that it ends just before `next_offset` (a batch boundary).
@@ -338,69 +237,10 @@ class VoterDir:
                 its start.
             VoterUnavailableError: a file cannot be changed.
         """
-        if next_offset >= self.next_offset:
-            return 0
-        if next_offset < self.log_start_offset:
-            raise VoterStateError(
-                f"voter {self.node_id} ({self.path}): cannot truncate to offset {next_offset}, "
-                f"before the log's start {self.log_start_offset}"
-            )
-        removed = self.next_offset - next_offset
         try:
-            if self._seg_fd is not None:
-                os.close(self._seg_fd)
-                self._seg_fd = None
-            for seg in reversed(self.segments()):
-                base = int(seg.name[:20])
-                if base >= next_offset and base > self.log_start_offset:
-                    seg.unlink()
-                    continue
-                data = seg.read_bytes()
-                cut: int | None = None
-                for h in scan_frames(data, file=str(seg)):
-                    if h.base_offset == next_offset:
-                        cut = h.position
-                        break
-                    if h.base_offset < next_offset <= h.last_offset:
-                        raise VoterStateError(
-                            f"voter {self.node_id} ({self.path}): offset {next_offset} is "
-                            f"inside the batch {h.base_offset}..{h.last_offset}, not a boundary"
-                        )
-                if cut is None:
-                    cut = len(data) if base < next_offset else 0
-                with open(seg, "r+b") as f:
-                    f.truncate(cut)
-                    f.flush()
-                    os.fsync(f.fileno())
-                break
-            fsync_dir(self.partition_dir)
-            self._epochs = [(e, o) for e, o in self._epochs if o < next_offset]
-            self._write_epoch_checkpoint()
-            segs = self.segments()
-            if segs:
-                self._seg_fd = os.open(segs[-1], os.O_WRONLY | os.O_APPEND)
-                self._seg_size = os.fstat(self._seg_fd).st_size
+            return self._log.truncate_to(next_offset)
         except OSError as exc:
             raise self._unavailable(f"cannot truncate to offset {next_offset}", exc) from exc
-        self.next_offset = next_offset
-        log.warning("voter %d: removed offsets %d..%d from the log", self.node_id,
-                    next_offset, next_offset + removed - 1)
-        return removed
-
-    def _roll(self, base_offset: int) -> None:
-        if self._seg_fd is not None:
-            os.close(self._seg_fd)
-            self._seg_fd = None
-        seg = self.partition_dir / segment_name(base_offset)
-        self._seg_fd = open_private(seg, os.O_WRONLY | os.O_EXCL | os.O_APPEND, self._owner)
-        self._seg_size = 0
-        fsync_dir(self.partition_dir)
-        log.debug("voter %d: new segment %s", self.node_id, seg.name)
-
-    def _write_epoch_checkpoint(self) -> None:
-        lines = ["0", str(len(self._epochs))] + [f"{e} {o}" for e, o in self._epochs]
-        atomic_write(self.partition_dir / "leader-epoch-checkpoint",
-                     ("\n".join(lines) + "\n").encode(), self._owner)
 
     def write_quorum_state(
         self, *, leader_epoch: int, voters: Sequence[int], leader_id: int = -1, voted_id: int = -1
@@ -478,13 +318,11 @@ class VoterDir:
     @property
     def epochs(self) -> list[tuple[int, int]]:
         """(leader epoch, start offset) for each epoch in the log, as leader-epoch-checkpoint."""
-        return list(self._epochs)
+        return list(self._log.epochs)
 
     def close(self) -> None:
         """Close the active segment and release the directory lock (idempotent)."""
-        if self._seg_fd is not None:
-            os.close(self._seg_fd)
-            self._seg_fd = None
+        self._log.close()
         if self._release_lock is not None:
             self._release_lock()
             self._release_lock = None

@@ -19,9 +19,11 @@ from writers._mv import MetadataVersion
 from writers.codec.records import ControlRecord, MetadataRecord, RecordBatch
 from writers.log.log_dir import EncodedBatch
 from writers.raft.brokers import BrokerRegistry, Outcome
+from writers.raft.commits import Commits
 from writers.raft.errors import NOT_CONTROLLER, REQUEST_TIMED_OUT
 from writers.raft.leader import RaftLeader
-from writers.raft.log import LogIndex
+from writers.raft.local_log import LocalLog
+from writers.raft.serving import ServerLoop
 
 __all__ = ["BrokerDesk", "DeskHost"]
 
@@ -35,18 +37,15 @@ class DeskHost(Protocol):
     cluster_id: str
     commit_timeout_s: float
     _raft: RaftLeader
-    _index: LogIndex
-    _loop: asyncio.AbstractEventLoop
-    _tasks: list[asyncio.Task[Any]]
-    _changed: asyncio.Future[None]
+    _log: LocalLog
+    _serving: ServerLoop
+    _commits: Commits
     _clock: Callable[[], float]
 
     def read_log(self) -> Iterator[RecordBatch]: ...
 
     def _encode(self, records: Sequence[MetadataRecord | ControlRecord],
                 timestamp_ms: int) -> list[EncodedBatch]: ...
-
-    def _append_now(self, batches: Sequence[EncodedBatch]) -> None: ...
 
 
 class BrokerDesk:
@@ -77,7 +76,7 @@ class BrokerDesk:
         started = self.registry is not None  # a resumed run's second call: one loop
         self.registry = registry
         if not started:
-            host._tasks.append(host._loop.create_task(self._fence_stale_brokers()))
+            host._serving.spawn(self._fence_stale_brokers())
 
     async def _fence_stale_brokers(self) -> None:
         """While leading, fence each broker whose session timed out (`BrokerRegistry.
@@ -131,10 +130,10 @@ class BrokerDesk:
         if outcome.epoch_is_offset:  # a new incarnation: epoch = the offset its record gets
             reg = records[0]
             records[0] = MetadataRecord(reg.type, reg.version,
-                                        {**reg.data, "brokerEpoch": self._host._index.end})
-            answer["brokerEpoch"] = self._host._index.end
+                                        {**reg.data, "brokerEpoch": self._host._log.index.end})
+            answer["brokerEpoch"] = self._host._log.index.end
         batches = self._host._encode(records, int(time.time() * 1000))  # on the loop: no race
-        self._host._append_now(batches)
+        self._host._commits.append_now(batches)
         for i, rec in enumerate(records):
             self.registry.replayed(rec, batches[0].base_offset + i)
         with self._own_lock:
@@ -147,11 +146,22 @@ class BrokerDesk:
             if wait <= 0:
                 return {**answer, "errorCode": REQUEST_TIMED_OUT}
             try:
-                await asyncio.wait_for(asyncio.shield(self._host._changed), min(wait, 0.5))
+                await asyncio.wait_for(asyncio.shield(self._host._serving.changed), min(wait, 0.5))
             except TimeoutError:
                 pass
         return answer
 
+    def writer_appended(self, records: Sequence[MetadataRecord | ControlRecord],
+                        base_offset: int) -> None:
+        """The single writer's `records` were appended from `base_offset` (on the loop): the
+        registry, once serving, judges against them too."""
+        if self.registry is None:
+            return
+        offset = base_offset
+        for rec in records:
+            if isinstance(rec, MetadataRecord):
+                self.registry.replayed(rec, offset)
+            offset += 1
 
     def take_own_records(self) -> list[MetadataRecord]:
         """See `StandInLeader.take_own_records`."""

@@ -11,13 +11,15 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from writers.codec.records import ControlRecord, MetadataRecord
 from writers.errors import QuorumLedElsewhereError, VoterStateError, VoterUnavailableError
-from writers.log.log_dir import EncodedBatch, VoterDir
+from writers.log.log_dir import EncodedBatch
+from writers.raft.commits import Commits
 from writers.raft.leader import METADATA_TOPIC, RaftLeader
-from writers.raft.log import LogIndex
+from writers.raft.local_log import LocalLog
+from writers.raft.serving import ServerLoop
 from writers.raft.wire import Peers
 
 __all__ = ["Election", "ElectionHost"]
@@ -33,16 +35,13 @@ class ElectionHost(Protocol):
     voters: dict[int, tuple[str, int]]
     begin_retry_s: float
     _raft: RaftLeader
-    _index: LogIndex
-    _dir: VoterDir
+    _log: LocalLog
     _peers: Peers
-    _loop: asyncio.AbstractEventLoop
-    _tasks: list[asyncio.Task[Any]]
+    _serving: ServerLoop
+    _commits: Commits
 
     def _encode(self, records: Sequence[MetadataRecord | ControlRecord],
                 timestamp_ms: int) -> list[EncodedBatch]: ...
-
-    def _append_now(self, batches: Sequence[EncodedBatch]) -> None: ...
 
 
 class Election:
@@ -54,8 +53,8 @@ class Election:
 
     def __init__(self, host: ElectionHost) -> None:
         self._host = host
-        self._raft, self._index, self._peers, self._dir = (host._raft, host._index,
-                                                           host._peers, host._dir)
+        self._raft, self._index, self._peers, self._dir = (host._raft, host._log.index,
+                                                           host._peers, host._log.dir)
 
     async def run(self, timeout_s: float, rejoin: bool = False) -> int:
         """See `StandInLeader.elect` (on the loop)."""
@@ -111,8 +110,8 @@ class Election:
             "version": 0, "leaderId": self._host.node_id,
             "voters": [{"voterId": v} for v in ids],
             "grantingVoters": [{"voterId": v} for v in sorted(granted)]})
-        self._host._append_now(self._host._encode([leader_change], int(time.time() * 1000)))
-        self._host._tasks.append(self._host._loop.create_task(self._begin_epoch_loop()))
+        self._host._commits.append_now(self._host._encode([leader_change], int(time.time() * 1000)))
+        self._host._serving.spawn(self._begin_epoch_loop())
         log.info("stand-in %d leads epoch %d (votes from %s)", self._host.node_id, self._raft.epoch,
                  sorted(granted))
         return self._raft.epoch

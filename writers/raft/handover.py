@@ -16,7 +16,8 @@ from typing import Protocol
 
 from writers.raft.errors import NONE
 from writers.raft.leader import METADATA_TOPIC, RaftLeader
-from writers.raft.log import LogIndex
+from writers.raft.local_log import LocalLog
+from writers.raft.serving import ServerLoop
 from writers.raft.wire import Peers
 
 __all__ = ["Handover", "HandoverEvent", "HandoverHost", "HandoverResult"]
@@ -86,12 +87,10 @@ class HandoverHost(Protocol):
     node_id: int
     cluster_id: str
     _raft: RaftLeader
-    _index: LogIndex
+    _log: LocalLog
     _peers: Peers
-    _loop: asyncio.AbstractEventLoop
+    _serving: ServerLoop
     _clock: Callable[[], float]
-
-    def _notify(self) -> None: ...
 
 
 class Handover:
@@ -103,7 +102,7 @@ class Handover:
 
     def __init__(self, host: HandoverHost) -> None:
         self._host = host
-        self._raft, self._index, self._peers = host._raft, host._index, host._peers
+        self._raft, self._index, self._peers = host._raft, host._log.index, host._peers
         self.future: asyncio.Future[tuple[int, int, float]] | None = None
         self.trace: list[HandoverEvent] | None = None  # recording from resign() on
         self.resigned_fetches = 0  # Fetches answered while waiting for the new leader
@@ -179,7 +178,7 @@ class Handover:
         self, order: list[int], timeout_s: float,
         conns: Mapping[int, tuple[asyncio.StreamReader, asyncio.StreamWriter]],
     ) -> HandoverResult:
-        self.future = self._host._loop.create_future()
+        self.future = self._host._serving.loop.create_future()
         if self.trace is None:
             self.trace = []
         self._raft.resign()
@@ -197,7 +196,7 @@ class Handover:
         for n in order:
             if n in conns:
                 self._peers.send(conns[n][1], 54, 0, 3, body, sent_to(n))
-        self._host._notify()
+        self._host._serving.notify()
 
         async def end_epoch(n: int) -> None:
             try:

@@ -20,10 +20,12 @@ from writers.codec.protocol import UnsupportedApiError, decode_request, encode_r
 from writers.errors import WriterError
 from writers.log.reader import METADATA_TOPIC_ID
 from writers.raft.broker_desk import BrokerDesk
+from writers.raft.commits import Commits
 from writers.raft.errors import NONE, UNSUPPORTED_VERSION
 from writers.raft.handover import Handover
 from writers.raft.leader import RaftLeader
-from writers.raft.log import LogIndex
+from writers.raft.local_log import LocalLog
+from writers.raft.serving import ServerLoop
 from writers.raft.wire import Conn, api_keys, sasl_step
 
 __all__ = ["Inbound", "InboundHost"]
@@ -37,20 +39,13 @@ class InboundHost(Protocol):
     node_id: int
     requests_served: dict[str, int]
     _sasl_users: dict[str, str] | None
-    _conns: set[asyncio.StreamWriter]
     _raft: RaftLeader
-    _index: LogIndex
+    _log: LocalLog
+    _serving: ServerLoop
     _handover: Handover
     _desk: BrokerDesk
-    _state_lock: asyncio.Lock | None
-    _changed: asyncio.Future[None]
+    _commits: Commits
     _clock: Callable[[], float]
-
-    async def _persist_state(self, **state: Any) -> None: ...
-
-    def _notify(self) -> None: ...
-
-    def _hw_moved(self) -> None: ...
 
 
 class Inbound:
@@ -62,11 +57,11 @@ class Inbound:
 
     def __init__(self, host: InboundHost) -> None:
         self._host = host
-        self._raft, self._index = host._raft, host._index
+        self._raft, self._index = host._raft, host._raft.index  # the log the state machine reads
         self._handover, self._desk = host._handover, host._desk
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._host._conns.add(writer)
+        self._host._serving.conns.add(writer)
         conn = Conn(authenticated=self._host._sasl_users is None)
         try:
             while not conn.closing:
@@ -80,7 +75,7 @@ class Inbound:
         except Exception:  # a bug or a malformed request: log it, drop this connection only
             log.exception("stand-in %d: closing a connection after an error", self._host.node_id)
         finally:
-            self._host._conns.discard(writer)
+            self._host._serving.conns.discard(writer)
             writer.close()
 
     async def _answer(self, payload: bytes, conn: Conn) -> bytes:
@@ -116,12 +111,12 @@ class Inbound:
         epoch, candidate = part.get("candidateEpoch", -1), part.get("candidateId", -1)
         self._handover.event("vote_received", candidate, epoch)
         decision = self._raft.on_vote(body)
-        if decision.wait_for_persist and self._host._state_lock is not None:
-            async with self._host._state_lock:  # the first grant's write may still be running
+        if decision.wait_for_persist and self._host._log.state_lock is not None:
+            async with self._host._log.state_lock:  # the first grant's write may still be running
                 pass
         if decision.persist:
-            await self._host._persist_state(leader_epoch=epoch, voters=self._raft.voters,
-                                            voted_id=candidate)
+            await self._host._log.persist_state(leader_epoch=epoch, voters=self._raft.voters,
+                                                voted_id=candidate)
         log.info("stand-in %d: vote for %d at epoch %d %s", self._host.node_id, candidate, epoch,
                  "granted" if decision.granted else "refused")
         self._handover.event("vote_answered", candidate, epoch,
@@ -138,10 +133,10 @@ class Inbound:
             # the new leader is known now: resign() returns while our own quorum-state is
             # written off the loop (durable before this answer goes out, as Kafka's)
             self._handover.announced(leader, part["leaderEpoch"], self._host._clock())
-            self._host._notify()
-            await self._host._persist_state(leader_epoch=self._raft.epoch,
-                                            voters=self._raft.voters, leader_id=leader,
-                                            voted_id=self._raft.voted_for)
+            self._host._serving.notify()
+            await self._host._log.persist_state(leader_epoch=self._raft.epoch,
+                                                voters=self._raft.voters, leader_id=leader,
+                                                voted_id=self._raft.voted_for)
         return self._raft.begin_epoch_answer(decision)
 
     async def _end_epoch(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -167,7 +162,7 @@ class Inbound:
                 handover_pending=self._handover.pending())
             if step.wait_for_leader:
                 try:
-                    await asyncio.wait_for(asyncio.shield(self._host._changed),
+                    await asyncio.wait_for(asyncio.shield(self._host._serving.changed),
                                            deadline - time.monotonic())
                 except TimeoutError:
                     pass
@@ -177,7 +172,7 @@ class Inbound:
             if step.answer is not None:
                 return step.answer
             if step.hw_moved:
-                self._host._hw_moved()
+                self._host._commits.hw_moved()
             records = self._index.read(part["fetchOffset"], max_bytes)
             if records or self._raft.has_news(replica_id):
                 break
@@ -185,7 +180,7 @@ class Inbound:
             if wait <= 0:
                 break
             try:
-                await asyncio.wait_for(asyncio.shield(self._host._changed), wait)
+                await asyncio.wait_for(asyncio.shield(self._host._serving.changed), wait)
             except TimeoutError:
                 break
         self._raft.sent_hw(replica_id)

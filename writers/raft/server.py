@@ -52,9 +52,10 @@ controller listener mapped to SSL does. SASL: with `sasl_users`/`sasl_client`, S
 listener with PLAIN does. Not implemented: SCRAM, GSSAPI and OAUTHBEARER; snapshots
 (FetchSnapshot); follower mode (the stand-in never truncates its own log).
 
-This module is the thin server: the loop thread, the listener, the log directory, the appends.
-The Raft rules are `writers.raft.leader`'s (pure); `inbound`, `election`, `handover` and
-`broker_desk` carry them out on the loop (docs/design.md, "Where it lives").
+This module is the thin server and the public `QuorumLog` API: the loop thread and listener
+(`serving`), the log directory and index (`local_log`), the appends and their commit wait
+(`commits`). The Raft rules are `writers.raft.leader`'s (pure); `inbound`, `election`,
+`handover` and `broker_desk` carry them out on the loop (docs/design.md, "Where it lives").
 """
 
 from __future__ import annotations
@@ -62,33 +63,32 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from writers._mv import MetadataVersion
 from writers._quorum_log import AppendResult, VoterStatus
-from writers.codec.batch import batch_records
 from writers.codec.records import ControlRecord, MetadataRecord, RecordBatch
 from writers.errors import (
     VoterStateError,
     VoterUnavailableError,
 )
-from writers.log.log_dir import EncodedBatch, VoterDir
-from writers.log.reader import open_log_source
+from writers.log.log_dir import EncodedBatch
 from writers.raft.broker_desk import BrokerDesk
+from writers.raft.commits import Commits
 from writers.raft.election import Election
 from writers.raft.handover import Handover, HandoverEvent, HandoverResult
 from writers.raft.inbound import Inbound
 from writers.raft.leader import METADATA_TOPIC, RaftLeader
-from writers.raft.log import LogIndex, restamp_batch
+from writers.raft.local_log import LocalLog
+from writers.raft.serving import ServerLoop
 from writers.raft.wire import Peers, quorum_leader_and_observers
 
 __all__ = ["HandoverEvent", "HandoverResult", "StandInLeader"]
 
 log = logging.getLogger(__name__)
+
 
 class StandInLeader:
     """A `QuorumLog` whose voters are real KRaft controllers, led through Kafka's Raft RPCs.
@@ -155,63 +155,30 @@ class StandInLeader:
         self._tls_server = tls_server
         self._sasl_users = dict(sasl_users) if sasl_users is not None else None
         self._peers = Peers(node_id, voters, tls_client=tls_client, sasl_client=sasl_client)
-        self._dir = VoterDir(Path(log_dir), node_id=node_id, cluster_id=cluster_id)
-        index = LogIndex()
-        for b in self._dir.batches_from(0):
-            index.add(b)
-        self._raft = RaftLeader(node_id, list(voters), cluster_id, index,
+        self._log = LocalLog(Path(log_dir), node_id=node_id, cluster_id=cluster_id)
+        self._raft = RaftLeader(node_id, list(voters), cluster_id, self._log.index,
                                 fetch_timeout_ms=fetch_timeout_ms)
-        self._index = index  # the server appends; the state machine reads
-        self._state_lock: asyncio.Lock | None = None  # quorum-state writes, in order (loop)
-        self._lock = threading.Condition()
-        self._loop = asyncio.new_event_loop()
-        self._changed: asyncio.Future[None] = self._loop.create_future()
-        self._server: asyncio.Server | None = None
-        self._thread = threading.Thread(target=self._loop.run_forever,
-                                        name=f"zk2kraft-standin-{node_id}", daemon=True)
-        self._tasks: list[asyncio.Task[Any]] = []
-        self._conns: set[asyncio.StreamWriter] = set()
+        self._serving = ServerLoop(f"zk2kraft-standin-{node_id}")
+        self._commits = Commits(node_id, self._log, self._raft, self._serving)
         self.requests_served: dict[str, int] = {}
         self._desk = BrokerDesk(self)
         self._handover = Handover(self)
         self._election = Election(self)
         self._inbound = Inbound(self)
         try:
-            self._call(self._start_server(), 10.0)
+            self._serving.call(self._start_server(), 10.0)
         except BaseException:
-            self._dir.close()
+            self._log.close()
             raise
-
-    # -- plumbing between the caller's thread and the loop ---------------------------------------
-
-    def _call(self, coro: Any, timeout: float) -> Any:
-        if not self._thread.is_alive():
-            self._thread.start()
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
     async def _start_server(self) -> None:
         host, port = self.listen
         try:
-            self._server = await asyncio.start_server(self._inbound.serve, host, port,
-                                                      ssl=self._tls_server)
+            await self._serving.listen(self._inbound.serve, host, port, self._tls_server)
         except OSError as exc:
             raise VoterUnavailableError(
                 f"stand-in {self.node_id}: cannot listen on {host}:{port}: {exc.strerror or exc}"
             ) from exc
-
-    def _notify(self) -> None:
-        """Wake every long-polling Fetch (called on the loop)."""
-        fut, self._changed = self._changed, self._loop.create_future()
-        fut.set_result(None)
-
-    async def _persist_state(self, **state: Any) -> None:
-        """Write quorum-state off the loop (its fsyncs cost tens of ms under load: docs/
-        benchmarks.md), one write at a time and in the order the state changed; the caller
-        answers after it."""
-        if self._state_lock is None:
-            self._state_lock = asyncio.Lock()
-        async with self._state_lock:
-            await asyncio.to_thread(self._dir.write_quorum_state, **state)
 
     # -- election ------------------------------------------------------------------------------
 
@@ -237,9 +204,8 @@ class StandInLeader:
                 stand-in as leader (a controller started an election before the stand-in).
             VoterUnavailableError: no majority granted within `timeout_s`.
         """
-        epoch = self._call(self._election.run(timeout_s, rejoin), timeout_s + 10)
-        with self._lock:
-            self._lock.notify_all()
+        epoch = self._serving.call(self._election.run(timeout_s, rejoin), timeout_s + 10)
+        self._commits.wake_committers()
         return int(epoch)
 
     # -- brokers (BrokerRegistration, BrokerHeartbeat) -----------------------------------------
@@ -251,8 +217,8 @@ class StandInLeader:
 
         The registrations already in the log (the pre-copy's, copied from ZooKeeper, or a
         resumed run's) are read first: Kafka's controller judges against what it replayed."""
-        self._call(self._desk.start(mv, kraft_version,
-                                    session_timeout_ms or self.broker_session_timeout_ms), 60.0)
+        self._serving.call(self._desk.start(
+            mv, kraft_version, session_timeout_ms or self.broker_session_timeout_ms), 60.0)
 
     def take_own_records(self) -> list[MetadataRecord]:
         """The records the stand-in appended on its own (broker registrations and fencing
@@ -265,7 +231,7 @@ class StandInLeader:
         incarnation of a broker that restarted stops counting."""
         async def read() -> dict[int, tuple[int, bool]]:
             return self._desk.registrations(self._clock())
-        return self._call(read(), 10.0)  # type: ignore[no-any-return]
+        return self._serving.call(read(), 10.0)
 
     def describe_quorum(self, node: int, timeout_s: float = 5.0
                         ) -> tuple[int, dict[int, int]]:
@@ -278,36 +244,19 @@ class StandInLeader:
         """
         body = {"topics": [{"topicName": METADATA_TOPIC, "partitions": [{"partitionIndex": 0}]}]}
         try:
-            ans = self._call(self._peers.rpc(node, 55, 1, body, timeout_s), timeout_s + 5)
+            ans = self._serving.call(self._peers.rpc(node, 55, 1, body, timeout_s), timeout_s + 5)
         except (OSError, TimeoutError, asyncio.TimeoutError) as exc:
             raise VoterUnavailableError(
                 f"voter {node} did not answer DescribeQuorum: {type(exc).__name__}: {exc}"
             ) from None
         return quorum_leader_and_observers(node, ans)
 
-    def _hw_moved(self) -> None:
-        """Wake the committers waiting on the caller's thread and the long-polling fetchers."""
-        with self._lock:
-            self._lock.notify_all()
-        self._notify()
-
     # -- appending (QuorumLog) -------------------------------------------------------------------
 
     def _encode(
         self, records: Sequence[MetadataRecord | ControlRecord], timestamp_ms: int
     ) -> list[EncodedBatch]:
-        pairs = batch_records(records, base_offset=self._index.end, leader_epoch=self._raft.epoch,
-                              timestamp_ms=timestamp_ms)
-        return [EncodedBatch(b.base_offset, b.last_offset, b.leader_epoch, d) for b, d in pairs]
-
-    def _append_now(self, batches: Sequence[EncodedBatch]) -> None:
-        """Persist and index batches (on the loop thread), then wake the fetchers."""
-        for b in batches:
-            self._dir.append(b)
-            self._index.add(b)
-        if self._raft.advance_hw():
-            self._hw_moved()
-        self._notify()
+        return self._log.encode(records, epoch=self._raft.epoch, timestamp_ms=timestamp_ms)
 
     @property
     def leader_epoch(self) -> int:
@@ -317,12 +266,12 @@ class StandInLeader:
     @property
     def next_offset(self) -> int:
         """See `QuorumLog`."""
-        return self._index.end
+        return self._log.index.end
 
     @property
     def last_offset(self) -> int:
         """See `QuorumLog`."""
-        return self._index.end - 1
+        return self._log.index.end - 1
 
     @property
     def durable_offset(self) -> int:
@@ -352,22 +301,12 @@ class StandInLeader:
         batches = self._encode(records, timestamp_ms)
 
         async def append() -> list[EncodedBatch]:
-            out = list(batches)
-            shift = self._index.end - batches[0].base_offset
-            if shift:  # the stand-in appended a broker's records meanwhile: move behind them
-                out = [restamp_batch(b.data, b.base_offset + shift, self._raft.epoch)
-                       for b in batches]
-            self._append_now(out)
-            registry = self._desk.registry
-            if registry is not None:
-                offset = out[0].base_offset
-                for rec in records:
-                    if isinstance(rec, MetadataRecord):
-                        registry.replayed(rec, offset)
-                    offset += 1
+            out = self._log.behind_the_end(batches, self._raft.epoch)
+            self._commits.append_now(out)
+            self._desk.writer_appended(records, out[0].base_offset)
             return out
 
-        done = self._call(append(), 60.0)
+        done = self._serving.call(append(), 60.0)
         return self._await_commit(done)
 
     def append_batches(self, batches: Sequence[EncodedBatch]) -> AppendResult:
@@ -385,24 +324,11 @@ class StandInLeader:
             return AppendResult(self.next_offset, self.next_offset - 1, 0)
 
         async def append() -> list[EncodedBatch]:
-            expected = self._index.end
-            out = []
-            for b in batches:
-                if b.base_offset != expected:
-                    raise VoterStateError(
-                        f"batch starts at offset {b.base_offset} but the stand-in's log ends "
-                        f"at {expected}: batches must be appended in order without gaps")
-                stamped = restamp_batch(b.data, b.base_offset, self._raft.epoch)
-                if stamped.last_offset != b.last_offset:
-                    raise VoterStateError(
-                        f"batch at offset {b.base_offset} holds offsets up to "
-                        f"{stamped.last_offset}, not {b.last_offset}")
-                out.append(stamped)
-                expected = b.last_offset + 1
-            self._append_now(out)
+            out = self._log.stamped_in_order(batches, self._raft.epoch)
+            self._commits.append_now(out)
             return out
 
-        done = self._call(append(), 60.0)
+        done = self._serving.call(append(), 60.0)
         return self._await_commit(done)
 
     def _require_leader(self) -> None:
@@ -420,22 +346,12 @@ class StandInLeader:
         Raises:
             VoterUnavailableError: not within `timeout_s` (default `commit_timeout_s`).
         """
-        timeout_s = timeout_s or self.commit_timeout_s
-        deadline = time.monotonic() + timeout_s
-        with self._lock:
-            while self._raft.hw <= offset:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise VoterUnavailableError(
-                        f"stand-in {self.node_id}: offset {offset} not committed by a majority "
-                        f"within {timeout_s:.0f}s (high watermark {self._raft.hw}; "
-                        f"followers at {self._raft.follower_ends()})")
-                self._lock.wait(min(left, 0.5))
+        self._commits.wait(offset, timeout_s or self.commit_timeout_s)
 
     def voter_status(self) -> list[VoterStatus]:
         """See `QuorumLog`: the stand-in itself and each follower's fetched end."""
         state = "ok" if self._raft.leading else "resigned"
-        out = [VoterStatus(self.node_id, state, self._index.end)]
+        out = [VoterStatus(self.node_id, state, self._log.index.end)]
         for n, r in sorted(self._raft.replicas.items()):
             state = "ok" if r.end_offset >= 0 else "not fetching"
             out.append(VoterStatus(n, state, r.end_offset if r.end_offset >= 0 else None))
@@ -443,8 +359,7 @@ class StandInLeader:
 
     def read_log(self) -> Iterator[RecordBatch]:
         """See `QuorumLog`: the batches of the stand-in's own log (its LeaderChange included)."""
-        for entry in open_log_source(self._dir.path).entries():
-            yield entry.batch
+        return self._log.read()
 
     # -- handover ------------------------------------------------------------------------------
 
@@ -462,32 +377,12 @@ class StandInLeader:
             Who leads now, at which epoch, and how long it took (new_leader -1 on timeout).
         """
         self._require_leader()
-
-        return self._call(self._handover.resign(preferred, timeout_s),  # type: ignore[no-any-return]
-                          timeout_s + 15)
+        return self._serving.call(self._handover.resign(preferred, timeout_s), timeout_s + 15)
 
     def close(self) -> None:
         """Stop serving and release the log directory (its `.lock`)."""
-        async def stop() -> None:
-            for t in self._tasks:
-                t.cancel()
-            if self._server is not None:
-                self._server.close()
-            for w in list(self._conns):
-                w.close()
-            current = asyncio.current_task()
-            others = [t for t in asyncio.all_tasks() if t is not current]
-            for t in others:
-                t.cancel()
-            await asyncio.gather(*others, return_exceptions=True)
-
-        if self._thread.is_alive():
-            try:
-                self._call(stop(), 10.0)
-            finally:
-                self._loop.call_soon_threadsafe(self._loop.stop)
-                self._thread.join(10)
-        self._dir.close()
+        self._serving.stop()
+        self._log.close()
 
     def __enter__(self) -> StandInLeader:
         return self

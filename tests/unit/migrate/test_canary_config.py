@@ -9,7 +9,8 @@ import pytest
 
 from migrate.errors import BadFlagError
 from migrate.flags.client_config import librdkafka_config, read_properties
-from migrate.online.canary import _gap, check_bootstrap_servers
+from migrate.online.canary import check_bootstrap_servers
+from migrate.online.canary_tally import _gap
 
 
 def _file(tmp_path: Path, text: str) -> str:

@@ -90,5 +90,5 @@ def test_answers_name_the_new_leader_and_fence_older_epochs(standin: StandInLead
         assert (stale["errorCode"], stale["leaderId"], stale["leaderEpoch"]) == (74, 3001, 1)
         assert _fetch(sock, 10, 0) == (74, 3001, 1)
     # what it wrote for itself: the vote, then the leader (Kafka's quorum-state layout)
-    state = (standin._dir.partition_dir / "quorum-state").read_text()
+    state = (standin._log.dir.partition_dir / "quorum-state").read_text()
     assert '"leaderId":3001,"leaderEpoch":1,"votedId":3001' in state
