@@ -43,7 +43,13 @@ from typing import Any
 
 import pytest
 
-from tests.support.kafka import KafkaController, dump_log, dump_log_payloads, storage_format
+from tests.support.kafka import (
+    KafkaController,
+    dump_log,
+    dump_log_payloads,
+    first_node_logging,
+    storage_format,
+)
 from tests.support.migration_cluster import wait_for_kraft_claim
 from tests.support.standin import (
     LONG_ELECTION,
@@ -211,14 +217,8 @@ def _kill_standin(point: str, connect: str, zk: Any, ports: dict[int, int], root
 
 
 def _wait_for_activation(nodes: list[KafkaController]) -> KafkaController:
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        for c in nodes:
-            if "Performing controller activation" in c.log_text():
-                return c
-        time.sleep(0.5)
-    raise AssertionError("no controller activated within 180 s after the stand-in died\n"
-                         + "\n".join(c.log_text()[-3000:] for c in nodes))
+    return first_node_logging(nodes, "Performing controller activation",
+                              "no controller activated after the stand-in died")
 
 
 def _one_line(text: str) -> str:

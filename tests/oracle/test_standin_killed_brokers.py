@@ -60,7 +60,7 @@ from kazoo.client import KazooClient
 
 from migrate.online.canary import Canary, CanaryReport
 from tests.support.availability import restart_without_metadata_log, wait_available
-from tests.support.kafka import KafkaController, KafkaZkBroker, free_port
+from tests.support.kafka import KafkaController, KafkaZkBroker, first_node_logging, free_port
 from tests.support.migration_cluster import (
     MigrationCluster,
     PrintedSequence,
@@ -256,14 +256,8 @@ def _killed(proc: subprocess.Popen[str], case: Path, hook: str) -> None:
 def _new_leader(nodes: list[KafkaController]) -> KafkaController:
     """The controller that won an election once the stand-in stopped being heard from (after
     the printed controller.quorum.fetch.timeout.ms)."""
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        for node in nodes:
-            if "Completed transition to Leader" in node.log_text():
-                return node
-        time.sleep(0.5)
-    raise AssertionError("no controller was elected within 180 s after the kill\n"
-                         + "\n".join(n.log_text()[-3000:] for n in nodes))
+    return first_node_logging(nodes, "Completed transition to Leader",
+                              "no controller was elected after the kill")
 
 
 def _slot_controller(seq: PrintedSequence, said: str, case: Path) -> KafkaController:

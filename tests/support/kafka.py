@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 __all__ = [
     "KAFKA_DIR",
@@ -638,6 +638,26 @@ def nodes_failure(why: str, nodes: Sequence[_KafkaProcess]) -> AssertionError:
     tails = "".join(f"\n--- {n._label} ({n.workdir}) server.log tail ---\n"
                     f"{n.log_text()[-4000:]}" for n in nodes)
     return AssertionError(f"{why}{tails}")
+
+
+_KafkaProcessT = TypeVar("_KafkaProcessT", bound=_KafkaProcess)
+
+
+def first_node_logging(nodes: Sequence[_KafkaProcessT], text: str, what: str,
+                       timeout_s: float = 180.0) -> _KafkaProcessT:
+    """The first of `nodes` whose server.log holds `text` (e.g. "Completed transition to
+    Leader"), polled every 0.5 s.
+
+    Raises:
+        AssertionError: none logged it within `timeout_s` (saying `what`, with each log's tail).
+    """
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for node in nodes:
+            if text in node.log_text():
+                return node
+        time.sleep(0.5)
+    raise nodes_failure(f"{what} within {timeout_s:.0f} s", nodes)
 
 
 def wait_until_serving(brokers: Sequence[KafkaZkBroker], timeout_s: float = 180.0) -> None:
