@@ -42,8 +42,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.kafka import free_port  # noqa: E402
 from tests.support.kraft import KAFKA_39, KAFKA_41, KraftNode, run_tool  # noqa: E402
+from tests.support.ports import free_port  # noqa: E402
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)

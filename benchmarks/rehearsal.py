@@ -81,7 +81,7 @@ from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 from kazoo.client import KazooClient  # noqa: E402
 
 from migrate.online.canary import Canary  # noqa: E402
-from tests.support.kafka import KafkaController, free_port, storage_format  # noqa: E402
+from tests.support.kafka import KafkaController, storage_format  # noqa: E402
 from tests.support.migration_cluster import (  # noqa: E402
     CONTROLLER_ID,
     dual_write_at,
@@ -91,6 +91,7 @@ from tests.support.migration_cluster import (  # noqa: E402
     on_cutover_gate,
     state_times,
 )
+from tests.support.ports import free_port  # noqa: E402
 from tests.support.standin import (  # noqa: E402
     STANDIN,
     STANDIN_FOLLOWERS,

@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.support.containers import COMPOSE_FILE, compose_command, docker_problem  # noqa: E402
-from tests.support.zk import ZkServer, _server_mode, four_letter, free_ports  # noqa: E402
+from tests.support.ports import free_ports  # noqa: E402
+from tests.support.zk import ZkServer, _server_mode, four_letter  # noqa: E402
 
 
 def _ready(port: int) -> bool:

@@ -531,7 +531,7 @@ def test_a_rerun_past_the_fence_with_a_bootstrap_server_finishes_without_the_can
     journal, say why it goes on without the canary, and end honestly: nothing confirms a
     serving cluster, so exit 4 (it exited 3 at the warm-up, /migration never written). A
     further re-run repeats exit 4 (it said "already completed", exit 0)."""
-    from tests.support.kafka import free_port
+    from tests.support.ports import free_port
 
     cluster = sample_cluster(SampleSpec.clean(topics=2, partitions_per_topic=2))
     want = expected(cluster.connect)

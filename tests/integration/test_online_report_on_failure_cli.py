@@ -9,23 +9,17 @@ page carries the same status.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.ports import free_port
+
 ZK2KRAFT = [sys.executable, "-m", "migrate.cli"]
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port  # closed again: nothing listens there
-
-
 def test_an_unreachable_zookeeper_still_writes_the_json_and_html_reports(tmp_path: Path) -> None:
-    connect = f"127.0.0.1:{_closed_port()}"
+    connect = f"127.0.0.1:{free_port()}"
     cmd = [*ZK2KRAFT, "migrate", "--zookeeper", connect, "--zk-timeout", "2",
            *[f"--voter={v}={tmp_path / f'c{v}'}" for v in (3000, 3001, 3002)],
            "--cutover", "now", "--json", str(tmp_path / "m.json"),

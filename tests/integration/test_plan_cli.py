@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import stat
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from migrate.cli import main
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 TOP_LEVEL = (
@@ -294,15 +294,9 @@ def test_malformed_znode_exits_2_naming_the_path(
     assert list(tmp_path.iterdir()) == []
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_unreachable_zookeeper_exits_3_within_the_timeout() -> None:
     # how long this takes is measured by benchmarks/timings.py (no timing asserts in tests)
-    port = _closed_port()
+    port = free_port()
     proc = subprocess.run(
         [sys.executable, "-m", "migrate.cli", "plan", "--zookeeper", f"127.0.0.1:{port}/kafka",
          "--zk-timeout", "3", "--json", "-"],
@@ -333,7 +327,7 @@ def test_bad_flags_exit_2_naming_the_flag_before_connecting(
     capsys: pytest.CaptureFixture[str], flags: list[str], named: str
 ) -> None:
     # a closed port: had anything tried to connect, the exit would be 3 after the timeout
-    argv = ["plan", "--zookeeper", f"127.0.0.1:{_closed_port()}", "--zk-timeout", "20", *flags]
+    argv = ["plan", "--zookeeper", f"127.0.0.1:{free_port()}", "--zk-timeout", "20", *flags]
     try:
         code = main(argv)
     except SystemExit as exc:  # argparse-level errors

@@ -23,7 +23,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from migrate.cli import main
-from tests.support.kafka import free_port
+from tests.support.ports import free_port
 
 # Starts with `-` on purpose: Kafka's argument parser reads `--cluster-id -1Sh…` as a missing
 # value, so the printed step must use `--cluster-id=ID` (one random id in 64 starts so).

@@ -13,7 +13,8 @@ import orjson
 import pytest
 from kazoo.client import KazooClient
 
-from tests.support.zk import ZkServer, expire_session, free_ports
+from tests.support.ports import free_ports
+from tests.support.zk import ZkServer, expire_session
 from zkreader import SampleCase, SampleSpec, generate_sample_cluster
 from zkreader._sample import CONTROLLER_EPOCH, TOP_LEVEL_PATHS
 

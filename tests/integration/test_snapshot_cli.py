@@ -8,7 +8,6 @@ each secret's bytes. Written under a chroot, so the chroot part of the connect s
 from __future__ import annotations
 
 import json
-import socket
 import stat
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from migrate.cli import main
+from tests.support.ports import free_port
 
 SALT = "c2FsdHNhbHRzYWx0c2FsdA=="
 STORED = "U3RvcmVkS2V5U3RvcmVkS2V5U3RvcmVkS2V5MTIzNA=="
@@ -146,9 +146,7 @@ def test_snapshot_failure_leaves_no_half_written_file(
 def test_snapshot_unreachable_exits_3_and_writes_nothing(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # nothing listens there
     target = tmp_path / "snap.jsonl"
     code = main(["snapshot", "--zookeeper", f"127.0.0.1:{port}", "--zk-timeout", "2",
                  "--out", str(target)])

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from tests.support.kafka import free_port
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.slow
 

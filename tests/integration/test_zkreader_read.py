@@ -16,7 +16,7 @@ from kazoo.security import make_digest_acl
 from migrate.cli import main as cli_main
 from migrate.cli.exit_codes import exit_code_for
 from tests.support.malformed import CORPUS, TOPIC, write_malformed
-from tests.support.zk import free_ports
+from tests.support.ports import free_ports
 from zkreader import (
     BadConnectStringError,
     ChangeEvent,

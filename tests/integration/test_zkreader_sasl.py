@@ -15,7 +15,8 @@ from kazoo.client import KazooClient
 from kazoo.security import ACL, Id, Permissions
 
 from migrate.cli.exit_codes import exit_code_for
-from tests.support.zk import _BASE_CFG, ZkProcess, ZkStartError, free_ports
+from tests.support.ports import free_ports
+from tests.support.zk import _BASE_CFG, ZkProcess, ZkStartError
 from zkreader import ConnectOptions, ZkUnreachableError, open_session, read_cluster
 
 PASSWORD = "sasl-pw-9f2c"

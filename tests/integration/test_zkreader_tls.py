@@ -19,7 +19,8 @@ from cryptography.x509.oid import NameOID
 from kazoo.client import KazooClient
 
 import tests.support.zk as zk_support
-from tests.support.zk import _BASE_CFG, ZkProcess, ZkStartError, free_ports
+from tests.support.ports import free_ports
+from tests.support.zk import _BASE_CFG, ZkProcess, ZkStartError
 from zkreader import ConnectOptions, ZkUnreachableError, open_session, read_cluster
 
 

@@ -45,8 +45,9 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from tests.support.kafka import KafkaZkBroker, admin_tool, free_port, wait_until_serving
+from tests.support.kafka import KafkaZkBroker, admin_tool, wait_until_serving
 from tests.support.kraft import KAFKA_39, KAFKA_41, KafkaDist, KraftNode, run_tool
+from tests.support.ports import free_port
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)

@@ -31,8 +31,8 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from tests.support.kafka import free_port
 from tests.support.migration_cluster import kraft_controller_took_over, migration_cluster
+from tests.support.ports import free_port
 from tests.support.standin import (
     STANDIN,
     STANDIN_FOLLOWERS,

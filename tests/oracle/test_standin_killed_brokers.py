@@ -60,7 +60,7 @@ from kazoo.client import KazooClient
 
 from migrate.online.canary import Canary, CanaryReport
 from tests.support.availability import restart_without_metadata_log, wait_available
-from tests.support.kafka import KafkaController, KafkaZkBroker, first_node_logging, free_port
+from tests.support.kafka import KafkaController, KafkaZkBroker, first_node_logging
 from tests.support.migration_cluster import (
     MigrationCluster,
     PrintedSequence,
@@ -70,6 +70,7 @@ from tests.support.migration_cluster import (
     printed_sequence,
     wait_for_kraft_claim,
 )
+from tests.support.ports import free_port
 from tests.support.standin import STANDIN, STANDIN_FOLLOWERS
 from writers import CRASH_ENV
 

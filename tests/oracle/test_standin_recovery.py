@@ -55,7 +55,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from kazoo.client import KazooClient
 
 from tests.support.availability import restart_without_metadata_log
-from tests.support.kafka import KafkaController, KafkaZkBroker, free_port
+from tests.support.kafka import KafkaController, KafkaZkBroker
 from tests.support.migration_cluster import (
     MigrationCluster,
     PrintedSequence,
@@ -65,6 +65,7 @@ from tests.support.migration_cluster import (
     printed_sequence,
     produce_and_consume,
 )
+from tests.support.ports import free_port
 from tests.support.standin import STANDIN, STANDIN_FOLLOWERS
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]

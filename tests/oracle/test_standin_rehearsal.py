@@ -43,13 +43,14 @@ import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 from kazoo.client import KazooClient
 
-from tests.support.kafka import KafkaZkBroker, free_port
+from tests.support.kafka import KafkaZkBroker
 from tests.support.migration_cluster import (
     kraft_controller_took_over,
     migration_cluster,
     produce_and_consume,
     wait_for_znode,
 )
+from tests.support.ports import free_port
 from tests.support.standin import (
     STANDIN,
     STANDIN_FOLLOWERS,

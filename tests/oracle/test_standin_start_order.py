@@ -48,7 +48,7 @@ import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 from kazoo.client import KazooClient
 
-from tests.support.kafka import KafkaController, free_port
+from tests.support.kafka import KafkaController
 from tests.support.migration_cluster import (
     PrintedSequence,
     cut_over_by_signal,
@@ -58,6 +58,7 @@ from tests.support.migration_cluster import (
     produce_and_consume,
     wait_for_kraft_claim,
 )
+from tests.support.ports import free_port
 from tests.support.standin import STANDIN, STANDIN_FOLLOWERS
 from zkreader import SampleSpec
 

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tests.support.ports import free_ports
 from tests.support.zk import (
     LOG_TAIL_LINES,
     START_TIMEOUT_S,
@@ -33,7 +34,6 @@ from tests.support.zk import (
     _server_mode,
     _wait,
     four_letter,
-    free_ports,
 )
 
 __all__ = [

@@ -33,6 +33,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
+from tests.support.ports import free_port
+
 __all__ = [
     "KAFKA_DIR",
     "DumpedBatch",
@@ -44,7 +46,6 @@ __all__ = [
     "dump_log",
     "dump_log_batches",
     "dump_log_payloads",
-    "free_port",
     "metadata_shell",
     "nodes_failure",
     "random_cluster_id",
@@ -260,25 +261,6 @@ def storage_format(
     if release_version is not None:
         args += ["-r", release_version]
     return run_kafka_class("kafka.tools.StorageTool", *args, *extra).stdout
-
-
-_HANDED_OUT: set[int] = set()
-
-
-def free_port() -> int:
-    """A loopback TCP port that was free a moment ago (bound to 0 and released).
-
-    The kernel may hand the same just-released port to the next bind(0), so two calls made
-    before either port is in use could collide (seen: two listeners of one broker on one port).
-    Ports already returned by this process are never returned again.
-    """
-    while True:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
-            port: int = s.getsockname()[1]
-        if port not in _HANDED_OUT:
-            _HANDED_OUT.add(port)
-            return port
 
 
 def _port_open(port: int) -> bool:

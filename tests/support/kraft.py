@@ -116,7 +116,7 @@ class KraftNode(_KafkaProcess):
         start_timeout: float = 180.0,
     ) -> None:
         super().__init__(workdir, heap=heap, start_timeout=start_timeout)
-        from tests.support.kafka import free_port
+        from tests.support.ports import free_port
 
         self.dist = dist
         self.node_id = node_id

@@ -142,7 +142,8 @@ class RecordingProxy:
 def capture_two_controllers(out: Path, *, per_kind: int = 4) -> dict[str, Any]:
     """Run controllers 3001 and 3002 (static quorum) behind recording proxies, let one lead,
     stop it (it resigns with EndQuorumEpoch), and write the first frames of every kind."""
-    from tests.support.kafka import KafkaController, free_port, random_cluster_id, storage_format
+    from tests.support.kafka import KafkaController, random_cluster_id, storage_format
+    from tests.support.ports import free_port
 
     with tempfile.TemporaryDirectory(prefix="zk2kraft-capture-") as tmp:
         root = Path(tmp)
@@ -197,7 +198,8 @@ def capture_standin_v0(out: Path, *, per_kind: int = 4) -> dict[str, Any]:
     """Controllers 3001 and 3002 led by zk2kraft's stand-in 3000: record what they send to it
     (at the versions it advertises) and what they answer its Vote, BeginQuorumEpoch and
     EndQuorumEpoch v0 (the stand-in reaches them through proxies)."""
-    from tests.support.kafka import KafkaController, free_port, random_cluster_id, storage_format
+    from tests.support.kafka import KafkaController, random_cluster_id, storage_format
+    from tests.support.ports import free_port
     from tests.support.standin import FOLLOWING, LONG_ELECTION
     from writers import MetadataRecord, StandInLeader
 
@@ -264,7 +266,8 @@ def capture_broker_rpcs(out: Path, *, per_kind: int = 3) -> dict[str, Any]:
     controller in migration mode (Kafka's own migration, PRE_MIGRATION): the broker reaches
     the controller through a proxy, which records BrokerRegistration and BrokerHeartbeat both
     ways (the broker's requests, the controller's answers) and the ApiVersions exchange."""
-    from tests.support.kafka import KafkaController, KafkaZkBroker, free_port, storage_format
+    from tests.support.kafka import KafkaController, KafkaZkBroker, storage_format
+    from tests.support.ports import free_port
     from tests.support.zk import ZkServer
 
     with tempfile.TemporaryDirectory(prefix="zk2kraft-capture-") as tmp:

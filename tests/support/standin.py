@@ -34,8 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.support.kafka import KafkaController, free_port, random_cluster_id, storage_format
+from tests.support.kafka import KafkaController, random_cluster_id, storage_format
 from tests.support.migration_cluster import BrokerRpcs, broker_rpcs
+from tests.support.ports import free_port
 from writers import StandInLeader, decode_response, encode_request, open_log_source
 
 __all__ = ["LONG_ELECTION", "STANDIN", "STANDIN_FOLLOWERS", "StandInQuorum", "follower_segments",

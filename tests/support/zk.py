@@ -34,6 +34,8 @@ from kazoo.client import KazooClient
 from kazoo.protocol.connection import _CONNECTION_DROP
 from kazoo.protocol.states import KazooState
 
+from tests.support.ports import free_ports
+
 __all__ = [
     "ZkEnsemble",
     "ZkProcess",
@@ -43,7 +45,6 @@ __all__ = [
     "drop_connection",
     "expire_session",
     "four_letter",
-    "free_ports",
     "tree_state",
     "wait_until",
     "zk_backend",
@@ -82,24 +83,6 @@ def zookeeper_classpath() -> str:
     if simple.is_file():
         parts.append(str(simple))
     return ":".join(parts)
-
-
-def free_ports(count: int) -> list[int]:
-    """Return `count` distinct loopback ports that were free a moment ago.
-
-    All sockets are held open until every port is chosen, so the ports are distinct; another
-    process may still grab one before ZooKeeper binds it, which `ZkProcess.start` reports.
-    """
-    socks: list[socket.socket] = []
-    try:
-        for _ in range(count):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def four_letter(host: str, port: int, word: str, timeout_s: float = 2.0) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.kafka import free_port
+from tests.support.ports import free_port
 from tests.unit.writers.test_protocol import SFRAMES, _of
 from tests.unit.writers.test_standin_sasl import _call
 from writers import StandInLeader, decode_request

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.kafka import free_port
+from tests.support.ports import free_port
 from writers import (
     MetadataRecord,
     StandInLeader,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.kafka import free_port
+from tests.support.ports import free_port
 from writers import StandInLeader, decode_response, encode_request
 
 CLUSTER = "c3RhbmRpbi1zYXNsLXRlc3Q"[:22]
