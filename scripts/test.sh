@@ -2,10 +2,11 @@
 # The README's test command: lint (ruff), type check (mypy --strict on the four packages), then the whole pytest suite against real ZooKeeper (and
 # Kafka's jars for the oracle tests): in containers where an engine answers and the images are
 # built (scripts/install.sh), else as local processes; the count per backend is printed last.
-# ZK2KRAFT_FAST=1 skips the tests marked `slow`. The main run prints its 30 slowest tests
-# (--durations=30). Extra arguments go to pytest (e.g.
-# `scripts/test.sh tests/unit -x`) and select what runs: the second, process-backend pass of a
-# containers run is then skipped, with a line saying so.
+# ZK2KRAFT_FAST=1 skips the tests marked `slow`. Without arguments the suite runs as two pytest
+# processes at once (the real-Kafka rehearsals, and the rest: see below), each printing its 30
+# slowest tests. Extra arguments go to pytest (e.g. `scripts/test.sh tests/unit -x`) and select
+# what runs, in one process: the second, process-backend pass of a containers run is then
+# skipped, with a line saying so.
 #
 # Exit code: pytest's, except that "no tests collected" (pytest's 5) is reported as such and
 # fails the run: a selection that runs nothing must not look like a pass.
@@ -41,7 +42,6 @@ if [ -n "${PYTHONDONTWRITEBYTECODE:-}" ]; then
   export PYTHONPYCACHEPREFIX=$pycache
   unset PYTHONDONTWRITEBYTECODE
 fi
-trap 'rm -f "$counts"; [ -z "$pycache" ] || rm -rf "$pycache"' EXIT
 export ZK2KRAFT_BACKEND_COUNTS=$counts
 
 report() {  # report NAME RC: say how a pytest run ended
@@ -52,12 +52,48 @@ report() {  # report NAME RC: say how a pytest run ended
   esac
 }
 
+# The whole suite (no arguments) runs as two pytest processes at once: the real-Kafka rehearsals
+# spend most of their time waiting (JVM starts, elections, timeouts), and on a 2-core machine the
+# other stream uses that time. Stream 1 is tests/oracle except STREAM2_ORACLE; stream 2 is every
+# other test folder, then STREAM2_ORACLE (chosen from a full run's durations so both take about
+# as long: docs/testing.md). Each keeps to its own share of the loopback ports
+# (tests/support/ports.py). Stream 1 prints as it goes; stream 2's output is printed whole when
+# both are done. --durations: each prints its 30 slowest tests, so CI logs say where time goes.
+STREAM2_ORACLE=(tests/oracle/test_offline_rehearsal.py tests/oracle/test_standin_killed_brokers.py)
+pid2=
+trap 'rm -f "$counts"; [ -z "$pycache" ] || rm -rf "$pycache"; [ -z "$pid2" ] || kill "$pid2" 2>/dev/null || true' EXIT
 set +e
-# --durations: every run prints its 30 slowest tests, so CI logs say where the time goes
-"$PY" -m pytest --durations=30 "${args[@]}" "$@"
-rc=$?
+if [ $# -eq 0 ]; then
+  other=()
+  for d in tests/*/; do
+    [ "$d" != tests/oracle/ ] && [ -n "$(find "$d" -name 'test_*.py' -print -quit)" ] && other+=("${d%/}")
+  done
+  ignored=()
+  for f in "${STREAM2_ORACLE[@]}"; do ignored+=("--ignore=$f"); done
+  log2=$(mktemp)
+  ZK2KRAFT_TEST_PORT_SHARE=1/2 "$PY" -m pytest -p no:cacheprovider --durations=30 "${args[@]}" \
+    "${other[@]}" "${STREAM2_ORACLE[@]}" >"$log2" 2>&1 &
+  pid2=$!
+  echo "== stream 1: tests/oracle except ${STREAM2_ORACLE[*]}"
+  echo "   (stream 2 runs alongside: ${other[*]} ${STREAM2_ORACLE[*]}; its output follows stream 1's)"
+  ZK2KRAFT_TEST_PORT_SHARE=0/2 "$PY" -m pytest --durations=30 "${args[@]}" tests/oracle "${ignored[@]}"
+  rc1=$?
+  wait "$pid2"
+  rc2=$?
+  pid2=
+  echo "== stream 2: ${other[*]} ${STREAM2_ORACLE[*]}"
+  cat "$log2"
+  rm -f "$log2"
+  report "stream 1 (tests/oracle)" "$rc1"
+  report "stream 2 (the rest)" "$rc2"
+  rc=$rc1
+  [ "$rc" -eq 0 ] && rc=$rc2
+else
+  "$PY" -m pytest --durations=30 "${args[@]}" "$@"
+  rc=$?
+  report "tests" "$rc"
+fi
 set -e
-report "tests" "$rc"
 
 # Where the main run used containers, the ZooKeeper-facing suite is not run a second time on
 # local processes: only the process backend's own harness and the ensemble fault tests are, so
