@@ -82,8 +82,7 @@ from migrate.translate.entities import (
     records_from_nothing,
     scram_from_nothing,
 )
-from migrate.translate.framing import producer_id_records
-from migrate.translate.options import TranslationOptions
+from migrate.translate.framing import TranslationOptions, producer_id_records
 from migrate.translate.quotas import (
     quota_entity,
     quota_records,
