@@ -50,7 +50,7 @@ from migrate.bulk.engine import AUTO_SPARK_MIN_PARTITIONS, spark_crossover  # no
 from migrate.bulk.pipeline import encode_log, warm_up  # noqa: E402
 from migrate.bulk.spark import SparkRuntime  # noqa: E402
 from migrate.bulk.spark_start import SparkStarter  # noqa: E402
-from migrate.translate.translation import TranslationOptions  # noqa: E402
+from migrate.translate.framing import TranslationOptions  # noqa: E402
 from tests.support.zk import ZkServer  # noqa: E402
 from zkreader import (  # noqa: E402
     ClusterSnapshot,

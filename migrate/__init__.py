@@ -24,8 +24,8 @@ from migrate.translate.entities import (
     entity_records,
     resync_keys,
 )
-from migrate.translate.framing import closing_records, opening_records
-from migrate.translate.translation import TranslationOptions, TranslationResult, translate
+from migrate.translate.framing import TranslationOptions, closing_records, opening_records
+from migrate.translate.translation import TranslationResult, translate
 
 __all__ = [
     "EntityDelta",

@@ -32,12 +32,13 @@ from verify._delta_entities import (
     DelegationTokensDelta,
     ScramDelta,
 )
-from verify._delta_topics import TopicDelta, TopicsDelta
+from verify._delta_topics import NO_LEADER_CHANGE, TopicDelta, TopicsDelta
 from verify.errors import ReplayError, UnknownRecordTypeError
 from verify.image import MetadataImage, ProducerIdsImage
 from writers import MetadataRecord
 
 __all__ = [
+    "NO_LEADER_CHANGE",
     "RECORD_TYPES",
     "TRANSACTION_RECORD_TYPES",
     "AclsDelta",

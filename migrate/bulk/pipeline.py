@@ -37,11 +37,8 @@ from migrate.bulk.topic_work import TopicWork, encode_works
 from migrate.preflight.findings import Finding
 from migrate.translate.configs import TOPIC_RESOURCE, config_records
 from migrate.translate.entities import replica_dir_cluster
-from migrate.translate.translation import (
-    TranslationOptions,
-    TranslationResult,
-    translate,
-)
+from migrate.translate.framing import TranslationOptions
+from migrate.translate.translation import TranslationResult, translate
 from verify import (
     KINDS,
     Difference,

@@ -57,7 +57,8 @@ from migrate.bulk.voters import LEADER_EPOCH, VoterTarget, refresh_quorum_state,
 from migrate.flags.zookeeper import read_snapshot
 from migrate.preflight.checks import PlanSummary, summarize
 from migrate.preflight.findings import Finding
-from migrate.translate.translation import TranslationOptions, TranslationResult, require_target
+from migrate.translate.framing import TranslationOptions, require_target
+from migrate.translate.translation import TranslationResult
 from writers import (
     LATEST_PRODUCTION,
     ExpectedLog,

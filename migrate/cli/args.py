@@ -155,7 +155,7 @@ def _metadata_version(value: str) -> object:
     Spark tasks). Imported lazily so `--help` stays fast.
     """
     from migrate.errors import BadFlagError
-    from migrate.translate.translation import parse_target_version
+    from migrate.translate.framing import parse_target_version
 
     try:
         return parse_target_version(value)
@@ -186,7 +186,7 @@ def add_offline(p: argparse.ArgumentParser, *, target: bool) -> None:
         "registrations (each broker registers itself when it starts in KRaft mode)",
     )
     if target:
-        from migrate.translate.translation import TARGETS
+        from migrate.translate.framing import TARGETS
 
         g.add_argument(
             "--target-kafka",

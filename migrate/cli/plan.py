@@ -101,7 +101,8 @@ def plan_result(
     Raises:
         TranslationError: a znode cannot be expressed as KRaft records (exit 2, names the path).
     """
-    from migrate.translate.translation import TranslationOptions, translate
+    from migrate.translate.framing import TranslationOptions
+    from migrate.translate.translation import translate
 
     result = translate(
         snapshot,

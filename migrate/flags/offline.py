@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from migrate.errors import BadFlagError, BlockersFoundError
 from migrate.preflight.checks import preflight
-from migrate.translate.translation import (
+from migrate.translate.framing import (
     DEFAULT_METADATA_VERSION,
     KAFKA_4_TARGETS,
     parse_target_version,

@@ -86,6 +86,7 @@ from writers import (
     LocalVoterQuorum,
     QuorumLedElsewhereError,
     QuorumLog,
+    TailRepair,
     VoterStateError,
     VoterUnavailableError,
     encode_record,
@@ -320,6 +321,7 @@ def _run_locked(options: OnlineOptions, sink: StatusSink, trigger: threading.Eve
             if preflight.summary.report.blockers:
                 return _refused(options, preflight.summary)
         quorum: QuorumLog
+        repairs: list[TailRepair] = []  # what opening local voters changed after a crash
         opened_at = -1
         if options.standin is not None:
             try:
@@ -338,10 +340,10 @@ def _run_locked(options: OnlineOptions, sink: StatusSink, trigger: threading.Eve
                     voter_id=exc.voter_id, leader_id=exc.leader_id,
                     leader_epoch=exc.leader_epoch) from None
         else:
-            quorum = LocalVoterQuorum([(t.node_id, t.path) for t in options.voters],
-                                      cluster_id=cluster_id, leader_epoch=_LEADER_EPOCH)
+            local = LocalVoterQuorum([(t.node_id, t.path) for t in options.voters],
+                                     cluster_id=cluster_id, leader_epoch=_LEADER_EPOCH)
+            quorum, repairs = local, local.repairs
         try:
-            repairs = getattr(quorum, "repairs", [])
             for r in repairs:
                 sink.say(f"resume: {r.describe()} (a crash left the voters uneven)")
             if journal is None:

@@ -82,8 +82,7 @@ from migrate.translate.entities import (
     records_from_nothing,
     scram_from_nothing,
 )
-from migrate.translate.framing import producer_id_records
-from migrate.translate.options import TranslationOptions
+from migrate.translate.framing import TranslationOptions, producer_id_records
 from migrate.translate.quotas import (
     quota_entity,
     quota_records,
@@ -97,7 +96,7 @@ from verify import (
     StandardAcl,
     TopicImage,
 )
-from verify.delta import ClusterDelta
+from verify.delta import NO_LEADER_CHANGE, ClusterDelta
 from writers import (
     ACL_PATTERN_TYPES,
     ACL_RESOURCE_TYPES,
@@ -119,7 +118,6 @@ from zkreader import (
 __all__ = ["delta_records", "diff_entities", "refuse_reused_topic_ids"]
 
 _KIND_ORDER = {kind: i for i, kind in enumerate(ENTITY_KINDS)}
-_NO_LEADER_CHANGE = -2
 
 
 def delta_records(
@@ -356,7 +354,7 @@ def _partition_change(current: PartitionImage, target: MetadataRecord) -> list[M
     if t["partitionEpoch"] != current.partition_epoch + 1:
         return [target]
     if t["leaderEpoch"] == current.leader_epoch and t["leader"] == current.leader:
-        leader = _NO_LEADER_CHANGE
+        leader = NO_LEADER_CHANGE
     elif t["leaderEpoch"] == current.leader_epoch + 1:
         leader = t["leader"]  # set even when unchanged: the field is what bumps the epoch
     else:
@@ -364,7 +362,7 @@ def _partition_change(current: PartitionImage, target: MetadataRecord) -> list[M
     data: dict[str, FieldValue] = {"partitionId": t["partitionId"], "topicId": t["topicId"]}
     if want[1] != current.isr:
         data["isr"] = list(want[1])
-    if leader != _NO_LEADER_CHANGE:
+    if leader != NO_LEADER_CHANGE:
         data["leader"] = leader
     if want[0] != current.replicas:
         data["replicas"] = list(want[0])

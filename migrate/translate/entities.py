@@ -36,8 +36,7 @@ from migrate.translate.configs import (
     DEFAULT_ENTITY,
     broker_config_records,
 )
-from migrate.translate.framing import producer_id_records
-from migrate.translate.options import TranslationOptions, require_migration
+from migrate.translate.framing import TranslationOptions, producer_id_records, require_migration
 from migrate.translate.quotas import (
     quota_entity,
     quota_records,

@@ -53,24 +53,14 @@ from migrate.translate.entities import bulk_entity_keys, entity_context
 from migrate.translate.framing import (
     ZK_MIGRATION_STATE_MIGRATION,
     ZK_MIGRATION_STATE_POST_MIGRATION,
+    TranslationOptions,
     closing_records,
     header_records,
     opening_records,
     producer_id_records,
-    trailer_records,
-)
-from migrate.translate.options import (
-    DEFAULT_METADATA_VERSION,
-    KAFKA_4_TARGETS,
-    TARGET_4X,
-    TARGET_39,
-    TARGET_40,
-    TARGET_41,
-    TARGETS,
-    TranslationOptions,
-    parse_target_version,
     require_migration,
     require_target,
+    trailer_records,
 )
 from migrate.translate.quotas import quota_records, scram_records
 from migrate.translate.tokens import token_records
@@ -80,14 +70,6 @@ from writers import MetadataRecord, MetadataVersion
 from zkreader import ClusterSnapshot, paused_gc
 
 __all__ = [
-    "DEFAULT_METADATA_VERSION",
-    "KAFKA_4_TARGETS",
-    "TARGETS",
-    "TARGET_39",
-    "TARGET_40",
-    "TARGET_41",
-    "TARGET_4X",
-    "TranslationOptions",
     "TranslationResult",
     "acl_records",
     "broker_config_records",
@@ -96,9 +78,7 @@ __all__ = [
     "config_records",
     "header_records",
     "opening_records",
-    "parse_target_version",
     "partition_record",
-    "require_target",
     "producer_id_records",
     "quota_records",
     "scram_records",

@@ -26,7 +26,8 @@ from typing import Any
 
 import pytest
 
-from migrate.translate.translation import TranslationOptions, translate
+from migrate.translate.framing import TranslationOptions
+from migrate.translate.translation import translate
 from tests.support.churn import Churn
 from tests.support.migration_cluster import claim_on_cutover
 from tests.support.scram_restatement import RESTATEMENT, migration_types

@@ -19,7 +19,8 @@ from migrate.bulk.spark import SparkRuntime
 from migrate.bulk.spark_start import SparkStarter
 from migrate.cli.exit_codes import exit_code_for
 from migrate.errors import SparkError, TranslationError
-from migrate.translate.translation import TranslationOptions, parse_target_version, translate
+from migrate.translate.framing import TranslationOptions, parse_target_version
+from migrate.translate.translation import translate
 from verify import compare, expected_image, load_records
 from writers import SchemaError, encode_record
 from zkreader import (

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from migrate import TranslationOptions, translate
-from migrate.translate.translation import parse_target_version
+from migrate.translate.framing import parse_target_version
 from tests.support.kafka import (
     KafkaController,
     assert_replayed_cleanly,

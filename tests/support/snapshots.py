@@ -12,7 +12,7 @@ import base64
 from collections.abc import Iterable, Mapping
 
 from migrate import TranslationOptions
-from migrate.translate.translation import parse_target_version
+from migrate.translate.framing import parse_target_version
 from zkreader import (
     AclEntry,
     AclResource,

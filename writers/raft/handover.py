@@ -30,7 +30,8 @@ class HandoverEvent:
     """One message of the handover, stamped on both clocks as it happened.
 
     The wall-clock time (`time.time()`) lets the run line these up with the new leader's own
-    log lines (`CandidateState`, `Leader`); the monotonic one with the run's other stamps.
+    log lines (`CandidateState`, `Leader`); the monotonic one (the server's injected clock,
+    `time.monotonic()` by default) with the run's other stamps.
 
     Attributes:
         kind: `followers_at_end` (every follower fetched up to the log's end, node -1;
@@ -43,7 +44,8 @@ class HandoverEvent:
         node: the voter the message went to or came from.
         epoch: the epoch it carried (ours for EndQuorumEpoch, the candidate's or leader's else).
         wall_s: `time.time()` when it happened.
-        mono_s: `time.monotonic()` when it happened.
+        mono_s: the server's clock when it happened, in seconds (`StandInLeader`'s `clock`,
+            the one `elapsed_ms` is measured on).
         detail: `granted`/`refused` for a vote answer, the error for a failed EndQuorumEpoch,
             else None.
     """
@@ -111,8 +113,8 @@ class Handover:
         """Record one handover message (only once `resign()` started); stamped on the wall
         clock too, to line up with the controllers' own log lines."""
         if self.trace is not None:
-            self.trace.append(HandoverEvent(kind, node, epoch, time.time(), time.monotonic(),
-                                            detail))
+            self.trace.append(HandoverEvent(kind, node, epoch, time.time(),
+                                            self._host._clock() / 1000.0, detail))
 
     def pending(self) -> bool:
         """Resigned, and no new leader announced itself yet."""

@@ -105,7 +105,8 @@ class StandInLeader:
             default 2000): `majority_writable` uses Kafka's check-quorum time, 1.5 x this.
         broker_session_timeout_ms: the controllers' `broker.session.timeout.ms` (Kafka's
             default 9000): a broker silent for longer is fenced (`serve_brokers`).
-        clock: milliseconds, for the handover measure.
+        clock: milliseconds on a monotonic clock: the handover measure and its stamps
+            (`mono_s`), check-quorum, broker sessions.
         tls_server: the listener's TLS context when the controller listener's security protocol
             is SSL (its certificate must be valid for the voter entry's host; require client
             certificates in it when the controllers set `ssl.client.auth=required`).

@@ -21,7 +21,7 @@ from migrate.online.outcome import OnlineOptions, OnlineOutcome, StatusSink
 from migrate.preflight.checks import PlanSummary, standin_summary
 from migrate.translate.delta import delta_records
 from migrate.translate.entities import EntityDelta, resync_keys
-from migrate.translate.options import TranslationOptions
+from migrate.translate.framing import TranslationOptions
 from verify import MetadataImage, apply_records
 from writers import ControlRecord, MetadataRecord, QuorumLog, ReadPause, VoterStateError, crash_when
 from zkreader import (

@@ -21,7 +21,8 @@ from migrate.cli.exit_codes import exit_code_for
 from migrate.errors import BadFlagError
 from migrate.preflight.checks import PlanSummary, PreflightReport, preflight
 from migrate.preflight.findings import Finding
-from migrate.translate.translation import TranslationOptions, translate
+from migrate.translate.framing import TranslationOptions
+from migrate.translate.translation import translate
 from writers import MAX_BATCH_BYTES, VoterUnavailableError, encode_record, parse_metadata_version
 from writers.codec.batch_decode import decode_batch
 from zkreader import (

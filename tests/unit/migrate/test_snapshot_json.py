@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from migrate.cli.snapshot_json import snapshot_lines
+from migrate.cli.snapshot import snapshot_lines
 from writers import REDACTED, is_sensitive_config
 from zkreader import ClusterSnapshot, ConfigZnode, DelegationToken, Topic, ZnodeStat
 
@@ -57,7 +57,7 @@ def test_lines_redact_configs_and_tokens() -> None:
 
 
 def test_partition_state_fast_path_matches_the_model() -> None:
-    from migrate.cli.snapshot_json import _plain, _stat, _state
+    from migrate.cli.snapshot import _plain, _stat, _state
     from zkreader import PartitionState
 
     st = PartitionState("t", 3, 2, 7, 9, (2, 1), 1, ZnodeStat(1, 2, 3, 4, 5, 6, 7))

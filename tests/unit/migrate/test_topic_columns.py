@@ -19,7 +19,7 @@ from migrate.bulk.topic_columns import (
     topic_batch,
     works_from_batch,
 )
-from migrate.translate.translation import TranslationOptions
+from migrate.translate.framing import TranslationOptions
 from tests.unit.migrate.test_pipeline import make_snapshot, st
 from writers import SchemaError, parse_metadata_version
 from zkreader import ConfigZnode, PartitionState, Topic, ZnodeStat

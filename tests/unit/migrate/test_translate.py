@@ -14,10 +14,10 @@ from migrate import (
     translate,
 )
 from migrate.preflight.checks import preflight
+from migrate.translate.framing import parse_target_version
 from migrate.translate.translation import (
     acl_records,
     broker_records,
-    parse_target_version,
     producer_id_records,
     quota_records,
     topic_records,

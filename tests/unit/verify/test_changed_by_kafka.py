@@ -98,7 +98,7 @@ def test_a_broker_moved_to_kraft_is_kafkas_change() -> None:
 
 def test_a_copy_zk2kraft_wrote_of_a_gone_znode_is_still_a_difference() -> None:
     from migrate.translate.brokers import broker_records
-    from migrate.translate.translation import parse_target_version
+    from migrate.translate.framing import parse_target_version
 
     copy = broker_records(zk_broker(1), parse_target_version("3.9"), "Z2kXampleClusterId0001")
     got = judge(snapshot(), copy)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from migrate.translate.brokers import broker_records
-from migrate.translate.translation import parse_target_version
+from migrate.translate.framing import parse_target_version
 from verify import MetadataImage, apply_records, compare, expected_image, load_records
 from verify._loader import MetadataLoader
 from verify.image import BrokerRegistration

@@ -9,7 +9,8 @@ import json
 
 import pytest
 
-from migrate.translate.translation import TranslationOptions, parse_target_version, translate
+from migrate.translate.framing import TranslationOptions, parse_target_version
+from migrate.translate.translation import translate
 from verify import (
     MetadataImage,
     compare,

@@ -13,7 +13,7 @@ import pytest
 import verify
 from migrate import TranslationError, translate
 from migrate.cli.record_samples import redact_record
-from migrate.cli.snapshot_json import redact_config
+from migrate.cli.snapshot import redact_config
 from verify import RedactionPolicy, expected_image, image_rows, redact_record_json
 from writers import (
     ACL_OPERATIONS,
