@@ -8,10 +8,7 @@ from typing import Any
 from verify._delta_base import Data
 from verify.errors import ReplayError
 from verify.image import MIGRATING_DIRECTORY, FrozenMap, PartitionImage, TopicImage, TopicsImage
-
-NO_LEADER_CHANGE = -2
-"""`PartitionChangeRecord.Leader` when the leader stays (the field's default, Kafka's
-`NO_LEADER_CHANGE`): replay keeps the leader and its epoch."""
+from writers import NO_LEADER_CHANGE
 
 
 def _ints(value: Any) -> tuple[int, ...]:

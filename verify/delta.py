@@ -32,13 +32,12 @@ from verify._delta_entities import (
     DelegationTokensDelta,
     ScramDelta,
 )
-from verify._delta_topics import NO_LEADER_CHANGE, TopicDelta, TopicsDelta
+from verify._delta_topics import TopicDelta, TopicsDelta
 from verify.errors import ReplayError, UnknownRecordTypeError
 from verify.image import MetadataImage, ProducerIdsImage
-from writers import MetadataRecord
+from writers import TOPIC_RESOURCE, MetadataRecord
 
 __all__ = [
-    "NO_LEADER_CHANGE",
     "RECORD_TYPES",
     "TRANSACTION_RECORD_TYPES",
     "AclsDelta",
@@ -54,7 +53,6 @@ __all__ = [
     "apply_records",
 ]
 
-TOPIC_RESOURCE = 2
 
 
 # ------------------------------------------------------------------------------ the router

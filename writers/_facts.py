@@ -12,6 +12,9 @@ is Kafka's own (sources named per table); a second copy anywhere is a bug waitin
 - SCRAM mechanisms: `org.apache.kafka.clients.admin.ScramMechanism` types.
 - Desanitizing: `org.apache.kafka.common.utils.Sanitizer`.
 - Which config values are secrets: one rule, one marker (`is_sensitive_config`, `REDACTED`).
+- `ConfigResource.Type` codes (`org.apache.kafka.common.config.ConfigResource`) that
+  `ConfigRecord.ResourceType` carries, and `PartitionChangeRecord.Leader`'s "no change" (-2,
+  the field's default: `LeaderConstants.NO_LEADER_CHANGE`).
 - Which record fields are secrets, for the printers of records (`redact_record_data`): Kafka's
   `MetadataNodeRedactionCriteria` (SCRAM and token data always, configs by sensitivity).
 """
@@ -26,10 +29,13 @@ __all__ = [
     "ACL_PATTERN_TYPES",
     "ACL_PERMISSIONS",
     "ACL_RESOURCE_TYPES",
+    "BROKER_RESOURCE",
+    "NO_LEADER_CHANGE",
     "RECORD_TYPES_WITH_SECRETS",
     "REDACTED",
     "SCRAM_MECHANISMS",
     "SECURITY_PROTOCOLS",
+    "TOPIC_RESOURCE",
     "desanitize",
     "is_sensitive_config",
     "kafka_code",
@@ -37,6 +43,12 @@ __all__ = [
     "redact_record_data",
     "sanitize",
 ]
+
+TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
+BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER
+NO_LEADER_CHANGE = -2
+"""`PartitionChangeRecord.Leader` when the leader stays (the field's default): a replay keeps the
+leader and its epoch, a writer leaves the field out."""
 
 _V = TypeVar("_V")
 

@@ -35,7 +35,7 @@ from typing import Any
 from migrate.bulk.spark import SparkRuntime
 from migrate.bulk.topic_work import TopicWork, encode_works
 from migrate.preflight.findings import Finding
-from migrate.translate.configs import TOPIC_RESOURCE, config_records
+from migrate.translate.configs import config_records
 from migrate.translate.entities import replica_dir_cluster
 from migrate.translate.framing import TranslationOptions
 from migrate.translate.translation import TranslationResult, translate
@@ -50,6 +50,7 @@ from verify import (
 from writers import (
     LATEST_PRODUCTION,
     MAX_BATCH_BYTES,
+    TOPIC_RESOURCE,
     EncodedBatch,
     MetadataRecord,
     MetadataVersion,

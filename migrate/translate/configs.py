@@ -14,20 +14,16 @@ from collections.abc import Mapping
 
 from migrate.preflight.findings import Finding
 from migrate.translate.password import PasswordDecodeError, decode_password, is_password_config
-from writers import MetadataRecord
+from writers import BROKER_RESOURCE, MetadataRecord
 from zkreader import ConfigZnode
 
 __all__ = [
-    "BROKER_RESOURCE",
     "DEFAULT_ENTITY",
-    "TOPIC_RESOURCE",
     "broker_config_records",
     "broker_resource_name",
     "config_records",
 ]
 
-TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
-BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER
 DEFAULT_ENTITY = "<default>"  # ZooKeeperInternals.DEFAULT_STRING
 
 

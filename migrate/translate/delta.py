@@ -66,9 +66,7 @@ from typing import Any
 from migrate.errors import BlockersFoundError, TranslationError
 from migrate.translate.acls import acl_records
 from migrate.translate.configs import (
-    BROKER_RESOURCE,
     DEFAULT_ENTITY,
-    TOPIC_RESOURCE,
     broker_config_records,
     broker_resource_name,
 )
@@ -96,11 +94,14 @@ from verify import (
     StandardAcl,
     TopicImage,
 )
-from verify.delta import NO_LEADER_CHANGE, ClusterDelta
+from verify.delta import ClusterDelta
 from writers import (
     ACL_PATTERN_TYPES,
     ACL_RESOURCE_TYPES,
+    BROKER_RESOURCE,
+    NO_LEADER_CHANGE,
     SCRAM_MECHANISMS,
+    TOPIC_RESOURCE,
     FieldValue,
     MetadataRecord,
     desanitize,

@@ -31,11 +31,7 @@ from dataclasses import dataclass, field
 from migrate.preflight.findings import Finding
 from migrate.translate.acls import acl_path, acl_records, acl_resource_sort_key
 from migrate.translate.brokers import broker_records
-from migrate.translate.configs import (
-    BROKER_RESOURCE,
-    DEFAULT_ENTITY,
-    broker_config_records,
-)
+from migrate.translate.configs import DEFAULT_ENTITY, broker_config_records
 from migrate.translate.framing import TranslationOptions, producer_id_records, require_migration
 from migrate.translate.quotas import (
     quota_entity,
@@ -50,6 +46,7 @@ from verify import (
 from writers import (
     ACL_PATTERN_TYPES,
     ACL_RESOURCE_TYPES,
+    BROKER_RESOURCE,
     SCRAM_MECHANISMS,
     MetadataRecord,
     MetadataVersion,

@@ -30,8 +30,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from migrate.errors import TranslationError
-from migrate.translate.configs import TOPIC_RESOURCE, config_records
+from migrate.translate.configs import config_records
 from writers import (
+    TOPIC_RESOURCE,
     FieldValue,
     MetadataRecord,
     MetadataVersion,
