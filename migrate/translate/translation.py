@@ -45,48 +45,22 @@ from collections import Counter
 from dataclasses import dataclass
 
 from migrate.preflight.findings import Finding
-from migrate.translate.acls import acl_records
-from migrate.translate.brokers import broker_records
-from migrate.translate.configs import broker_config_records, config_records
 from migrate.translate.delta import diff_entities
 from migrate.translate.entities import bulk_entity_keys, entity_context
 from migrate.translate.framing import (
     ZK_MIGRATION_STATE_MIGRATION,
     ZK_MIGRATION_STATE_POST_MIGRATION,
     TranslationOptions,
-    closing_records,
     header_records,
-    opening_records,
-    producer_id_records,
     require_migration,
     require_target,
     trailer_records,
 )
-from migrate.translate.quotas import quota_records, scram_records
-from migrate.translate.tokens import token_records
-from migrate.translate.topics import partition_record, topic_records
 from verify import MetadataImage
 from writers import MetadataRecord, MetadataVersion
 from zkreader import ClusterSnapshot, paused_gc
 
-__all__ = [
-    "TranslationResult",
-    "acl_records",
-    "broker_config_records",
-    "broker_records",
-    "closing_records",
-    "config_records",
-    "header_records",
-    "opening_records",
-    "partition_record",
-    "producer_id_records",
-    "quota_records",
-    "scram_records",
-    "token_records",
-    "topic_records",
-    "trailer_records",
-    "translate",
-]
+__all__ = ["TranslationResult", "translate"]
 
 logger = logging.getLogger(__name__)
 

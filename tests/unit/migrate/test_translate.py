@@ -14,14 +14,11 @@ from migrate import (
     translate,
 )
 from migrate.preflight.checks import preflight
-from migrate.translate.framing import parse_target_version
-from migrate.translate.translation import (
-    acl_records,
-    broker_records,
-    producer_id_records,
-    quota_records,
-    topic_records,
-)
+from migrate.translate.acls import acl_records
+from migrate.translate.brokers import broker_records
+from migrate.translate.framing import parse_target_version, producer_id_records
+from migrate.translate.quotas import quota_records
+from migrate.translate.topics import topic_records
 from tests.support.snapshots import (
     CLUSTER_ID,
     SALT,
