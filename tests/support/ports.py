@@ -6,8 +6,9 @@ it, so the kernel may hand the same port to the next bind(0). Two guards:
 * within one process a port is never handed out twice;
 * `scripts/test.sh` runs the full suite as two pytest processes at once (docs/testing.md), and
   each keeps to its own share of the port numbers: `ZK2KRAFT_TEST_PORT_SHARE=K/N` accepts only
-  ports with `port % N == K` (unset: every port), so a port one process just released is never
-  the other's.
+  ports with `(port // 2) % N == K` (unset: every port), so a port one process just released is
+  never the other's. Halved first: Linux gives bind(0) odd ports (even ones go to connect()), so
+  `port % 2` would leave one share nothing.
 """
 
 from __future__ import annotations
@@ -40,12 +41,12 @@ def free_ports(count: int) -> list[int]:
     try:
         while len(chosen) < count:
             if len(held) > 200 * (count + 1):
-                raise RuntimeError(f"no {count} free loopback port(s) with port % {n} == {k}")
+                raise RuntimeError(f"no {count} free loopback port(s) in share {k}/{n}")
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             held.append(s)
             s.bind(("127.0.0.1", 0))
             port: int = s.getsockname()[1]
-            if port % n == k and port not in _HANDED_OUT:
+            if (port // 2) % n == k and port not in _HANDED_OUT:
                 chosen.append(port)
                 _HANDED_OUT.add(port)
         return chosen
