@@ -141,6 +141,10 @@ def test_session_expires_when_the_connected_member_is_frozen_past_its_timeout(
     watcher = _client(ens.member_connect(steady) + chroot)
     try:
         assert wait_until(ready.exists, 60), "the generator did not finish"
+        # another member may not have applied the generator's writes yet (ZooKeeper orders one
+        # session's view, not two): sync brings the watcher's member up to the leader first
+        # (one CI run at load 5-15 read /brokers/ids there before it existed: NoNodeError)
+        watcher.sync("/")
         assert sorted(watcher.get_children("/brokers/ids")) == BROKER_IDS
         before = _cli("plan", "--zookeeper", others)
         assert before.returncode == 0, before.stdout + before.stderr
