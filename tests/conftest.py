@@ -50,6 +50,7 @@ from tests.support.containers import (
     docker_problem,
 )
 from tests.support.immutable import Immutable
+from tests.support.kafka import SERVER_JVM_FLAGS_ENV
 from tests.support.zk import (
     ZkEnsemble,
     ZkServer,
@@ -62,6 +63,10 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENT_TIMEOUT_S = 15.0
+
+# The suite's Kafka servers run on the JIT's C1 tier only (why, and what it saves: the
+# constant's comment in tests/support/kafka.py); a value already in the environment wins.
+os.environ.setdefault(SERVER_JVM_FLAGS_ENV, "-XX:TieredStopAtLevel=1")
 
 _backend_cache: dict[str, str] = {}
 
