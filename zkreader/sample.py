@@ -81,7 +81,14 @@ def _summary(m: SampleManifest) -> dict[str, object]:
     }
 
 
-def _wait_for_signal() -> None:
+def _stop_on_signal() -> threading.Event:
+    """An event SIGTERM and SIGINT set from now on.
+
+    `--hold` installs it before the tree is announced (summary line, ready file): a script
+    that signals as soon as it sees either must end the hold cleanly (session closed, exit 0),
+    not kill the process with the default action. Under a loaded CI run the signal once came
+    first, and the process died of it (-15).
+    """
     done = threading.Event()
 
     def stop(signum: int, frame: FrameType | None) -> None:
@@ -89,8 +96,7 @@ def _wait_for_signal() -> None:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    while not done.wait(3600):
-        pass
+    return done
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -122,6 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except RuntimeError as exc:
             sys.stderr.write(f"zkreader.sample: error: {exc}\n")
             return 2
+        held = _stop_on_signal() if args.hold else None
         if args.json:
             sys.stdout.write(orjson.dumps(_summary(manifest)).decode() + "\n")
         else:
@@ -134,8 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
         if args.ready_file:
             args.ready_file.write_text(f"0x{manifest.session_id:x}\n")
-        if args.hold:
-            _wait_for_signal()
+        while held is not None and not held.wait(3600):
+            pass
     finally:
         client.stop()
         client.close()
