@@ -56,11 +56,10 @@ report() {  # report NAME RC: say how a pytest run ended
 # spend much of their time waiting (JVM starts, elections, timeouts), and on a 2-core machine the
 # other stream uses that time. Stream 1 holds the stand-in rehearsals (many JVMs each, canaries
 # that must drain), STREAM1_FIRST first, while stream 2 is still in its lighter tests: the fault
-# and integration tests, the unit tests, then STREAM2_ORACLE (one-node Kafka checks, the two
-# refused stand-in runs, moved here to even the streams out, and the offline rehearsal last).
-# When the two heaviest rehearsals ran at the same time (load 25-28), a canary's consumer fell
-# 10,375 records behind its 240 s drain and a 1,000-partition CreateTopics outlived
-# librdkafka's 60 s request timeout (docs/testing.md). Each stream keeps
+# and integration tests, the unit tests, then STREAM2_ORACLE (one-node Kafka checks, and the
+# offline rehearsal last). When the two heaviest rehearsals ran at the same time (load 25-28), a
+# canary's consumer fell 10,375 records behind its 240 s drain and a 1,000-partition
+# CreateTopics outlived librdkafka's 60 s request timeout (docs/testing.md). Each stream keeps
 # to its own share of the loopback ports (tests/support/ports.py). Stream 1 prints as it goes;
 # stream 2's output is printed whole when both are done. --durations: each prints its 30
 # slowest tests, so CI logs say where the time goes.
@@ -71,7 +70,7 @@ STREAM2_ORACLE=(tests/oracle/test_golden_matches_kafka.py tests/oracle/test_orac
   tests/oracle/test_plan_sequence_kafka.py tests/oracle/test_scram_restatement_kafka.py
   tests/oracle/test_translate_kafka_accepts.py tests/oracle/test_verify_dual_write_kafka.py
   tests/oracle/test_voter_lock_kafka.py tests/oracle/test_zk_mode_kafka_tree.py
-  tests/oracle/test_standin_refused_cli.py tests/oracle/test_offline_rehearsal.py)
+  tests/oracle/test_offline_rehearsal.py)
 pid2=
 trap 'rm -f "$counts"; [ -z "$pycache" ] || rm -rf "$pycache"; [ -z "$pid2" ] || kill "$pid2" 2>/dev/null || true' EXIT
 set +e
