@@ -203,22 +203,24 @@ class Canary:
         from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
 
         n = 0
-        next_at = self.clock()
-        while not self._stop.is_set():
-            if self._tally.in_flight() < _MAX_IN_FLIGHT:
-                n += 1
-                value = str(7 * 24 * 3600 * 1000 + n)
-                res = ConfigResource(ConfigResource.Type.TOPIC, self.topic, incremental_configs=[
-                    ConfigEntry("retention.ms", value,
-                                incremental_operation=AlterConfigOpType.SET)])
-                sent = self.clock()
-                self._tally.request_sent(sent)
-                futures = self._admin.incremental_alter_configs(
-                    [res], request_timeout=_REQUEST_TIMEOUT_S)
-                for f in futures.values():
-                    f.add_done_callback(lambda fut, s=sent: self._request_done(fut, s))
-            next_at += _ADMIN_INTERVAL_S
-            self._stop.wait(max(0.0, next_at - self.clock()))
+
+        def send() -> None:
+            nonlocal n
+            if self._tally.in_flight() >= _MAX_IN_FLIGHT:
+                return
+            n += 1
+            value = str(7 * 24 * 3600 * 1000 + n)
+            res = ConfigResource(ConfigResource.Type.TOPIC, self.topic, incremental_configs=[
+                ConfigEntry("retention.ms", value, incremental_operation=AlterConfigOpType.SET)])
+            sent = self.clock()
+            self._tally.request_sent(sent)
+            futures = self._admin.incremental_alter_configs(
+                [res], request_timeout=_REQUEST_TIMEOUT_S)
+            for f in futures.values():
+                f.add_done_callback(lambda fut, s=sent: self._request_done(fut, s))
+
+        # the admin client's callbacks run on its own threads: between sends, only wait
+        run_paced(send, self._stop.wait, self.clock, _ADMIN_INTERVAL_S, self._stop)
 
     def _request_done(self, fut: Any, sent: float) -> None:
         done = self.clock()

@@ -366,15 +366,16 @@ class _KafkaProcess:
         self.launch()
         self.wait_started()
 
+    def jvm_command(self) -> list[str]:
+        """`java` and the flags every server of the harness starts with: heap, serial GC, then
+        `server_jvm_flags()` and this node's own `jvm_flags` (later flags win)."""
+        return [_java(), f"-Xmx{self.heap}", "-Xms64m", "-XX:+UseSerialGC",
+                *server_jvm_flags(), *self.jvm_flags]
+
     def launch(self) -> None:
         """Start the JVM without waiting (start every voter of a quorum, then wait for each)."""
         cmd = [
-            _java(),
-            f"-Xmx{self.heap}",
-            "-Xms64m",
-            "-XX:+UseSerialGC",
-            *server_jvm_flags(),
-            *self.jvm_flags,
+            *self.jvm_command(),
             f"-Dlog4j.configuration=file:{self.log4j}",
             f"-Dkafka.logs.dir={self.logs_dir}",
             "-cp",

@@ -22,7 +22,6 @@ from tests.support.kafka import (
     _java,
     _KafkaProcess,
     _port_open,
-    server_jvm_flags,
 )
 
 __all__ = ["KAFKA_39", "KAFKA_41", "KafkaDist", "KraftNode", "run_tool"]
@@ -158,9 +157,7 @@ class KraftNode(_KafkaProcess):
 
     def launch(self) -> None:
         """Start the JVM of this node's release without waiting."""
-        cmd = [_java(), f"-Xmx{self.heap}", "-Xms64m", "-XX:+UseSerialGC",
-               *server_jvm_flags(), *self.jvm_flags,
-               *self.dist.server_logging, f"-Dkafka.logs.dir={self.logs_dir}",
+        cmd = [*self.jvm_command(), *self.dist.server_logging, f"-Dkafka.logs.dir={self.logs_dir}",
                "-cp", self.dist.classpath(), "kafka.Kafka", str(self.config_path)]
         self._spawn(cmd)
 
