@@ -24,6 +24,16 @@ behind each sentence, checked against real Kafka 3.9.1 (`tests/oracle/test_stand
   register again until restarted, while Kafka's migration still reaches DUAL_WRITE; its
   AllocateProducerIds then fails ("No broker registration found for broker id N"), so new
   idempotent producers asking it stall (seen in a killed-with-brokers rehearsal, docs/design.md).
+* Kafka 3.9.1's metadata loader folds an aborted transaction back into the image of a controller
+  that reads it together with the records after it (one that starts empty, or restarts on the
+  log): its `MetadataBatchLoader` keeps the aborted records in the delta it is building when a
+  BeginTransactionRecord or a plain record follows in the same read. Kafka's own migration on
+  such a log needs exactly those controllers (one in the stand-in's slot, the others restarted
+  to register), and the one that leads it writes its image into ZooKeeper (SYNC_KRAFT_TO_ZK):
+  a topic deleted after the stand-in stopped came back in ZooKeeper and on the brokers, with its
+  old id (real 3.9.1, 2026-11-27, docs/design.md "Stand-in killed"). So before the drain
+  committed the way on is starting over (not fenced) or handing ZooKeeper back (fenced), both
+  of which discard the controllers' logs; a controller in the stand-in's slot is not offered.
 """
 
 from __future__ import annotations
@@ -73,19 +83,17 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
                   f"{spec.node_id}, its controller listener at {spec.listen[0]}:"
                   f"{spec.listen[1]} (the entry {slot} of controller.quorum.voters), formatted "
                   "with this cluster's id and configured for the migration like the others")
-    restart = ("restart the other controllers one at a time, the active one "
-               f"({leader}) last (each registers again when it starts: after their leader died, "
-               "Kafka 3.9.1's controllers do not always register with the next one, and its "
-               "migration driver waits for every registration)")
-    brokers = ("then restart the brokers one at a time, each waited for until every "
-               "partition's ISR is full again (they registered with the stand-in inside the "
-               "migration transaction Kafka aborted: the new leader rejects their heartbeats, "
-               "STALE_BROKER_EPOCH, and Kafka 3.9.1's brokers do not register again until "
-               "restarted; until then they cannot allocate producer ids, and idempotent "
-               "producers that ask them stall)")
     rollback = (f"stop the KRaft controllers, run `zk2kraft rollback --zookeeper {connect} "
                 f"--voter {spec.node_id}={spec.log_dir} --journal {journal.directory}`, then "
                 "remove the migration configs from the brokers and roll them")
+    # Why the log Kafka aborted is not migrated on (module docstring, last point).
+    not_on_this_log = (
+        "Kafka's own migration must not go on from this log: Kafka 3.9.1 folds an aborted "
+        "transaction's records back into the metadata image of a controller that reads them "
+        "together with later records, as a controller started in the stand-in's slot or "
+        "restarted on this log does, and the one that leads Kafka's migration writes that image "
+        "into ZooKeeper, so a topic, ACL, config, quota or credential removed since the "
+        "stand-in stopped would come back.")
     if claimed_epoch > ours and claimed_by != spec.node_id:
         mig = _migration(state)
         return (f"{head} Kafka has taken the migration over: controller {claimed_by} claimed "
@@ -96,25 +104,27 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
     fenced = claimed_by == spec.node_id and claimed_epoch == ours
     if not stopped_in.reached(Phase.DRAINED):
         log_state = ("On activation Kafka aborted the migration transaction the stand-in had "
-                     "left open: the quorum's log is back at the PRE_MIGRATION bootstrap, and "
-                     "what comes next is Kafka's own migration, which copies ZooKeeper itself "
-                     f"once every controller, {spec.node_id} included, has registered and every "
-                     "broker runs in migration mode.")
+                     "left open: the quorum's log is back at the PRE_MIGRATION bootstrap, with "
+                     f"the aborted records still in it. {not_on_this_log}")
         if not fenced:
             zk_controller = (f"its controller (broker {claimed_by}) still runs the cluster"
                              if claimed_by >= 0 else "its brokers elect their controller as "
                              "before")
             return (f"{head} ZooKeeper was not fenced: {zk_controller} and ZooKeeper holds "
-                    f"all metadata, so nothing is lost. {log_state} Either {start_slot}, then "
-                    f"{restart}, {brokers}, and Kafka migrates; or "
+                    f"all metadata, so nothing is lost. {log_state} So "
                     f"{_start_over(spec, journal, leader, epoch, connect)}")
         return (f"{head} ZooKeeper IS fenced (/controller claimed by {spec.node_id} with "
                 f"kraftControllerEpoch {ours}, /controller_epoch {state.controller_epoch}): its "
                 "controller can no longer write, so ZooKeeper holds every change up to the "
                 "fence and nothing is lost, but no controller serves the cluster until one "
-                f"takes over. {log_state} Either {start_slot}, then {restart}, {brokers}, and "
-                f"Kafka's controller claims /controller and migrates; or hand ZooKeeper back: "
-                f"{rollback}.")
+                f"takes over. {log_state} So hand ZooKeeper back: {rollback}, each broker "
+                "stopped, its __cluster_metadata-0 directory deleted (in its metadata.log.dir, "
+                "else the first of its log.dirs; the rest of its data stays) and started again, "
+                "and every partition's ISR full again before the next (its quorum-state names "
+                f"controller {leader} at epoch {epoch}, which a later migration's re-formatted "
+                "quorum would contradict). ZooKeeper's controller then runs the cluster again; "
+                "to migrate later, re-format the controllers, empty "
+                f"{spec.log_dir} and follow the printed sequence from its first step.")
     done = (f"{head} The migration had committed before it stopped (ZkMigrationStateRecord"
             f"(MIGRATION) and EndTransactionRecord, offsets up to {journal.last_durable_offset}):"
             f" controller {leader} took over the migrated log and nothing is lost.")
@@ -183,8 +193,7 @@ def refused_fence_advice(refusal: str, new_leader: int, new_epoch: int, *, conne
     over"): `new_leader` leads at `new_epoch`, or -1 when none announced itself in time. Either
     way the re-run cannot lead again, and it is the re-run that reads the journal and ZooKeeper
     and says how to go on (`explain_takeover`)."""
-    go_on = ("says how to go on (a real controller in the stand-in's slot, so that Kafka's "
-             "own migration runs, or starting over with zk2kraft)")
+    go_on = "says how to start over with zk2kraft"
     if new_leader >= 0:
         quorum = (f"The stand-in handed the KRaft quorum to controller {new_leader} (epoch "
                   f"{new_epoch}) at once with EndQuorumEpoch, rather than leave it leaderless "

@@ -21,11 +21,14 @@ replicas, an idempotent acks=all record is produced and consumed; the test's own
 (`migrate.online.canary.Canary` on `killed-canary`, running from before the kill to the end)
 consumed every record it had acknowledged, once; no broker logged a `raftManager fault` or stopped.
 
-* `test_killed_after_the_fence_then_a_real_controller_in_the_slot`: killed right after the fence;
-  a controller takes over; the re-run exits 1 ("ZooKeeper IS fenced ... Either start a real
-  KRaft controller in the stand-in's slot ..., then restart the other controllers one at a
-  time, the active one last, then restart the brokers one at a time"); done so, Kafka's own
-  migration claims /controller and reaches DUAL_WRITE.
+* `test_killed_after_the_fence_then_zookeeper_handed_back`: killed right after the fence; a
+  controller takes over; the re-run exits 1 ("ZooKeeper IS fenced ... Kafka's own migration
+  must not go on from this log ... So hand ZooKeeper back: stop the KRaft controllers, run
+  `zk2kraft rollback ...`, then remove the migration configs from the brokers and roll them, each
+  ... __cluster_metadata-0 directory deleted"); done so, ZooKeeper's controller leads and serves.
+  (No controller in the stand-in's slot: Kafka 3.9.1 folds the aborted migration records back
+  into the image of a controller that replays them with later records, and a topic deleted after
+  the stand-in died came back in ZooKeeper: docs/design.md, "Stand-in killed".)
 * `test_killed_before_the_fence_then_start_over`: killed just before the fence; the re-run exits
   1 ("ZooKeeper was not fenced ... or start over with zk2kraft, in this order: (1)..(5)"); done
   so, the printed command's last run exits 0 with status ok.
@@ -65,10 +68,8 @@ from tests.support.migration_cluster import (
     MigrationCluster,
     PrintedSequence,
     cut_over_by_signal,
-    dual_write_at,
     migration_cluster,
     printed_sequence,
-    wait_for_kraft_claim,
 )
 from tests.support.ports import free_port
 from tests.support.standin import STANDIN, STANDIN_FOLLOWERS
@@ -261,36 +262,32 @@ def _new_leader(nodes: list[KafkaController]) -> KafkaController:
                               "no controller was elected after the kill")
 
 
-def _slot_controller(seq: PrintedSequence, said: str, case: Path) -> KafkaController:
-    """The advice's "start a real KRaft controller in the stand-in's slot: node.id=N, its
-    controller listener at HOST:PORT ..., formatted with this cluster's id and configured for
-    the migration like the others": a printed controller's properties with the node id and the
-    listener's address the advice names, a fresh metadata directory, formatted as printed."""
-    m = re.search(r"start a real KRaft controller in the stand-in's slot: node\.id=(\d+), its "
-                  r"controller listener at ([\d.]+):(\d+) \(the entry (\S+) of "
-                  r"controller\.quorum\.voters\), formatted with this cluster's id and "
-                  r"configured for the migration like the others", said)
-    assert m is not None, said
-    node_id, host, port = int(m.group(1)), m.group(2), int(m.group(3))
-    like = dict(seq.doc["controllers"][0]["properties"])
-    assert m.group(4) in like["controller.quorum.voters"].split(","), like
-    meta = case / f"meta{node_id}"
-    props = {**like, "node.id": str(node_id), "metadata.log.dir": str(meta),
-             "log.dirs": str(meta),
-             "listeners": re.sub(r"//[^,]*", f"//{host}:{port}", like["listeners"])}
-    quorum = {int(v.split("@")[0]): int(v.rsplit(":", 1)[1])
-              for v in props["controller.quorum.voters"].split(",")}
-    node = KafkaController(case / f"node{node_id}", meta, node_id=node_id, heap="320m",
-                           start_timeout=240, quorum=quorum, extra=props)
-    seq.format(node)
-    return node
+# What the advice's "remove the migration configs from the brokers" takes off a broker here (the
+# rollback runbook's list: docs/runbooks/rollback.md), and the listener map left without the
+# controller listener's entry.
+_MIGRATION_CONFIGS = ("zookeeper.metadata.migration.enable", "controller.quorum.voters",
+                      "controller.listener.names")
+_ZK_ONLY_LISTENERS = {"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT"}
 
 
-def test_killed_after_the_fence_then_a_real_controller_in_the_slot(rig: Rig) -> None:
+def _zk_controller_leads(rig: Rig, timeout_s: float = 120.0) -> dict[str, Any]:
+    """ZooKeeper's own controller holds /controller again: ephemeral, no KRaft epoch."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        got = rig.zk.exists("/controller")
+        claim = json.loads(rig.zk.get("/controller")[0]) if got else {}
+        if got and got.ephemeralOwner and claim.get("kraftControllerEpoch", -1) == -1:
+            return claim
+        assert time.monotonic() < deadline, f"no ZooKeeper controller after the hand-back: {claim}"
+        time.sleep(0.5)
+
+
+def test_killed_after_the_fence_then_zookeeper_handed_back(rig: Rig) -> None:
     case, seq, nodes = _case(rig, "after-fence")
     seq.assert_brokers_run_printed(rig.cluster.brokers)
     started = time.monotonic()
     epoch_before = int(rig.zk.get("/controller_epoch")[0])
+    saved = {b.broker_id: dict(b.properties) for b in rig.cluster.brokers}
     canary = _canary(rig)
     try:
         with _step3(rig, case, seq, nodes, *rig.canary_args(), crash_at="after_fence") as proc:
@@ -305,37 +302,37 @@ def test_killed_after_the_fence_then_a_real_controller_in_the_slot(rig: Rig) -> 
             assert f"controller {leader.node_id} leads the KRaft quorum" in said, said
             assert (f"ZooKeeper IS fenced (/controller claimed by {STANDIN} with "
                     f"kraftControllerEpoch 1, /controller_epoch {epoch_before + 1})") in said, said
-            # the advice, word for word: a real controller in the stand-in's slot ...
-            real = _slot_controller(seq, said, case)
-            assert real.node_id == STANDIN and real.controller_port == rig.ports[STANDIN]
-            try:
-                real.start()
-                # ... then the other controllers one at a time, the active one last
-                m = re.search(r"then restart the other controllers one at a time, the active "
-                              r"one \((\d+)\) last", said)
-                assert m is not None and int(m.group(1)) == leader.node_id, said
-                for node in sorted(nodes, key=lambda n: n.node_id == int(m.group(1))):
-                    node.restart()
-                assert ("then restart the brokers one at a time, each waited for until every "
-                        "partition's ISR is full again") in said, said
-                for broker in rig.cluster.brokers:
-                    _restart(broker, rig)
-                claim = wait_for_kraft_claim(rig.zk, 240)
-                everyone = [*nodes, real]
-                logs = "\n".join(n.log_text() for n in everyone)
-                assert claim.get("kraftControllerEpoch", -1) > 1, logs[-6000:]
-                claimer = next(n for n in everyone if n.node_id == claim["brokerid"])
-                dual_write_at(claimer, 240)
-                wait_available(rig.bootstrap, "load-000", TOPICS)
-                report = canary.stop(None, drain_timeout_s=240)  # its consumer lags under load
-                _assert_nothing_lost(report)
-                _assert_brokers_fine(rig.cluster.brokers)
-                assert "Encountered fatal fault" not in logs
-                _assert_registered(rig.cluster.brokers, claimer)
-            finally:
-                real.stop()
+            # no controller in the stand-in's slot (Kafka 3.9.1 would fold the aborted records
+            # into its image): the advice is the hand-back, word for word
+            assert "Kafka's own migration must not go on from this log" in said, said
+            assert "stand-in's slot: node.id" not in said, said
+            m = re.search(r"So hand ZooKeeper back: stop the KRaft controllers, run `zk2kraft "
+                          r"(rollback [^`]+)`, then remove the migration configs from the "
+                          r"brokers and roll them, each broker stopped, its __cluster_metadata-0 "
+                          r"directory deleted \(in its metadata\.log\.dir, else the first of its "
+                          r"log\.dirs; the rest of its data stays\) and started again, and every "
+                          r"partition's ISR full again before the next", said)
+            assert m is not None, said
+        # _step3 stopped the controllers (the advice's first step) and zk2kraft
+        back = subprocess.run([sys.executable, "-m", "migrate.cli", *shlex.split(m.group(1))],
+                              capture_output=True, text=True, timeout=180)
+        assert back.returncode == 0, back.stdout + back.stderr
+        for broker in rig.cluster.brokers:  # one at a time, each whole again before the next
+            restart_without_metadata_log(broker, rig.zk, rig.bootstrap, TOPICS,
+                                         remove=_MIGRATION_CONFIGS, update=_ZK_ONLY_LISTENERS)
+        rig.left_migrated = None
+        claim = _zk_controller_leads(rig)
+        assert claim["brokerid"] in {b.broker_id for b in rig.cluster.brokers}, claim
+        wait_available(rig.bootstrap, "load-000", TOPICS)
+        report = canary.stop(None, drain_timeout_s=240)  # its consumer lags under load
+        _assert_nothing_lost(report)
+        _assert_brokers_fine(rig.cluster.brokers)
     finally:
         canary.stop(None, drain_timeout_s=0)
+        # the next case needs the brokers in migration mode again (the test's own set-up)
+        for broker in rig.cluster.brokers:
+            if broker.properties != saved[broker.broker_id]:
+                _restart(broker, rig, update=saved[broker.broker_id])
     rig.timings["after-fence case"] = time.monotonic() - started
 
 
@@ -357,7 +354,8 @@ def test_killed_before_the_fence_then_start_over(rig: Rig) -> None:
             assert (doc["status"], doc["error"]["exit_code"]) == ("failed", 1), doc
             assert rig.zk.get("/controller")[0] == claim_before  # not fenced
             assert "ZooKeeper was not fenced" in said, said
-            assert "start over with zk2kraft, in this order" in said, said
+            assert "Kafka's own migration must not go on from this log" in said, said
+            assert "So start over with zk2kraft, in this order" in said, said
             assert f"the brokers follow controller {leader.node_id} at epoch" in said, said
             # start over, word for word
             for node in nodes:  # (1) stop every KRaft controller, read /migration ...

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kazoo.client import KazooClient
@@ -72,14 +72,16 @@ def wait_available(bootstrap: str, topic: str, expected: Mapping[str, int],
 
 def restart_without_metadata_log(broker: KafkaZkBroker, zk: KazooClient, bootstrap: str,
                                  expected: Mapping[str, int], *,
-                                 update: Mapping[str, str] | None = None) -> None:
-    """"Start over" step (4) for one ZooKeeper-mode broker: stopped, its `__cluster_metadata-0`
-    deleted (its metadata.log.dir is its only log.dir here), started with `update`d
-    properties, and available again (`wait_available` on the first `expected` topic) before
-    the caller goes on to the next."""
+                                 update: Mapping[str, str] | None = None,
+                                 remove: Sequence[str] = ()) -> None:
+    """"Start over" step (4), or the hand-back's roll, for one ZooKeeper-mode broker: stopped,
+    its `__cluster_metadata-0` deleted (its metadata.log.dir is its only log.dir here), started
+    with the `remove`d properties gone and the `update`d ones set, and available again
+    (`wait_available` on the first `expected` topic) before the caller goes on to the next."""
     broker.stop()
     shutil.rmtree(Path(broker.properties["log.dirs"]) / "__cluster_metadata-0",
                   ignore_errors=True)
     registration = f"/brokers/ids/{broker.broker_id}"
-    broker.restart(update=update, ready_to_start=lambda: zk.exists(registration) is None)
+    broker.restart(remove=remove, update=update,
+                   ready_to_start=lambda: zk.exists(registration) is None)
     wait_available(bootstrap, next(iter(expected)), expected, 240)

@@ -310,6 +310,12 @@ admin.enableServer=false
 autopurge.purgeInterval=0
 """
 
+# The ensemble's cap on a session's timeout. ZooKeeper's default is 20 ticks, 10 s at tickTime
+# 500: a `--zk-timeout 30` was cut to 10 s, which left a client that found its member frozen
+# (detected at 2/3 of the timeout) ~3 s to reach another before its session expired, and one CI
+# run lost the failover test to that. The same figure is in docker-compose.test.yml (zk1..zk3).
+ENSEMBLE_SESSION_CAP = "maxSessionTimeout=60000\n"
+
 
 class ZkServer:
     """A standalone ZooKeeper server process on a free loopback port.
@@ -390,7 +396,7 @@ class ZkEnsemble:
         )
         self.nodes: list[ZkProcess] = []
         for i in range(size):
-            cfg = _BASE_CFG + f"clientPort={ports[3 * i]}\n" + servers
+            cfg = _BASE_CFG + f"clientPort={ports[3 * i]}\n" + ENSEMBLE_SESSION_CAP + servers
             self.nodes.append(
                 ZkProcess(
                     sid=i + 1,
