@@ -68,11 +68,14 @@ from tests.support.migration_cluster import (
     MigrationCluster,
     PrintedSequence,
     cut_over_by_signal,
+    dual_write_at,
     migration_cluster,
     printed_sequence,
+    wait_for_kraft_claim,
 )
 from tests.support.ports import free_port
 from tests.support.standin import STANDIN, STANDIN_FOLLOWERS
+from tests.support.zk import wait_until
 from writers import CRASH_ENV
 
 # each case ran 300-490 s at load 17-26 on 2 cores (docs/design.md): slack above the 600 s
@@ -448,3 +451,66 @@ def test_broker_pointed_elsewhere_broker_wait_runs_out(rig: Rig) -> None:
     finally:
         canary.stop(None, drain_timeout_s=0)
     rig.timings["broker-wait case"] = time.monotonic() - started
+
+
+def test_why_no_slot_controller_a_replaying_controller_brings_a_deleted_topic_back(
+        rig: Rig) -> None:
+    """The fact behind the advice's "Kafka's own migration must not go on from this log" (real
+    3.9.1): killed while mirroring, a topic deleted through ZooKeeper's controller afterwards,
+    then what the advice gave until 2026-11-27 (a real controller in the stand-in's slot, the
+    others restarted, the active one last, the brokers rolled). The slot controller reads the
+    whole log at once, and Kafka's `MetadataBatchLoader` keeps the aborted pre-copy in its image
+    when more records follow in the same read; leading Kafka's migration, it writes the deleted
+    topic back into ZooKeeper with its old id. Not advice: if this stops failing the way it
+    does, Kafka changed, and the advice can be reconsidered."""
+    admin = AdminClient({"bootstrap.servers": rig.bootstrap})
+    for f in admin.create_topics([NewTopic("ghost", num_partitions=3, replication_factor=2)],
+                                 request_timeout=120).values():
+        f.result(180)
+    ghost = "/brokers/topics/ghost"
+    assert wait_until(lambda: rig.zk.exists(ghost) is not None, 60)
+    ghost_id = json.loads(rig.zk.get(ghost)[0])["topic_id"]
+    case, seq, nodes = _case(rig, "why-no-slot")
+    with _step3(rig, case, seq, nodes, *rig.canary_args(), crash_at="mirror_append") as proc:
+        journal = case / _JOURNAL
+        assert wait_until(lambda: journal.exists()
+                          and json.loads(journal.read_text())["phase"] == "mirror", 300)
+        # a change to mirror: the hook kills zk2kraft right after appending it
+        rig.zk.set("/config/topics/load-000", b'{"version":1,"config":{"retention.ms":"123"}}')
+        out, err = proc.communicate(timeout=180)
+        assert proc.returncode == -9, out + err
+        rig.left_migrated = seq
+        for f in admin.delete_topics(["ghost"], request_timeout=120).values():
+            f.result(180)  # ZooKeeper's controller still runs the cluster and deletes it
+        assert wait_until(lambda: rig.zk.exists(ghost) is None
+                          and rig.zk.exists("/admin/delete_topics/ghost") is None, 120)
+        leader = _new_leader(nodes)
+        like = dict(seq.doc["controllers"][0]["properties"])
+        host, port = seq.doc["standin"]["listen"].rsplit(":", 1)
+        meta = case / f"meta{STANDIN}"
+        slot = KafkaController(
+            case / f"node{STANDIN}", meta, node_id=STANDIN, heap="320m", start_timeout=240,
+            quorum={int(v.split("@")[0]): int(v.rsplit(":", 1)[1])
+                    for v in like["controller.quorum.voters"].split(",")},
+            extra={**like, "node.id": str(STANDIN), "metadata.log.dir": str(meta),
+                   "log.dirs": str(meta),
+                   "listeners": re.sub(r"//[^,]*", f"//{host}:{port}", like["listeners"])})
+        seq.format(slot)
+        try:
+            slot.start()
+            for node in sorted(nodes, key=lambda n: n is leader):  # the active one last
+                node.restart()
+            for broker in rig.cluster.brokers:
+                _restart(broker, rig)
+            claim = wait_for_kraft_claim(rig.zk, 240)
+            everyone = [*nodes, slot]
+            claimer = next(n for n in everyone if n.node_id == claim["brokerid"])
+            dual_write_at(claimer, 240)
+            # the first leader aborted the open transaction on activation ...
+            assert "Aborting in-progress metadata transaction" in leader.all_logs_text()
+            # ... but a controller that replayed the log at once leads, and "ghost" is back
+            assert wait_until(lambda: rig.zk.exists(ghost) is not None, 60), (
+                claimer.log_text()[-4000:])
+            assert json.loads(rig.zk.get(ghost)[0])["topic_id"] == ghost_id
+        finally:
+            slot.stop()
