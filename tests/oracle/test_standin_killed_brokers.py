@@ -459,8 +459,8 @@ def test_why_no_slot_controller_a_replaying_controller_brings_a_deleted_topic_ba
     others restarted, the active one last; it then rolled the brokers). The slot controller
     reads the whole log at once, and Kafka's `MetadataBatchLoader` keeps the aborted pre-copy in
     its image when more records follow in the same read; leading Kafka's migration, it writes
-    the deleted topic back into ZooKeeper with its old id. Not advice: if this stops failing the way it
-    does, Kafka changed, and the advice can be reconsidered."""
+    the deleted topic back into ZooKeeper with its old id. Not advice: if this stops failing the
+    way it does, Kafka changed, and the advice can be reconsidered."""
     # the cluster handed back first (a case before left it migrated, its controllers stopped:
     # a topic created now would wait on them)
     case, seq, nodes = _case(rig, "why-no-slot")
