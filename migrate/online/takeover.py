@@ -86,14 +86,6 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
     rollback = (f"stop the KRaft controllers, run `zk2kraft rollback --zookeeper {connect} "
                 f"--voter {spec.node_id}={spec.log_dir} --journal {journal.directory}`, then "
                 "remove the migration configs from the brokers and roll them")
-    # Why the log Kafka aborted is not migrated on (module docstring, last point).
-    not_on_this_log = (
-        "Kafka's own migration must not go on from this log: Kafka 3.9.1 folds an aborted "
-        "transaction's records back into the metadata image of a controller that reads them "
-        "together with later records, as a controller started in the stand-in's slot or "
-        "restarted on this log does, and the one that leads Kafka's migration writes that image "
-        "into ZooKeeper, so a topic, ACL, config, quota or credential removed since the "
-        "stand-in stopped would come back.")
     if claimed_epoch > ours and claimed_by != spec.node_id:
         mig = _migration(state)
         return (f"{head} Kafka has taken the migration over: controller {claimed_by} claimed "
@@ -103,9 +95,16 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
                 "(brokers to KRaft, then finalise), or roll back as Kafka's guide says.")
     fenced = claimed_by == spec.node_id and claimed_epoch == ours
     if not stopped_in.reached(Phase.DRAINED):
+        # Why the log Kafka aborted is not migrated on: the module docstring's last point.
         log_state = ("On activation Kafka aborted the migration transaction the stand-in had "
                      "left open: the quorum's log is back at the PRE_MIGRATION bootstrap, with "
-                     f"the aborted records still in it. {not_on_this_log}")
+                     "the aborted records still in it. Kafka's own migration must not go on from "
+                     "this log: Kafka 3.9.1 folds an aborted transaction's records back into the "
+                     "metadata image of a controller that reads them together with later "
+                     "records, as a controller started in the stand-in's slot or restarted on "
+                     "this log does, and the one that leads Kafka's migration writes that image "
+                     "into ZooKeeper, so a topic, ACL, config, quota or credential removed since "
+                     "the stand-in stopped would come back.")
         if not fenced:
             zk_controller = (f"its controller (broker {claimed_by}) still runs the cluster"
                              if claimed_by >= 0 else "its brokers elect their controller as "

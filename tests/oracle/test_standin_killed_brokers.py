@@ -65,11 +65,13 @@ from migrate.online.canary import Canary, CanaryReport
 from tests.support.availability import restart_without_metadata_log, wait_available
 from tests.support.kafka import KafkaController, KafkaZkBroker, first_node_logging
 from tests.support.migration_cluster import (
+    BROKER_MIGRATION_CONFIGS,
     MigrationCluster,
     PrintedSequence,
     cut_over_by_signal,
     migration_cluster,
     printed_sequence,
+    wait_for_zk_controller,
 )
 from tests.support.ports import free_port
 from tests.support.standin import STANDIN, STANDIN_FOLLOWERS
@@ -263,24 +265,9 @@ def _new_leader(nodes: list[KafkaController]) -> KafkaController:
                               "no controller was elected after the kill")
 
 
-# What the advice's "remove the migration configs from the brokers" takes off a broker here (the
-# rollback runbook's list: docs/runbooks/rollback.md), and the listener map left without the
-# controller listener's entry.
-_MIGRATION_CONFIGS = ("zookeeper.metadata.migration.enable", "controller.quorum.voters",
-                      "controller.listener.names")
+# the advice's "remove the migration configs": BROKER_MIGRATION_CONFIGS off, and the listener
+# map without the controller listener's entry (the rollback runbook's list)
 _ZK_ONLY_LISTENERS = {"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT"}
-
-
-def _zk_controller_leads(rig: Rig, timeout_s: float = 120.0) -> dict[str, Any]:
-    """ZooKeeper's own controller holds /controller again: ephemeral, no KRaft epoch."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        got = rig.zk.exists("/controller")
-        claim = json.loads(rig.zk.get("/controller")[0]) if got else {}
-        if got and got.ephemeralOwner and claim.get("kraftControllerEpoch", -1) == -1:
-            return claim
-        assert time.monotonic() < deadline, f"no ZooKeeper controller after the hand-back: {claim}"
-        time.sleep(0.5)
 
 
 def test_killed_after_the_fence_then_zookeeper_handed_back(rig: Rig) -> None:
@@ -320,9 +307,9 @@ def test_killed_after_the_fence_then_zookeeper_handed_back(rig: Rig) -> None:
         assert back.returncode == 0, back.stdout + back.stderr
         for broker in rig.cluster.brokers:  # one at a time, each whole again before the next
             restart_without_metadata_log(broker, rig.zk, rig.bootstrap, TOPICS,
-                                         remove=_MIGRATION_CONFIGS, update=_ZK_ONLY_LISTENERS)
+                                         remove=BROKER_MIGRATION_CONFIGS, update=_ZK_ONLY_LISTENERS)
         rig.left_migrated = None
-        claim = _zk_controller_leads(rig)
+        claim = wait_for_zk_controller(rig.zk)
         assert claim["brokerid"] in {b.broker_id for b in rig.cluster.brokers}, claim
         wait_available(rig.bootstrap, "load-000", TOPICS)
         report = canary.stop(None, drain_timeout_s=240)  # its consumer lags under load

@@ -45,9 +45,11 @@ from kazoo.client import KazooClient
 
 from tests.support.kafka import KafkaZkBroker
 from tests.support.migration_cluster import (
+    BROKER_MIGRATION_CONFIGS,
     kraft_controller_took_over,
     migration_cluster,
     produce_and_consume,
+    wait_for_zk_controller,
     wait_for_znode,
 )
 from tests.support.ports import free_port
@@ -98,17 +100,9 @@ def _rollback(root: Path, connect: str, zk: KazooClient, brokers: list[KafkaZkBr
     assert "rolled back: removed /controller, /migration" in back.stdout, back.stdout
     for broker in brokers:
         registration = f"/brokers/ids/{broker.broker_id}"
-        broker.restart(remove=("zookeeper.metadata.migration.enable",
-                               "controller.listener.names", "controller.quorum.voters"),
+        broker.restart(remove=BROKER_MIGRATION_CONFIGS,
                        ready_to_start=lambda path=registration: zk.exists(path) is None)
-    deadline = time.monotonic() + 120
-    while True:
-        got = zk.exists("/controller")
-        claim = json.loads(zk.get("/controller")[0]) if got else {}
-        if got and got.ephemeralOwner and claim.get("kraftControllerEpoch", -1) == -1:
-            break
-        assert time.monotonic() < deadline, f"no ZooKeeper controller after the rollback: {claim}"
-        time.sleep(0.5)
+    claim = wait_for_zk_controller(zk)
     assert claim["brokerid"] in {b.broker_id for b in brokers}, claim
     zk_epoch = int(zk.get("/controller_epoch")[0])  # the first ZooKeeper controller's after it
     # ISR changes and a leader election, made by ZooKeeper's controller: after the rolling

@@ -51,9 +51,13 @@ from tests.support.kafka import (
 __all__ = ["CONTROLLER_ID", "MigrationCluster", "PrintedSequence", "claim_on_cutover",
            "cut_over_by_signal", "dual_write_at", "log_ts", "migration_cluster",
            "migration_controller", "on_cutover_gate", "printed_sequence", "state_times",
-           "wait_for_kraft_claim"]
+           "wait_for_kraft_claim", "wait_for_zk_controller", "BROKER_MIGRATION_CONFIGS"]
 
 CONTROLLER_ID = 3000
+# What leaving migration mode takes off a broker (Kafka's guide, "Reverting to ZooKeeper mode
+# During the Migration"; the rollback runbook also drops the controller listener's map entry).
+BROKER_MIGRATION_CONFIGS = ("zookeeper.metadata.migration.enable", "controller.quorum.voters",
+                            "controller.listener.names")
 # claim_on_cutover's script: /controller taken over as 3001, kraftControllerEpoch + 1
 _CLAIM = (
     "import json,sys; from kazoo.client import KazooClient; c=KazooClient(sys.argv[1]); "
@@ -207,6 +211,19 @@ def wait_for_kraft_claim(zk: KazooClient, timeout_s: float) -> dict[str, Any]:
         claim: dict[str, Any] = json.loads(zk.get("/controller")[0])
         if claim.get("kraftControllerEpoch", -1) > 1 or time.monotonic() >= deadline:
             return claim
+        time.sleep(0.5)
+
+
+def wait_for_zk_controller(zk: KazooClient, timeout_s: float = 120.0) -> dict[str, Any]:
+    """ZooKeeper's own controller holds /controller again (after a rollback or hand-back):
+    an ephemeral claim without a KRaft epoch. Returns it; fails after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        got = zk.exists("/controller")
+        claim: dict[str, Any] = json.loads(zk.get("/controller")[0]) if got else {}
+        if got and got.ephemeralOwner and claim.get("kraftControllerEpoch", -1) == -1:
+            return claim
+        assert time.monotonic() < deadline, f"no ZooKeeper controller: {claim}"
         time.sleep(0.5)
 
 
