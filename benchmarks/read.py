@@ -12,12 +12,15 @@ Figures (all on the same generated tree, same server, same machine):
        znodes/s counts every read;
   (b') the raw pipeline on exactly the path list (c) reads, without decoding: like for like;
   (b'') kazoo `get_async` with the same bounded window (the naive pipelined baseline);
+  (b3) `read_cluster` without watches: (b) against (b3) is what arming a watch on every znode
+       costs, so the most one persistent recursive watch (addWatch) in their place could give,
+       and (b3) against (b') is what decoding into the model costs;
   (c)  the Java client (benchmarks/java/ReadBench.java, compiled here with javac against Debian's
        /usr/share/java/zookeeper.jar): async getData, semaphore window, median of --rounds;
   (d)  the same Java client using `multi` with `Op.getData` (ZooKeeper 3.6+'s read-only multi)
        in batches of --batch with --window reads in flight: the same batch size and window as
        (b), so the like-for-like peer. b/d >= 1.0 (median/median) is the target.
-(b), (b'), (c) and (d) run interleaved, round by round, so load drift favours none of them.
+(b), (b3), (b'), (c) and (d) run interleaved, round by round, so load drift favours none of them.
 For every round the ZooKeeper server's CPU while serving it is printed (utime + stime of its
 JVM from /proc/<pid>/stat, as a share of one core over the round's wall time): how close to the
 server's own limit each reader gets. With --connect, pass --zk-pid to get it. Beside it, the
@@ -219,10 +222,11 @@ def main(argv: list[str] | None = None) -> int:
             java_rounds = [java.round()]  # a warm-up round for each JVM
             multi_rounds = [jmulti.round()]
             b_rates = []
+            b3_rates: list[tuple[float, float]] = []
             raw_runs = []
             java_cpu: list[tuple[float, float]] = [(float("nan"), float("nan"))]
             multi_cpu: list[tuple[float, float]] = [(float("nan"), float("nan"))]
-            # (b), (b'), (c) and (d) alternate round by round, so load drift on this shared
+            # (b), (b3), (b'), (c) and (d) alternate round by round, so load drift on this shared
             # machine cannot favour one reader
             for _ in range(args.rounds):
                 stats = ReadStats()
@@ -235,6 +239,14 @@ def main(argv: list[str] | None = None) -> int:
                 session.changes.drain()
                 b_rates.append((_rate(stats.elapsed_s, stats.reads), stats.reads,
                                 stats.elapsed_s, (b_cpu, b_own)))
+                stats3 = ReadStats()
+
+                def read_b3(st: ReadStats = stats3) -> None:
+                    read_cluster(session, window=args.window, batch=args.batch, watch=False,
+                                 stats=st)
+
+                _, _, b3_own = cpu.during(read_b3, os.getpid())
+                b3_rates.append((_rate(stats3.elapsed_s, stats3.reads), b3_own))
                 got, share, own = cpu.during(java.round, java.proc.pid)
                 java_rounds.append(got)  # type: ignore[arg-type]
                 java_cpu.append((share, own))
@@ -279,6 +291,9 @@ def main(argv: list[str] | None = None) -> int:
         for i, (r, n, s, c) in enumerate(b_rates, 1):
             print(f"{f'(b)  read_cluster, watches, {n} reads in {s:.2f}s (round {i})':<62} "
                   f"{r:>10,.0f} {pct(c):>7}")
+        for i, (r, own) in enumerate(b3_rates, 1):
+            print(f"{f'(b3) read_cluster, no watches (round {i})':<62} "
+                  f"{r:>10,.0f} {pct((float('nan'), own)):>7}")
         label = f"(b1) raw multiRead pipeline, same {len(paths)} znodes as (c)/(d), median"
         print(f"{label:<62} {_median(raw_rates):>10,.0f} {pct(raw_cpu):>7}")
         print(f"{'(b2) kazoo get_async, window ' + str(args.window) + ', best':<62} "
@@ -306,6 +321,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"b/c  = {b_median / c_median:.2f}   (median / median vs Java getData)")
         print(f"b1/c = {raw_median / c_median:.2f}   (median raw pipeline / median Java getData)")
         print(f"b/a  = {b_median / seq_rate:.1f}x over sequential kazoo (median b)")
+        b3_median = _median([r for r, _ in b3_rates])
+        print(f"b/b3 = {b_median / b3_median:.2f}   (with watches / without: one recursive watch"
+              f" in place of a watch per znode could give at most b3/d = "
+              f"{b3_median / d_median:.2f})")
+        print(f"b3/b1 = {b3_median / raw_median:.2f}  (decoding into the model: read_cluster "
+              f"without watches / the raw pipeline)")
+
+        def us_per_znode(own_share: float, rate: float) -> float:
+            return 1e6 * own_share / rate if rate else float("nan")
+
+        per_znode = {
+            "b": _median([us_per_znode(c[1], r) for r, _, _, c in b_rates]),
+            "b3": _median([us_per_znode(own, r) for r, own in b3_rates]),
+            "b1": _median([us_per_znode(o, _rate(*t)) for t, _, o in raw_runs]),  # type: ignore[misc]
+            "d": _median([us_per_znode(c[1], r["per_s"])
+                          for r, c in zip(multi_rounds[1:], multi_cpu[1:], strict=True)]),
+        }
+        print("client CPU per znode read (us, medians): " + ", ".join(
+            f"{k} {v:.2f}" for k, v in per_znode.items())
+              + "  (this process for b, b3, b1; the Java process for d)")
         print(f"spread only: b/d best/best = {b_best / multi_best:.2f}, "
               f"b/c best/best = {b_best / java_best:.2f}")
         session.close()
