@@ -4,6 +4,7 @@ Prints figures; it is not a test.
 
     python benchmarks/controller_jit.py                         # 1,000 partitions, 2 runs
     python benchmarks/controller_jit.py --partitions 10000 --runs 3 --measure 120
+    python benchmarks/controller_jit.py --runs 1 --c1-first --warm-up 600   # C1 goes first
 
 Per run and JIT setting (the settings alternate which goes first, run by run, so a load that
 drifts cannot favour one): a fresh cluster of real Kafka 3.9.1 ZooKeeper-mode brokers in
@@ -64,6 +65,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--warm-up", type=float, default=30.0, help="seconds of load before measuring")
     p.add_argument("--measure", type=float, default=60.0, help="seconds measured")
     p.add_argument("--json", help="write the figures here too")
+    p.add_argument("--c1-first", action="store_true",
+                   help="C1 first in odd runs (the default JIT goes first in odd runs otherwise)")
     return p
 
 
@@ -129,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     server = ZkServer(heap="1g").start()
     try:
         for run in range(1, args.runs + 1):
-            order = ["default", "C1"] if run % 2 else ["C1", "default"]
+            order = ["default", "C1"] if (run % 2) != args.c1_first else ["C1", "default"]
             for jit in order:
                 name = f"{jit}-{run}"
                 r = one(work / name, _chroot(server.connect, f"/jit-{name}"), args, jit)
