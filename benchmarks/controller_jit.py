@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     server = ZkServer(heap="1g").start()
     try:
         for run in range(1, args.runs + 1):
-            order = ["default", "C1"] if (run % 2) != args.c1_first else ["C1", "default"]
+            order = ["default", "C1"] if bool(run % 2) != args.c1_first else ["C1", "default"]
             for jit in order:
                 name = f"{jit}-{run}"
                 r = one(work / name, _chroot(server.connect, f"/jit-{name}"), args, jit)

@@ -228,24 +228,20 @@ def main(argv: list[str] | None = None) -> int:
             multi_cpu: list[tuple[float, float]] = [(float("nan"), float("nan"))]
             # (b), (b3), (b'), (c) and (d) alternate round by round, so load drift on this shared
             # machine cannot favour one reader
+            def read_tree(watch: bool) -> tuple[ReadStats, float, float]:
+                """(b) or (b3): the read's figures, ZooKeeper's and this process's CPU."""
+                st = ReadStats()
+                _, zk_cpu, own_cpu = cpu.during(
+                    lambda: read_cluster(session, window=args.window, batch=args.batch,
+                                         watch=watch, stats=st), os.getpid())
+                return st, zk_cpu, own_cpu
+
             for _ in range(args.rounds):
-                stats = ReadStats()
-
-                def read_b(st: ReadStats = stats) -> None:
-                    read_cluster(session, window=args.window, batch=args.batch, watch=True,
-                                 stats=st)
-
-                _, b_cpu, b_own = cpu.during(read_b, os.getpid())
+                stats, b_cpu, b_own = read_tree(watch=True)
                 session.changes.drain()
                 b_rates.append((_rate(stats.elapsed_s, stats.reads), stats.reads,
                                 stats.elapsed_s, (b_cpu, b_own)))
-                stats3 = ReadStats()
-
-                def read_b3(st: ReadStats = stats3) -> None:
-                    read_cluster(session, window=args.window, batch=args.batch, watch=False,
-                                 stats=st)
-
-                _, _, b3_own = cpu.during(read_b3, os.getpid())
+                stats3, _, b3_own = read_tree(watch=False)
                 b3_rates.append((_rate(stats3.elapsed_s, stats3.reads), b3_own))
                 got, share, own = cpu.during(java.round, java.proc.pid)
                 java_rounds.append(got)  # type: ignore[arg-type]
