@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import signal
 import sys
 import threading
@@ -29,6 +28,12 @@ from migrate.cli import (
     verify,
 )
 from migrate.cli.args import Parser, Subparsers
+from migrate.cli.std_streams import (
+    OutputGuard,
+    StdoutUnwritable,
+    guarded_std_streams,
+    reserve_std_fds,
+)
 from migrate.flags.voters import parse_voter
 
 __all__ = ["build_parser", "main", "parse_voter"]
@@ -37,6 +42,7 @@ from migrate.cli.exit_codes import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
+    EXIT_OK,
     EXIT_TERMINATED,
     Terminated,
     ending_exit_code,
@@ -66,11 +72,13 @@ exit codes:
   1  blockers found (plan/migrate) or parity differences (verify)
   2  bad flags, or malformed data in ZooKeeper or in a log (the message names the path/flag)
   3  ZooKeeper or a voter directory cannot be reached, written or locked; a report
-     could not be written after the work was done
+     could not be written after the work was done (a --json/--html file, or stdout
+     full or closed: the work is done, as stderr says)
   4  online migrate: the cutover ran, but Kafka does not confirm a serving cluster
      (the report's status is "unconfirmed"; "problems" says what was seen and what to do)
   70 internal error (a bug: please report it with the traceback printed with -v)
-  141 stdout closed early by its reader (e.g. `| head`)
+  141 stdout closed early by its reader (e.g. `| head`); the work ran to its end
+     (a work that failed on its own keeps its code)
   130/143 interrupted by Ctrl-C / SIGTERM (both clean up: no staging copy is left behind);
      a SIGINT its parent ignores (nohup, `cmd &` in a script) stays ignored: use SIGTERM
 
@@ -154,6 +162,7 @@ def _on_sigterm(signum: int, frame: object) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `zk2kraft` console script; returns the process exit code."""
     args = build_parser().parse_args(argv)
+    reserve_std_fds()
     _configure_logging(args.verbose)
     command = _COMMANDS[args.command]
     in_main_thread = threading.current_thread() is threading.main_thread()
@@ -166,28 +175,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             "SIGTERM will, cleaning up as Ctrl-C does")
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main_thread else None
     try:
-        return _run(command, args)
+        with guarded_std_streams() as guard:
+            code = _run(command, args, guard)
+        return guard.exit_code(code)
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
 
 
-def _run(command: _Command, args: argparse.Namespace) -> int:
-    """Run one command, saying how it ended; the exit code comes from `ending_exit_code`."""
+def _run(command: _Command, args: argparse.Namespace, guard: OutputGuard) -> int:
+    """Run one command, saying how it ended; the exit code comes from `ending_exit_code`, and
+    for a stdout that failed under the work from `guard` (`OutputGuard.exit_code`)."""
     try:
         code = command.run(args)
-    except (KeyboardInterrupt, Exception) as exc:  # a closed stdout is a BrokenPipeError
+    except StdoutUnwritable:  # inspect/snapshot stop at stdout's first failure: output is work
+        code = EXIT_OK
+    except (KeyboardInterrupt, Exception) as exc:
         exit_code = ending_exit_code(exc)
         if exit_code == EXIT_TERMINATED:
             sys.stderr.write("zk2kraft: terminated (SIGTERM); cleaned up\n")
         elif exit_code == EXIT_INTERRUPTED:
             sys.stderr.write("zk2kraft: interrupted\n")
         elif exit_code == EXIT_BROKEN_PIPE:
-            # The reader of stdout went away (`zk2kraft inspect --json | head`): not a bug.
-            # Point stdout at /dev/null so the interpreter's final flush stays quiet; 141 =
-            # 128 + SIGPIPE, what a shell reports for a command killed by a closed pipe.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            # A pipe other than stdout (stdout's own failures never raise: `std_streams`).
+            pass
         elif exit_code == EXIT_INTERNAL:
             # An unexpected exception is a bug, not a finding: exit 70 so scripts never read a
             # crash as "blockers found" (1). The traceback goes to stderr with -v.
@@ -199,5 +210,7 @@ def _run(command: _Command, args: argparse.Namespace) -> int:
         else:
             sys.stderr.write(f"zk2kraft {args.command}: error: {exc}\n")
         return exit_code
+    if (said := guard.message()) is not None:
+        sys.stderr.write(f"zk2kraft {args.command}: {said}\n")
     return code
 

@@ -22,6 +22,7 @@ import orjson
 
 from migrate.cli.args import SUB_EPILOG, Subparsers
 from migrate.cli.exit_codes import EXIT_FINDINGS
+from migrate.cli.std_streams import stop_at_stdout_failure
 from migrate.errors import MigrateError
 from verify import (
     RedactionPolicy,
@@ -87,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
     except VoterStateError as exc:  # not a log (or a foreign meta.properties): bad input
         raise MigrateError(str(exc)) from None
     policy = RedactionPolicy.DISABLED if args.unredacted else RedactionPolicy.STRICT
+    stop_at_stdout_failure()  # the output is the work: no decoding into a pipe nobody reads
     if args.json:
         out = sys.stdout.buffer
         transactions = TransactionTracker()

@@ -32,6 +32,7 @@ import orjson
 from migrate._private_file import check_output_path, write_private
 from migrate._progress import ProgressBars, progress_wanted
 from migrate.cli.args import SUB_EPILOG, Subparsers, add_zookeeper
+from migrate.cli.std_streams import stop_at_stdout_failure
 from migrate.flags.zookeeper import connect_options, read_snapshot
 from writers import REDACTED, is_sensitive_config
 from zkreader import AclResource, ClusterSnapshot, ConfigZnode, PartitionState, ZnodeStat
@@ -76,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     with ProgressBars(enabled=wanted) as bars:
         snapshot = read_snapshot(options, bars)
     if to_stdout:
+        stop_at_stdout_failure()  # the output is the work
         out = sys.stdout.buffer
         for line in snapshot_lines(snapshot):
             out.write(line)

@@ -1,0 +1,216 @@
+"""Issue 31 through the `zk2kraft` command, as a hostile operator meets it, with real ZooKeeper
+and local voters: a full or closed stdout and a reader that goes away never change the verdict
+about the work; twin broker ids; damaged voter start-up files; flag pairs that mean nothing or
+overwrite each other; a `__cluster_metadata-0` that is a plain file; colliding metric names.
+
+Expected codes are the README's exit-code table, written by hand: 0 ok, 1 findings, 2 bad flags
+or data, 3 unreachable/unwritable (and "a report could not be written after the work was
+done"), 141 stdout's reader went away; never 70.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.test_offline_cli import stop_brokers
+from tests.support.migration_cluster import claim_on_cutover
+from zkreader import SampleSpec
+
+ZK2KRAFT = [sys.executable, "-m", "migrate.cli"]
+ENV = {**os.environ, "COLUMNS": "200"}
+FULL = "full"  # stdout is /dev/full: every write fails with ENOSPC
+CLOSED = "closed"  # stdout closed (`>&-`): Python's sys.stdout is None
+BOTH_CLOSED = "both closed"  # stdout and stderr closed: only the exit code speaks
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*ZK2KRAFT, *args], capture_output=True, text=True, timeout=600, env=ENV)
+
+
+def run_with_stdout(how: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run zk2kraft with stdout full or closed (and stderr closed too, for BOTH_CLOSED)."""
+    redirect = {FULL: '>/dev/full', CLOSED: '>&-', BOTH_CLOSED: '>&- 2>&-'}[how]
+    script = f'exec "$@" {redirect}'
+    return subprocess.run(["bash", "-c", script, "zk2kraft", *ZK2KRAFT, *args],
+                          capture_output=True, text=True, timeout=600, env=ENV)
+
+
+def run_reader_gone(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run zk2kraft with stdout a pipe whose reader has gone before the first write (what `|
+    head -n1` is once head has its line): every write to stdout fails with EPIPE."""
+    proc = subprocess.Popen([*ZK2KRAFT, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=ENV)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read()
+    code = proc.wait(timeout=600)
+    return subprocess.CompletedProcess(proc.args, code, "", err)
+
+
+def assert_no_bug(r: subprocess.CompletedProcess[str]) -> None:
+    assert r.returncode != 70, r.stderr
+    assert "internal error" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def voter_flags(root: Path, ids: tuple[int, ...] = (3000,)) -> list[str]:
+    return [f"--voter={v}={root / f'c{v}'}" for v in ids]
+
+
+# -- 1. output that cannot be written never changes the verdict about the work --------------
+
+
+@pytest.mark.parametrize("how", [FULL, CLOSED, BOTH_CLOSED])
+def test_migrate_with_unwritable_stdout_does_the_work_and_exits_3(
+    how: str, sample_cluster: Any, tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=2))
+    r = run_with_stdout(how, "migrate", "--zookeeper", cluster.connect, *voter_flags(tmp_path),
+                        "--spark-master", "in-process")
+    assert_no_bug(r)
+    assert r.returncode == 3, r.stderr
+    if how != BOTH_CLOSED:  # with stderr gone the exit code alone says it
+        assert "could not be written to stdout" in r.stderr, r.stderr
+        assert ("No space left on device" if how == FULL else "stdout is closed") in r.stderr
+    # the work was done all the same: the voter holds the log, and it matches ZooKeeper
+    verified = run("verify", "--zookeeper", cluster.connect, *voter_flags(tmp_path))
+    assert verified.returncode == 0, verified.stderr + verified.stdout
+
+
+def test_quiet_migrate_with_closed_stdout_has_nothing_to_write_and_exits_0(
+    sample_cluster: Any, tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=1))
+    r = run_with_stdout(BOTH_CLOSED, "migrate", "--zookeeper", cluster.connect,
+                        *voter_flags(tmp_path), "--spark-master", "in-process", "--quiet")
+    assert r.returncode == 0
+
+
+def test_offline_migrate_with_full_stdout_exits_3_after_writing_every_voter(
+    sample_cluster: Any, tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=2))
+    stop_brokers(cluster.client)
+    ids = (3000, 3001, 3002)
+    r = run_with_stdout(FULL, "migrate", "--offline", "--zookeeper", cluster.connect,
+                        *voter_flags(tmp_path, ids), "--spark-master", "in-process")
+    assert_no_bug(r)
+    assert r.returncode == 3, r.stderr
+    assert "could not be written to stdout (No space left on device)" in r.stderr
+    verified = run("verify", "--offline", "--zookeeper", cluster.connect,
+                   *voter_flags(tmp_path, ids))
+    assert verified.returncode == 0, verified.stderr + verified.stdout
+
+
+@pytest.mark.parametrize("how", [FULL, CLOSED])
+def test_plan_verify_inspect_snapshot_with_unwritable_stdout_exit_3(
+    how: str, sample_cluster: Any, tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=2))
+    done = run("migrate", "--zookeeper", cluster.connect, *voter_flags(tmp_path),
+               "--spark-master", "in-process", "--quiet")
+    assert done.returncode == 0, done.stderr
+    voter = str(tmp_path / "c3000")
+    for args in (["plan", "--zookeeper", cluster.connect],
+                 ["verify", "--zookeeper", cluster.connect, *voter_flags(tmp_path)],
+                 ["verify", "--zookeeper", cluster.connect, *voter_flags(tmp_path),
+                  "--json", "-"],
+                 ["inspect", voter], ["inspect", "--json", voter],
+                 ["snapshot", "--zookeeper", cluster.connect]):
+        r = run_with_stdout(how, *args)
+        assert_no_bug(r)
+        assert r.returncode == 3, (args, r.stderr)
+        assert f"zk2kraft {args[0]}: its output could not be written to stdout" in r.stderr
+
+
+def test_a_plan_with_blockers_keeps_exit_1_when_stdout_is_full(sample_cluster: Any) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=1))
+    cluster.client.delete("/cluster/id")  # CLUSTER_ID_MISSING blocks
+    r = run_with_stdout(FULL, "plan", "--zookeeper", cluster.connect)
+    assert_no_bug(r)
+    assert r.returncode == 1, r.stderr  # the work's own verdict wins
+
+
+def test_online_migrate_and_rollback_with_unwritable_stdout(
+    sample_cluster: Any, tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=2))
+    ids = (3000, 3001, 3002)
+    # --cutover none through the online path's flags: work done, stdout full -> 3
+    none = run_with_stdout(FULL, "migrate", "--zookeeper", cluster.connect,
+                           *voter_flags(tmp_path / "copy", ids), "--cutover", "none")
+    assert_no_bug(none)
+    assert none.returncode == 3, none.stderr
+    # --cutover now with stdout closed: its console goes to stderr when stdout is no terminal,
+    # so nothing was lost: 0, and ZooKeeper is handed over
+    now = run_with_stdout(CLOSED, "migrate", "--zookeeper", cluster.connect,
+                          *voter_flags(tmp_path, ids), "--cutover", "now",
+                          "--on-cutover", claim_on_cutover(cluster.connect))
+    assert_no_bug(now)
+    assert now.returncode == 0, now.stderr
+    assert "cutover (now) complete" in now.stderr
+    assert cluster.client.exists("/migration") is not None
+    # rollback with stdout full: ZooKeeper handed back, then 3 (never 70)
+    back = run_with_stdout(FULL, "rollback", "--zookeeper", cluster.connect,
+                           *voter_flags(tmp_path, ids))
+    assert_no_bug(back)
+    assert back.returncode == 3, back.stderr
+    assert "could not be written to stdout (No space left on device)" in back.stderr
+    assert cluster.client.exists("/migration") is None
+    assert cluster.client.exists("/controller") is None
+    # a second rollback finds nothing to do; with both streams closed the code alone says 3
+    again = run_with_stdout(BOTH_CLOSED, "rollback", "--zookeeper", cluster.connect,
+                            *voter_flags(tmp_path, ids))
+    assert again.returncode == 3
+
+
+# -- 2. a reader that goes away ------------------------------------------------------------
+
+
+def test_a_reader_that_goes_away_is_141_never_a_finding(
+    sample_cluster: Any, tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=2))
+    first = run_reader_gone("migrate", "--zookeeper", cluster.connect, *voter_flags(tmp_path),
+                            "--spark-master", "in-process")
+    assert_no_bug(first)
+    assert first.returncode == 141, first.stderr
+    assert first.stderr == ""  # `| head` is an ordinary way to read: nothing to report
+    voter = str(tmp_path / "c3000")
+    for args in (["plan", "--zookeeper", cluster.connect],
+                 ["verify", "--zookeeper", cluster.connect, *voter_flags(tmp_path)],
+                 ["inspect", voter], ["inspect", "--json", voter],
+                 ["snapshot", "--zookeeper", cluster.connect],
+                 ["migrate", "--zookeeper", cluster.connect,
+                  *voter_flags(tmp_path / "again"), "--spark-master", "in-process"]):
+        r = run_reader_gone(*args)
+        assert_no_bug(r)
+        assert r.returncode == 141, (args, r.stderr)
+    # the migrate under the gone reader wrote its voter: parity
+    verified = run("verify", "--zookeeper", cluster.connect, *voter_flags(tmp_path))
+    assert verified.returncode == 0, verified.stdout
+
+
+def test_a_reader_that_goes_away_keeps_the_works_own_verdict(
+    sample_cluster: Any, tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=1))
+    done = run("migrate", "--zookeeper", cluster.connect, *voter_flags(tmp_path),
+               "--spark-master", "in-process", "--quiet")
+    assert done.returncode == 0, done.stderr
+    # a change after the copy: verify finds a difference, and says 1 with the pipe gone too
+    topic = sorted(cluster.client.get_children("/brokers/topics"))[0]
+    changed = json.dumps({"version": 1, "config": {"retention.ms": "1234"}}).encode()
+    if cluster.client.exists(f"/config/topics/{topic}"):
+        cluster.client.set(f"/config/topics/{topic}", changed)
+    else:
+        cluster.client.create(f"/config/topics/{topic}", changed)
+    r = run_reader_gone("verify", "--zookeeper", cluster.connect, *voter_flags(tmp_path))
+    assert_no_bug(r)
+    assert r.returncode == 1, r.stderr
