@@ -36,6 +36,7 @@ from zkreader._pipeline import (
     ReadPipeline,
 )
 from zkreader._session import ZkSession
+from zkreader._znode_fields import number_named_twice
 from zkreader._znodes import (
     ACL_PATTERNS,
     INT32_MAX,
@@ -220,7 +221,7 @@ def _read(session: ZkSession, *, window: int, batch: int, progress: ProgressCall
         return children.get(path, ())
 
     # Round 2: entities named by those lists, and the next level of nested lists.
-    broker_kinds = [BrokerZnode(_broker_id(name)) for name in kids(c1, _paths.BROKER_IDS)]
+    broker_kinds = [BrokerZnode(b) for b in _broker_ids(kids(c1, _paths.BROKER_IDS))]
     topic_kinds = [TopicZnode(name) for name in _topic_names(kids(c1, _paths.TOPICS))]
     config_kinds = [ConfigZnodeKind(f"{t}/{name}") for t in _paths.CONFIG_ENTITY_TYPES
                     for name in kids(c1, _paths.config_entities(t))]
@@ -333,6 +334,28 @@ def _broker_id(name: str) -> int:
         raise ZnodeFormatError(_paths.child(_paths.BROKER_IDS, name),
                                f"broker registration name is not a broker id in 0..{INT32_MAX}")
     return int(name)
+
+
+def _broker_ids(names: Sequence[str]) -> list[int]:
+    """The broker ids `/brokers/ids` lists; two children naming one id ("01" and "1") refused.
+
+    Kafka reads the children with `toInt` and each registration at `/brokers/ids/<id>`, so of
+    "01" and "1" only the second is ever read: one broker's registration is silently lost.
+    """
+    seen: dict[int, str] = {}
+    ids = []
+    for name in names:
+        broker_id = _broker_id(name)
+        if (earlier := number_named_twice(seen, broker_id, name)) is not None:
+            first, second = sorted((earlier, name))
+            raise ZnodeFormatError(
+                _paths.child(_paths.BROKER_IDS, second),
+                f"{_paths.child(_paths.BROKER_IDS, first)} and "
+                f"{_paths.child(_paths.BROKER_IDS, second)} both name broker {broker_id}: "
+                "Kafka reads the children as numbers, so one registration would be lost; "
+                "remove the one no running broker owns")
+        ids.append(broker_id)
+    return ids
 
 
 def _topic_names(names: Sequence[str]) -> Sequence[str]:

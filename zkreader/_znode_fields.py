@@ -224,6 +224,17 @@ def decode_uuid(path: str, key: str, text: str) -> str:
     return text
 
 
+def number_named_twice(seen: dict[int, str], number: int, text: str) -> str | None:
+    """Record that `text` names `number`; return the earlier text naming the same number.
+
+    Kafka reads ids from text with `toInt`, so "5" and "05" (a partition key, a
+    `/brokers/ids` child) are one id, and one of the two silently wins. Every reader of such
+    names refuses the pair through here, naming both (issue 31: broker ids as partition keys).
+    """
+    earlier = seen.setdefault(number, text)
+    return None if earlier is text else earlier
+
+
 def _canonical_partition_map(raw: dict[str, Any]) -> dict[int, tuple[int, ...]] | None:
     """The common case of a partition map, in one pass; None sends it through the full checks.
 
@@ -257,10 +268,10 @@ def _partition_map(o: _Obj, key: str, *, allow_empty_lists: bool) -> dict[int, t
         if partition > INT32_MAX:
             raise o.fail(f"field {key!r} has partition key {pkey!r}, past the largest "
                          f"partition id {INT32_MAX}")
-        if partition in keys:  # "5" and "05": one replica set would silently win
-            raise o.fail(f"field {key!r} has partition keys {keys[partition]!r} and {pkey!r}, "
+        if (earlier := number_named_twice(keys, partition, pkey)) is not None:
+            # "5" and "05": one replica set would silently win
+            raise o.fail(f"field {key!r} has partition keys {earlier!r} and {pkey!r}, "
                          f"which both name partition {partition}")
-        keys[partition] = pkey
         if type(replicas) is list and replicas and _ids_ok(replicas):
             result[partition] = tuple(replicas)  # the common case, checked inline
             continue

@@ -214,3 +214,27 @@ def test_a_reader_that_goes_away_keeps_the_works_own_verdict(
     r = run_reader_gone("verify", "--zookeeper", cluster.connect, *voter_flags(tmp_path))
     assert_no_bug(r)
     assert r.returncode == 1, r.stderr
+
+
+# -- 3. twin broker ids ------------------------------------------------------------------
+
+
+def test_twin_broker_ids_are_refused_naming_both_znodes(
+    sample_cluster: Any, tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=1))
+    data, _ = cluster.client.get("/brokers/ids/1")
+    registration = json.loads(data)
+    registration["endpoints"] = ["PLAINTEXT://twin.example:9092"]
+    cluster.client.create("/brokers/ids/01", json.dumps(registration).encode())
+    voter = tmp_path / "c3000"
+    for r in (run("plan", "--zookeeper", cluster.connect),
+              run("migrate", "--zookeeper", cluster.connect, f"--voter=3000={voter}",
+                  "--spark-master", "in-process"),
+              run("migrate", "--zookeeper", cluster.connect, f"--voter=3000={voter}",
+                  "--cutover", "now", "--on-cutover", "true")):
+        assert_no_bug(r)
+        assert r.returncode == 2, r.stderr
+        assert "/brokers/ids/01 and /brokers/ids/1 both name broker 1" in r.stderr, r.stderr
+    assert not voter.exists()  # refused before any voter was written
+    assert cluster.client.exists("/migration") is None  # and before ZooKeeper was touched
