@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from migrate._private_file import check_output_path, write_json_report
+from migrate._private_file import check_output_paths, voter_dirs, write_json_report
 from migrate._progress import ProgressBars, progress_wanted
 from migrate.bulk.run import BulkOptions, BulkOutcome, blockers_message, overrides_given, run_bulk
 from migrate.bulk.voters import check_voters
@@ -52,8 +52,14 @@ def bulk_options(args: argparse.Namespace) -> BulkOptions:
     if getattr(args, "bootstrap_server", None) or getattr(args, "command_config", None):
         raise BadFlagError("--bootstrap-server/--command-config need --cutover now or manual "
                            "(the canary measures a cutover)")
-    check_output_path("--json", args.json)
+    if getattr(args, "handoff_timeout", None) is not None:
+        raise BadFlagError("--handoff-timeout with --cutover none: nothing is handed over; it "
+                           "needs --cutover now or manual")
+    if getattr(args, "max_window", None) is not None:
+        raise BadFlagError("--max-window with --cutover none: there is no cutover window to "
+                           "bound; it needs --cutover now or manual (with --bootstrap-server)")
     targets = check_voters(args.voters)
+    check_output_paths([("--json", args.json)], voter_dirs(targets))
     return BulkOptions(
         connect=connect_options(args),
         voters=tuple(targets),
@@ -111,7 +117,7 @@ def add_parser(sub: Subparsers) -> None:
                    "filling); a re-run and rollback find it with the same flags. A journal "
                    "that cannot be written stops the run (exit 3; before the fence ZooKeeper "
                    "is untouched)")
-    p.add_argument("--handoff-timeout", type=float, default=120.0, metavar="S",
+    p.add_argument("--handoff-timeout", type=float, default=None, metavar="S",
                    help="how long to wait for a KRaft controller to claim /controller after "
                    "--on-cutover (t2; default 120)")
     p.add_argument("--broker-wait", type=float, default=None, metavar="S",

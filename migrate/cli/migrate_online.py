@@ -21,7 +21,12 @@ from typing import Any
 from rich.console import Console
 from rich.live import Live
 
-from migrate._private_file import check_output_path, write_json_report, write_report
+from migrate._private_file import (
+    check_output_paths,
+    voter_dirs,
+    write_json_report,
+    write_report,
+)
 from migrate.bulk.run import blockers_message, overrides_given
 from migrate.bulk.voters import VoterTarget, check_voters
 from migrate.errors import BadFlagError, BlockersFoundError, CanaryError, CutoverUnconfirmedError
@@ -54,6 +59,7 @@ from migrate.online import (
 __all__ = ["online_options", "run"]
 
 _BROKER_WAIT_DEFAULT_S = 60.0  # --broker-wait's default (migrate.cli.migrate's help says it)
+_HANDOFF_TIMEOUT_DEFAULT_S = 120.0  # --handoff-timeout's default (its help says it)
 
 
 def online_options(args: argparse.Namespace, standin: StandInSpec | None) -> OnlineOptions:
@@ -68,11 +74,7 @@ def online_options(args: argparse.Namespace, standin: StandInSpec | None) -> Onl
         VoterUnavailableError: a voter directory cannot be created or written (exit 3).
     """
     check_cutover_version(args.metadata_version)
-    check_output_path("--json", args.json)
     html = getattr(args, "html", None)
-    if args.json == "-" and html == "-":
-        raise BadFlagError("--json - and --html -: only one document can go to stdout")
-    check_output_path("--html", html)
     check_controller_logs(getattr(args, "controller_logs", None))
     if standin is not None:
         targets = [VoterTarget(standin.node_id, standin.log_dir)]
@@ -86,10 +88,15 @@ def online_options(args: argparse.Namespace, standin: StandInSpec | None) -> Onl
         default_journal_dir(targets[0].path)
     if any(journal == t.path or journal.is_relative_to(t.path) for t in targets):
         raise BadFlagError(f"--journal {args.journal}: must not be inside a voter directory")
-    check_journal_dir(journal, "--journal" if args.journal else "--journal (default)")
-    if not math.isfinite(args.handoff_timeout) or args.handoff_timeout <= 0:
+    journal_flag = "--journal" if args.journal else "--journal (default)"
+    check_output_paths([("--json", args.json), ("--html", html)],
+                       [*voter_dirs(targets), (f"{journal_flag} {journal}", journal)])
+    check_journal_dir(journal, journal_flag)
+    handoff_timeout = (_HANDOFF_TIMEOUT_DEFAULT_S if args.handoff_timeout is None
+                       else args.handoff_timeout)
+    if not math.isfinite(handoff_timeout) or handoff_timeout <= 0:
         raise BadFlagError(f"--handoff-timeout: must be > 0 seconds, a finite number (got "
-                           f"{args.handoff_timeout})")
+                           f"{handoff_timeout})")
     if args.broker_wait is not None and standin is None:
         raise BadFlagError("--broker-wait: only with --standin (it waits for brokers to "
                            "register with the stand-in; with --voter no broker registers "
@@ -114,7 +121,7 @@ def online_options(args: argparse.Namespace, standin: StandInSpec | None) -> Onl
         password_encoder_secret=args.password_encoder_secret,
         on_cutover=args.on_cutover,
         overrides=overrides_given(args),
-        handoff_timeout_s=args.handoff_timeout,
+        handoff_timeout_s=handoff_timeout,
         broker_wait_s=broker_wait,
         standin=standin,
     )

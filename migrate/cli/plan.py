@@ -22,7 +22,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from migrate._private_file import check_output_path, write_json_report, write_report
+from migrate._private_file import (
+    check_output_paths,
+    voter_dirs,
+    write_json_report,
+    write_report,
+)
 from migrate._progress import ProgressBars, progress_wanted
 from migrate.cli.args import (
     SUB_EPILOG,
@@ -80,10 +85,10 @@ def check_plan_flags(args: argparse.Namespace
     args.metadata_version = resolve_metadata_version(
         args.metadata_version, offline=args.offline, target_kafka=args.target_kafka
     )
-    if args.json == "-" and args.html == "-":
-        raise BadFlagError("--json - and --html -: only one document can go to stdout")
-    check_output_path("--json", args.json)
-    check_output_path("--html", args.html)
+    dirs = voter_dirs(voters)
+    if standin is not None:
+        dirs.append((f"--standin's DIR {standin.log_dir}", standin.log_dir))
+    check_output_paths([("--json", args.json), ("--html", args.html)], dirs)
     return voters, standin
 
 

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import orjson
 
-from migrate._private_file import check_output_path, write_private
+from migrate._private_file import check_output_paths, voter_dirs, write_private
 from migrate.cli.args import SUB_EPILOG, Subparsers, add_output, add_voters, add_zookeeper
 from migrate.errors import BadFlagError, BlockersFoundError, JournalWriteError
 from migrate.flags.voters import check_voter_flags
@@ -127,9 +127,10 @@ def run(args: argparse.Namespace) -> int:
     """Run the rollback; 0 when ZooKeeper can lead again (or already could, or this migration
     never fenced it)."""
     voters = check_voter_flags(args.voters, required=True)
-    check_output_path("--json", args.json)
     journal_dir = Path(args.journal).expanduser() if args.journal else \
         default_journal_dir(voters[0][1])
+    check_output_paths([("--json", args.json)],
+                       [*voter_dirs(voters), (f"--journal {journal_dir}", journal_dir)])
     try:
         journal = Journal.load(journal_dir)
     except ValueError as exc:

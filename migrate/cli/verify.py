@@ -21,7 +21,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from migrate._private_file import check_output_path, write_json_report
+from migrate._private_file import check_output_paths, voter_dirs, write_json_report
 from migrate._progress import ProgressBars, progress_wanted
 from migrate.cli.args import (
     SUB_EPILOG,
@@ -62,7 +62,7 @@ def check_verify_flags(args: argparse.Namespace) -> list[tuple[int, Path]]:
             apply too), or the `--json` path cannot be written.
     """
     voters = check_voter_flags(args.voters, required=True)
-    check_output_path("--json", args.json)
+    check_output_paths([("--json", args.json)], voter_dirs(voters))
     _quorum_ids(args)
     return voters
 

@@ -238,3 +238,63 @@ def test_twin_broker_ids_are_refused_naming_both_znodes(
         assert "/brokers/ids/01 and /brokers/ids/1 both name broker 1" in r.stderr, r.stderr
     assert not voter.exists()  # refused before any voter was written
     assert cluster.client.exists("/migration") is None  # and before ZooKeeper was touched
+
+
+# -- 5. flag pairs that mean nothing or overwrite each other ----------------------------------
+
+NOWHERE = "127.0.0.1:9"  # nothing listens there: each refusal must come before connecting
+
+
+@pytest.mark.parametrize("flag", [["--handoff-timeout", "30"], ["--max-window", "5"]])
+def test_cutover_none_refuses_flags_only_a_cutover_reads(flag: list[str], tmp_path: Path) -> None:
+    voter = tmp_path / "c3000"
+    for cutover in (["--cutover", "none"], []):  # none is the default
+        r = run("migrate", "--zookeeper", NOWHERE, f"--voter=3000={voter}", *cutover, *flag)
+        assert r.returncode == 2, r.stderr
+        assert flag[0] in r.stderr and "--cutover none" in r.stderr, r.stderr
+    assert not voter.exists()
+
+
+def test_two_reports_at_one_file_are_refused_naming_both(tmp_path: Path) -> None:
+    report = tmp_path / "plan.out"
+    r = run("plan", "--zookeeper", NOWHERE, "--json", str(report), "--html", str(report))
+    assert r.returncode == 2, r.stderr
+    assert f"--json '{report}' and --html '{report}': the same file" in r.stderr, r.stderr
+    assert not report.exists()
+    # the same file through another spelling of its path
+    other = tmp_path / "sub" / ".." / "plan.out"
+    (tmp_path / "sub").mkdir()
+    r = run("plan", "--zookeeper", NOWHERE, "--json", str(report), "--html", str(other))
+    assert r.returncode == 2 and "the same file" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("inside", [False, True])
+def test_a_report_at_or_inside_a_voter_dir_is_refused_before_any_voter_is_written(
+    inside: bool, tmp_path: Path
+) -> None:
+    voter = tmp_path / "c3000"
+    report = voter / "migrate.json" if inside else voter
+    runs = {
+        "migrate": ["migrate", "--zookeeper", NOWHERE, f"--voter=3000={voter}",
+                    "--json", str(report)],
+        "migrate --cutover now": ["migrate", "--zookeeper", NOWHERE, f"--voter=3000={voter}",
+                                  "--cutover", "now", "--json", str(report)],
+        "plan": ["plan", "--zookeeper", NOWHERE, f"--voter=3000={voter}", "--html",
+                 str(report)],
+        "verify": ["verify", "--zookeeper", NOWHERE, f"--voter=3000={voter}", "--json",
+                   str(report)],
+        "rollback": ["rollback", "--zookeeper", NOWHERE, f"--voter=3000={voter}", "--json",
+                     str(report)],
+    }
+    for name, args in runs.items():
+        r = run(*args)
+        assert r.returncode == 2, (name, r.stderr)
+        assert f"--voter 3000={voter}" in r.stderr, (name, r.stderr)
+        assert ("--json" if "--json" in args else "--html") in r.stderr, (name, r.stderr)
+        assert not voter.exists(), name  # nothing written, not even the voter dir
+
+
+def test_two_documents_to_stdout_are_refused(tmp_path: Path) -> None:
+    r = run("plan", "--zookeeper", NOWHERE, "--json", "-", "--html", "-")
+    assert r.returncode == 2, r.stderr
+    assert "--json - and --html -: only one document can go to stdout" in r.stderr
