@@ -298,3 +298,70 @@ def test_two_documents_to_stdout_are_refused(tmp_path: Path) -> None:
     r = run("plan", "--zookeeper", NOWHERE, "--json", "-", "--html", "-")
     assert r.returncode == 2, r.stderr
     assert "--json - and --html -: only one document can go to stdout" in r.stderr
+
+
+# -- 6. one meaning for a __cluster_metadata-0 that is a plain file ----------------------------
+
+
+def test_a_metadata_partition_that_is_a_file_is_exit_2_everywhere(
+    sample_cluster: Any, tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=1))
+    voter = tmp_path / "c3000"
+    done = run("migrate", "--zookeeper", cluster.connect, f"--voter=3000={voter}",
+               "--spark-master", "in-process", "--quiet")
+    assert done.returncode == 0, done.stderr
+    partition = voter / "__cluster_metadata-0"
+    for f in partition.iterdir():
+        f.unlink()
+    partition.rmdir()
+    partition.write_text("x\n")
+    fresh = tmp_path / "fresh"  # a voter dir holding only that file
+    fresh.mkdir()
+    (fresh / "__cluster_metadata-0").write_text("x\n")
+    runs = {
+        "verify": ["verify", "--zookeeper", cluster.connect, f"--voter=3000={voter}"],
+        "inspect": ["inspect", str(voter)],
+        "inspect file": ["inspect", str(partition)],
+        "plan": ["plan", "--zookeeper", cluster.connect, f"--voter=3000={voter}"],
+        "migrate": ["migrate", "--zookeeper", cluster.connect, f"--voter=3000={voter}",
+                    "--spark-master", "in-process"],
+        "migrate fresh": ["migrate", "--zookeeper", cluster.connect, f"--voter=3000={fresh}",
+                          "--spark-master", "in-process"],
+        "migrate --cutover now fresh": ["migrate", "--zookeeper", cluster.connect,
+                                        f"--voter=3000={fresh}", "--cutover", "now",
+                                        "--on-cutover", "true"],
+    }
+    for name, args in runs.items():
+        r = run(*args)
+        assert_no_bug(r)
+        assert r.returncode == 2, (name, r.stderr)
+        named = fresh / "__cluster_metadata-0" if "fresh" in name else partition
+        assert f"{named}: is a file, where Kafka keeps the metadata log's directory" in r.stderr, \
+            (name, r.stderr)
+    # nothing added but the lock file every run (and Kafka) takes first
+    assert sorted(p.name for p in fresh.iterdir()) == [".lock", "__cluster_metadata-0"]
+    assert cluster.client.exists("/migration") is None
+
+
+def test_topics_colliding_in_metric_names_are_a_plan_warning_naming_both(
+    sample_cluster: Any, tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=1))
+    for name, topic_id in (("orders.eu", "AAAAAAAAAAAAAAAAAAAAAQ"),
+                           ("orders_eu", "AAAAAAAAAAAAAAAAAAAAAg")):
+        cluster.client.create(f"/brokers/topics/{name}", json.dumps(
+            {"version": 3, "topic_id": topic_id, "partitions": {"0": [1]},
+             "adding_replicas": {}, "removing_replicas": {}}).encode())
+        cluster.client.create(f"/brokers/topics/{name}/partitions/0/state", json.dumps(
+            {"controller_epoch": 1, "leader": 1, "version": 1, "leader_epoch": 0,
+             "isr": [1]}).encode(), makepath=True)
+    report = tmp_path / "plan.json"
+    r = run("plan", "--zookeeper", cluster.connect, "--json", str(report))
+    assert r.returncode == 0, r.stderr  # a warning, not a blocker
+    doc = json.loads(report.read_text())
+    found = [w for w in doc["warnings"] if w["code"] == "TOPIC_METRIC_NAME_COLLISION"]
+    assert len(found) == 1, doc["warnings"]
+    assert found[0]["path"] == "/brokers/topics/orders_eu"
+    assert "'orders.eu' and 'orders_eu'" in found[0]["message"]
+    assert "'orders.eu' and 'orders_eu'" in r.stdout  # the printed plan names both too

@@ -50,6 +50,7 @@ from writers.log.names import directory_id_for, snapshot_name
 from writers.log.reader import (
     METADATA_TOPIC_ID,
     MetaProperties,
+    check_partition_dir,
     read_meta_properties,
 )
 from writers.log.segments import EncodedBatch, SegmentLog, voter_unavailable
@@ -170,6 +171,7 @@ class VoterDir:
     def _open(self) -> None:
         # creates a missing directory (0700, owned like its parent) and takes or joins `.lock`
         self._release_lock = acquire_voter_lock(self.path)
+        check_partition_dir(self.partition_dir)  # a plain file there: damaged data, exit 2
         self._owner = Ownership.of_dir(self.path)
         existing = read_meta_properties(self.path)
         if existing is None:

@@ -37,6 +37,7 @@ from writers.errors import (
 
 __all__ = [
     "LogEntry",
+    "check_partition_dir",
     "LogSource",
     "METADATA_PARTITION_DIR",
     "METADATA_TOPIC_ID",
@@ -344,6 +345,23 @@ class LogSource:
                 yield entry
 
 
+def check_partition_dir(partition: Path) -> None:
+    """Refuse a `__cluster_metadata-0` that exists but is no directory, as damaged voter data.
+
+    One meaning everywhere (issue 31): `migrate` read it as an unknown file (1), `verify` and
+    `inspect` as an unlistable directory (3). It is neither a foreign log nor unreachable: the
+    voter's layout is not Kafka's (a controller fails on it at start-up), so it is exit 2, like
+    a damaged `meta.properties`, and nothing but removing it helps.
+
+    Raises:
+        VoterFileFormatError: `partition` is a file (or another non-directory).
+    """
+    if partition.exists() and not partition.is_dir():
+        raise VoterFileFormatError(
+            f"{partition}: is a file, where Kafka keeps the metadata log's directory (a "
+            "controller cannot start on it); remove it")
+
+
 def open_log_source(path: Path) -> LogSource:
     """Classify PATH (voter dir, `__cluster_metadata-0` dir, `.log`, `.checkpoint`).
 
@@ -351,10 +369,13 @@ def open_log_source(path: Path) -> LogSource:
         FileNotFoundError: PATH does not exist.
         VoterUnavailableError: PATH (or a file in it) cannot be read.
         VoterStateError: a directory that holds no metadata log, or an unknown file type.
+        VoterFileFormatError: a `__cluster_metadata-0` that is not a directory (exit 2).
     """
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(str(p))
+    if p.name == METADATA_PARTITION_DIR:
+        check_partition_dir(p)
     if p.is_file():
         if p.name.endswith(".checkpoint"):
             return LogSource(p, "snapshot", snapshots=[p])
@@ -363,6 +384,7 @@ def open_log_source(path: Path) -> LogSource:
         raise VoterStateError(f"{p}: not a .log segment or .checkpoint snapshot")
     names = _list_dir(p)
     if METADATA_PARTITION_DIR in names:
+        check_partition_dir(p / METADATA_PARTITION_DIR)
         src = _log_dir_source(p / METADATA_PARTITION_DIR, "voter-dir", p)
         src.meta = read_meta_properties(p)
         return src
