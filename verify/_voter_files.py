@@ -34,6 +34,7 @@ from writers import (
     METADATA_PARTITION_DIR,
     METADATA_TOPIC_ID,
     VoterFileFormatError,
+    read_leader_epoch_checkpoint,
     read_meta_properties,
     read_partition_metadata,
     read_quorum_state,
@@ -86,20 +87,13 @@ def quorum_state_facts(partition_dir: Path) -> QuorumStateFacts | None:
     if data is None:
         return None
     path = Path(partition_dir) / "quorum-state"
-    version = data.get("data_version")
-    if version not in (0, 1) or type(version) is not int:
-        raise VoterFileFormatError(f"{path}: data_version {version!r} (Kafka writes 0 or 1)")
+    # read_quorum_state checked Kafka's fields and types; here, the values a controller uses
     epoch = _int(path, data, "leaderEpoch", 0)
     leader = _int(path, data, "leaderId", -1)
     voted = _int(path, data, "votedId", -1)
-    voters: frozenset[int] | None = None
-    if version == 0:
-        raw = data.get("currentVoters")
-        if not isinstance(raw, list) or not all(
-                isinstance(v, dict) and type(v.get("voterId")) is int for v in raw):
-            raise VoterFileFormatError(
-                f"{path}: 'currentVoters' is not a list of {{\"voterId\": id}}")
-        voters = frozenset(int(v["voterId"]) for v in raw)
+    raw = data.get("currentVoters") if data["data_version"] == 0 else None
+    voters = (frozenset(int(v["voterId"]) for v in raw)
+              if isinstance(raw, list) else None)
     return QuorumStateFacts(epoch, leader, voted, voters)
 
 
@@ -211,6 +205,7 @@ def voter_file_differences(
         state = quorum_state_facts(partition)
         if state is not None:
             out.extend(quorum_state_differences(node_id, state, given=given, quorum=voter_ids))
+        read_leader_epoch_checkpoint(partition)  # its format: a missing one is fine
         topic_id = read_partition_metadata(partition)
         if topic_id is not None and topic_id != METADATA_TOPIC_ID:
             diff("partition.metadata topic_id", METADATA_TOPIC_ID, topic_id)

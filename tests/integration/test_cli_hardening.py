@@ -365,3 +365,96 @@ def test_topics_colliding_in_metric_names_are_a_plan_warning_naming_both(
     assert found[0]["path"] == "/brokers/topics/orders_eu"
     assert "'orders.eu' and 'orders_eu'" in found[0]["message"]
     assert "'orders.eu' and 'orders_eu'" in r.stdout  # the printed plan names both too
+
+
+# -- 4. the files Kafka reads at start-up, in Kafka's format ----------------------------------
+
+
+def migrated_voter(cluster: Any, root: Path) -> Path:
+    voter = root / "c3000"
+    done = run("migrate", "--zookeeper", cluster.connect, f"--voter=3000={voter}",
+               "--spark-master", "in-process", "--quiet")
+    assert done.returncode == 0, done.stderr
+    return voter
+
+
+def test_a_damaged_leader_epoch_checkpoint_is_exit_2_in_verify_inspect_and_migrate(
+    sample_cluster: Any, tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=1))
+    voter = migrated_voter(cluster, tmp_path)
+    checkpoint = voter / "__cluster_metadata-0" / "leader-epoch-checkpoint"
+    assert checkpoint.read_text() == "0\n1\n1 0\n"  # version 0, one entry: epoch 1 from 0
+    checkpoint.write_text("x\ny")  # the audit's case; Kafka 3.9.1 exits at start on it
+    for args in (["verify", "--zookeeper", cluster.connect, f"--voter=3000={voter}"],
+                 ["inspect", str(voter)],
+                 ["plan", "--zookeeper", cluster.connect, f"--voter=3000={voter}"],
+                 ["migrate", "--zookeeper", cluster.connect, f"--voter=3000={voter}",
+                  "--spark-master", "in-process"]):
+        r = run(*args)
+        assert_no_bug(r)
+        assert r.returncode == 2, (args, r.stderr)
+        assert f"{checkpoint}: line 1 'x'" in r.stderr, (args, r.stderr)
+    assert checkpoint.read_text() == "x\ny"  # refused, not silently kept or rewritten
+
+
+CHECKPOINT_RULES = [  # Kafka 3.9's CheckpointFile: what it refuses, and what we say
+    ("1\n1\n1 0\n", "version 1 (Kafka reads version 0)"),
+    ("0\n2\n1 0\n", "the count line says 2 entries but 1 follow"),
+    ("0\n1\n1\n", "line 3 '1' is not 'epoch offset'"),
+    ("0\n1\n1 zero\n", "line 3 '1 zero': the offset is not an integer"),
+    ("0\n1\n1 0\n\n", "line 4 '' is not 'epoch offset'"),
+    ("0\n1\n2147483648 0\n", "the epoch is not an integer Kafka reads"),
+]
+
+
+def test_each_checkpoint_rule_names_the_file_and_line(
+    sample_cluster: Any, tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=1))
+    voter = migrated_voter(cluster, tmp_path)
+    checkpoint = voter / "__cluster_metadata-0" / "leader-epoch-checkpoint"
+    for text, said in CHECKPOINT_RULES:
+        checkpoint.write_text(text)
+        r = run("verify", "--zookeeper", cluster.connect, f"--voter=3000={voter}")
+        assert r.returncode == 2, (text, r.stderr)
+        assert str(checkpoint) in r.stderr and said in r.stderr, (text, r.stderr)
+
+
+def test_a_missing_leader_epoch_checkpoint_is_fine_as_kafka_rebuilds_it(
+    sample_cluster: Any, tmp_path: Path
+) -> None:
+    # Kafka 3.9.1 started on a voter dir without the file rebuilds it from the log's batches
+    # ("0\n2\n1 0\n2 31\n" after its own election: docs/design.md, "The voter's start-up
+    # files"; tests/oracle/test_oracle_our_logs.py checks it on a real controller)
+    cluster = sample_cluster(SampleSpec.clean(topics=1))
+    voter = migrated_voter(cluster, tmp_path)
+    (voter / "__cluster_metadata-0" / "leader-epoch-checkpoint").unlink()
+    for args in (["verify", "--zookeeper", cluster.connect, f"--voter=3000={voter}"],
+                 ["inspect", str(voter)],
+                 ["migrate", "--zookeeper", cluster.connect, f"--voter=3000={voter}",
+                  "--spark-master", "in-process", "--quiet"]):
+        r = run(*args)
+        assert r.returncode == 0, (args, r.stderr)
+    # an empty file reads as no entries in Kafka's CheckpointFile: fine too
+    (voter / "__cluster_metadata-0" / "leader-epoch-checkpoint").write_text("")
+    r = run("verify", "--zookeeper", cluster.connect, f"--voter=3000={voter}")
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_quorum_state_without_a_field_kafka_requires_is_exit_2(
+    sample_cluster: Any, tmp_path: Path
+) -> None:
+    cluster = sample_cluster(SampleSpec.clean(topics=1))
+    voter = migrated_voter(cluster, tmp_path)
+    qs = voter / "__cluster_metadata-0" / "quorum-state"
+    written = qs.read_text()
+    for field in ("clusterId", "appliedOffset", "leaderId"):  # mandatory in data_version 0
+        state = json.loads(written)
+        del state[field]
+        qs.write_text(json.dumps(state))
+        for args in (["verify", "--zookeeper", cluster.connect, f"--voter=3000={voter}"],
+                     ["inspect", str(voter)]):
+            r = run(*args)
+            assert r.returncode == 2, (args, r.stderr)
+            assert f"{qs}: no '{field}', which Kafka requires in data_version 0" in r.stderr

@@ -45,6 +45,8 @@ __all__ = [
     "open_log_source",
     "parse_properties",
     "read_meta_properties",
+    "LEADER_EPOCH_CHECKPOINT",
+    "read_leader_epoch_checkpoint",
     "read_partition_metadata",
     "read_quorum_state",
     "scan_frames",
@@ -183,12 +185,32 @@ def read_meta_properties(directory: Path) -> MetaProperties | None:
     return MetaProperties(props["cluster.id"], node_id, props.get("directory.id"))
 
 
+# Kafka 3.9's `QuorumStateData` (raft's generated JSON converter, in kafka-raft-3.9.1.jar):
+# every field of the file's data_version is mandatory ("unable to locate field 'x', which is
+# mandatory in version N") and typed. Field -> the JSON types the converter takes.
+_QUORUM_STATE_FIELDS: dict[int, dict[str, tuple[type, ...]]] = {
+    0: {"clusterId": (str,), "leaderId": (int,), "leaderEpoch": (int,), "votedId": (int,),
+        "appliedOffset": (int,), "currentVoters": (list, type(None))},
+    1: {"leaderId": (int,), "leaderEpoch": (int,), "votedId": (int,),
+        "votedDirectoryId": (str,)},
+}
+
+
+_JSON_TYPE_NAMES: dict[type, str] = {str: "string", int: "integer", list: "list",
+                                     type(None): "null"}
+
+
 def read_quorum_state(partition_dir: Path) -> dict[str, object] | None:
     """The parsed `quorum-state` JSON of a `__cluster_metadata-0` dir, or None if absent.
 
+    Checked against Kafka's `QuorumStateData`: `data_version` 0 or 1, and every field of that
+    version present with its JSON type (`currentVoters` a list of `{"voterId": int}` or null).
+    A file failing this stops a Kafka controller at start; the values' meaning (a voter set,
+    a vote) is judged by `verify.quorum_state_facts`.
+
     Raises:
         VoterUnavailableError: unreadable.
-        VoterFileFormatError: not a JSON object.
+        VoterFileFormatError: not Kafka's quorum-state (names the file and the field).
     """
     path = Path(partition_dir) / "quorum-state"
     text = _read_voter_file(path)
@@ -200,7 +222,83 @@ def read_quorum_state(partition_dir: Path) -> dict[str, object] | None:
         raise VoterFileFormatError(f"{path}: not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise VoterFileFormatError(f"{path}: not a JSON object")
+    version = data.get("data_version")
+    if type(version) is not int or version not in _QUORUM_STATE_FIELDS:
+        raise VoterFileFormatError(f"{path}: data_version {version!r} (Kafka writes 0 or 1)")
+    for name, types in _QUORUM_STATE_FIELDS[version].items():
+        if name not in data:
+            raise VoterFileFormatError(
+                f"{path}: no {name!r}, which Kafka requires in data_version {version}")
+        value = data[name]
+        if type(value) not in types:
+            wanted = " or ".join(_JSON_TYPE_NAMES[t] for t in types)
+            raise VoterFileFormatError(f"{path}: {name!r} is {value!r}, not a JSON {wanted}")
+    voters = data.get("currentVoters")
+    if isinstance(voters, list) and not all(
+            isinstance(v, dict) and type(v.get("voterId")) is int for v in voters):
+        raise VoterFileFormatError(f"{path}: 'currentVoters' is not a list of {{\"voterId\": id}}")
     return data
+
+
+LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+_CHECKPOINT_INT = re.compile(r"[+-]?[0-9]+")  # what Java's parseInt/parseLong take (ASCII)
+_INT64_MAX = (1 << 63) - 1
+
+
+def read_leader_epoch_checkpoint(partition_dir: Path) -> tuple[tuple[int, int], ...] | None:
+    """The (epoch, start offset) entries of a partition dir's `leader-epoch-checkpoint`, None
+    when there is none.
+
+    Kafka 3.9's `CheckpointFile` reads it at start-up: a version line (0), a count line, then
+    exactly that many `epoch offset` lines (split on whitespace: two fields, an int32 and an
+    int64). An empty file, or one that ends after the version or count line, reads as no
+    entries. Anything else stops the controller ("Malformed line in checkpoint file", a
+    KafkaStorageException: a fatal fault, exit 1; seen with Kafka 3.9.1, docs/design.md). A
+    missing file is fine: Kafka rebuilds it from the log's batches.
+
+    Raises:
+        VoterUnavailableError: unreadable.
+        VoterFileFormatError: not in that format (names the file, the line and why).
+    """
+    path = Path(partition_dir) / LEADER_EPOCH_CHECKPOINT
+    text = _read_voter_file(path)
+    if text is None:
+        return None
+    lines = re.split(r"\r\n|\r|\n", text)
+    if lines[-1] == "":  # a final line break ends the last line; it starts no new one
+        lines.pop()
+
+    def number(line_no: int, word: str, what: str, largest: int) -> int:
+        if not _CHECKPOINT_INT.fullmatch(word) or not -largest - 1 <= int(word) <= largest:
+            raise VoterFileFormatError(
+                f"{path}: line {line_no} {lines[line_no - 1]!r}: {what} is not an integer "
+                "Kafka reads (a malformed checkpoint stops the controller at start-up)")
+        return int(word)
+
+    if not lines:
+        return ()
+    version = number(1, lines[0], "the version", _INT32_MAX)
+    if version != 0:
+        raise VoterFileFormatError(f"{path}: version {version} (Kafka reads version 0)")
+    if len(lines) == 1:
+        return ()
+    count = number(2, lines[1], "the entry count", _INT32_MAX)
+    entries = []
+    for line_no, line in enumerate(lines[2:], start=3):
+        fields = re.split(r"\s+", line)
+        while fields and fields[-1] == "":  # Java's split drops trailing empty strings
+            fields.pop()
+        if len(fields) != 2:
+            raise VoterFileFormatError(
+                f"{path}: line {line_no} {line!r} is not 'epoch offset' (a malformed "
+                "checkpoint stops the controller at start-up)")
+        entries.append((number(line_no, fields[0], "the epoch", _INT32_MAX),
+                        number(line_no, fields[1], "the offset", _INT64_MAX)))
+    if len(entries) != count:
+        raise VoterFileFormatError(
+            f"{path}: the count line says {count} entries but {len(entries)} follow (Kafka "
+            "refuses such a checkpoint at start-up)")
+    return tuple(entries)
 
 
 _PARTITION_METADATA = re.compile(r"^version: *(\d+)\s*\ntopic_id: *(\S+)\s*$")
@@ -401,5 +499,7 @@ def _log_dir_source(log_dir: Path, kind: str, given: Path) -> LogSource:
     names = _list_dir(log_dir)
     segs = sorted((log_dir / n for n in names if SEGMENT_RE.match(n)), key=lambda q: q.name)
     snaps = sorted((log_dir / n for n in names if SNAPSHOT_RE.match(n)), key=lambda q: q.name)
+    read_leader_epoch_checkpoint(log_dir)  # a controller refuses a malformed one at start
+    read_partition_metadata(log_dir)
     return LogSource(given, kind, quorum_state=read_quorum_state(log_dir),
                      snapshots=snaps, segments=segs)
