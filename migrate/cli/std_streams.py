@@ -57,85 +57,59 @@ def _closed(name: str) -> OSError:
     return OSError(errno.EBADF, f"{name} is closed")
 
 
-class _GuardedBinary:
-    """`sys.stdout.buffer` through the guard: writes and flushes never raise OSError."""
+class _Guarded:
+    """One stream (text or bytes) through the guard: writes and flushes never raise OSError;
+    the first failure is recorded in `state` and what follows is dropped."""
 
-    def __init__(self, raw: IO[bytes] | None, state: _StreamState) -> None:
-        self._raw = raw
-        self._state = state
-
-    def write(self, data: bytes) -> int:
-        if self._state.error is not None or self._raw is None:
-            if self._state.error is None:
-                self._state.failed(_closed(self._state.name))
-            elif self._state.stop_at_failure:
-                self._state.failed(self._state.error)
-            return len(data)
-        try:
-            return self._raw.write(data)
-        except OSError as exc:
-            self._state.failed(exc)
-            return len(data)
-
-    def flush(self) -> None:
-        if self._raw is None or self._state.error is not None:
-            return
-        try:
-            self._raw.flush()
-        except OSError as exc:
-            self._state.failed(exc)
-
-    def __getattr__(self, name: str) -> Any:
-        if self._raw is None:
-            raise AttributeError(name)
-        return getattr(self._raw, name)
-
-
-class _GuardedText:
-    """`sys.stdout` / `sys.stderr` through the guard; rich's consoles and `print` write here.
-
-    `isatty()` is False for a closed stream; `buffer` is a `_GuardedBinary` sharing the state
-    (the bytes path of `inspect --json`, `snapshot` and `--json -`)."""
-
-    def __init__(self, stream: IO[str] | None, state: _StreamState) -> None:
-        self._stream = stream
-        self._state = state
+    def __init__(self, target: IO[Any] | None, state: _StreamState) -> None:
+        self._target = target
         self.state = state
-        raw = getattr(stream, "buffer", None) if stream is not None else None
-        self.buffer = _GuardedBinary(raw, state)
 
-    def write(self, text: str) -> int:
-        if self._state.error is not None or self._stream is None:
-            if self._state.error is None:
-                self._state.failed(_closed(self._state.name))
-            elif self._state.stop_at_failure:
-                self._state.failed(self._state.error)
-            return len(text)
+    def write(self, data: Any) -> int:
+        if self.state.error is not None or self._target is None:
+            if self.state.error is None:
+                self.state.failed(_closed(self.state.name))
+            elif self.state.stop_at_failure:
+                self.state.failed(self.state.error)
+            return len(data)
         try:
-            return self._stream.write(text)
+            return self._target.write(data)
         except OSError as exc:
-            self._state.failed(exc)
-            return len(text)
+            self.state.failed(exc)
+            return len(data)
 
     def writelines(self, lines: Any) -> None:
         for line in lines:
             self.write(line)
 
     def flush(self) -> None:
-        if self._stream is None or self._state.error is not None:
+        if self._target is None or self.state.error is not None:
             return
         try:
-            self._stream.flush()
+            self._target.flush()
         except OSError as exc:
-            self._state.failed(exc)
+            self.state.failed(exc)
+
+    def __getattr__(self, name: str) -> Any:
+        if self._target is None:
+            raise AttributeError(name)
+        return getattr(self._target, name)
+
+
+class _GuardedText(_Guarded):
+    """`sys.stdout` / `sys.stderr` through the guard; rich's consoles and `print` write here.
+
+    `isatty()` is False for a closed stream; `buffer` is the bytes stream under it, guarded
+    with the same state (the bytes path of `inspect --json`, `snapshot` and `--json -`)."""
+
+    def __init__(self, stream: IO[str] | None, state: _StreamState) -> None:
+        super().__init__(stream, state)
+        self._stream = stream
+        raw = getattr(stream, "buffer", None) if stream is not None else None
+        self.buffer = _Guarded(raw, state)
 
     def isatty(self) -> bool:
         return self._stream is not None and self._stream.isatty()
-
-    def __getattr__(self, name: str) -> Any:
-        if self._stream is None:
-            raise AttributeError(name)
-        return getattr(self._stream, name)
 
 
 @dataclass
