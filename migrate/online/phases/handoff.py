@@ -121,8 +121,8 @@ class Handoff:
         env = {**os.environ, "ZK2KRAFT_LAST_OFFSET": str(self.c.quorum.last_offset),
                "ZK2KRAFT_LEADER_EPOCH": str(self.c.epoch),
                "ZK2KRAFT_VOTERS": ",".join(f"{t.node_id}={t.path}" for t in self.c.o.voters)}
-        self.c.sink.say(f"running --on-cutover (at most --handoff-timeout "
-                        f"{self.c.o.handoff_timeout_s:g}s): {self.c.o.on_cutover}")
+        self.c.sink.say(f"running --on-cutover: {self.c.o.on_cutover} (it and the claim of "
+                        f"/controller get --handoff-timeout {self.c.o.handoff_timeout_s:g}s)")
         proc = subprocess.Popen(self.c.o.on_cutover, shell=True, env=env)  # noqa: S602 - operator's command
         _crash("during_on_cutover")
         return proc
