@@ -191,7 +191,7 @@ class ZkSession:
         except KazooTimeoutError:
             where = f" to a request on {path}" if path else ""
             raise ZkUnreachableError(
-                f"no reply from ZooKeeper{where} within {limit_s:g}s (--zk-timeout; ZooKeeper "
+                f"no reply from ZooKeeper{where} within {limit_s:.3g}s (--zk-timeout; ZooKeeper "
                 f"session {self.state})") from None
         except (*_RETRYABLE, NoNodeError):
             raise
