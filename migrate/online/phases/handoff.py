@@ -65,7 +65,7 @@ class Handoff:
                     t2, self.c.out.wall_stamps["claimed"] = self.c.clock(), self.c.wall()
                     self.c.sink.say("a KRaft controller claimed /controller: handoff complete")
                     if command is not None and self.c.out.on_cutover_exit is None:
-                        self.c.sink.say(f"--on-cutover (pid {command.pid}) is still running: "
+                        self.c.sink.say(f"--on-cutover (pid {command.pid}) has not exited yet: "
                                         "left running (it may be a controller)")
                     self._brokers_following()
                     return t2
