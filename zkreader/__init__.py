@@ -13,6 +13,7 @@ from zkreader._entities import (
 from zkreader._fence import (
     MIGRATION_ABSENT,
     ControllerMovedError,
+    FenceNotAppliedError,
     FenceState,
     FenceToken,
     MigrationMovedError,
@@ -68,6 +69,7 @@ __all__ = [
     "MIGRATION_ABSENT",
     "ControllerMovedError",
     "MigrationMovedError",
+    "FenceNotAppliedError",
     "FenceState",
     "FenceToken",
     "MigrationState",

@@ -29,12 +29,10 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from kazoo.exceptions import (
     ConnectionLoss,
-    KazooException,
-    NoNodeError,
     OperationTimeoutError,
 )
 
@@ -52,6 +50,7 @@ __all__ = [
     "claim_kraft_epoch",
     "fence_zk_controller",
     "migration_json",
+    "FenceNotAppliedError",
     "FenceState",
     "read_fence_state",
     "release_claim",
@@ -60,8 +59,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_LOST = (ConnectionLoss, OperationTimeoutError)
-_READBACK_S = 30.0
 
 
 class ControllerMovedError(ZkReaderError):
@@ -147,21 +144,24 @@ class _Node:
     ephemeral_owner: int
 
 
-def _get(client: Any, path: str) -> _Node | None:
-    try:
-        data, stat = client.get(path)
-    except NoNodeError:
+def _get(session: ZkSession, path: str, deadline: float) -> _Node | None:
+    """One znode, read before `deadline` (`time.monotonic()`; reads are idempotent, so
+    `ZkSession.call` sends one again after a connection loss, never a write)."""
+    got = session.get(path, timeout_s=_left(deadline))
+    if got is None:
         return None
-    return _Node(data or b"", stat.version, stat.ephemeralOwner)
+    data, stat = got
+    return _Node(data or b"", stat.version, stat.ephemeral_owner)
 
 
-_T = TypeVar("_T")
+def _left(deadline: float) -> float:
+    return max(0.0, deadline - time.monotonic())
 
 
-def _retry_read(session: ZkSession, fn: Callable[[], _T], what: str) -> _T:
-    """Reads are idempotent: retry them across connection losses (never writes)."""
-    result: _T = session.retrying(fn, what)
-    return result
+class FenceNotAppliedError(ZkUnreachableError):
+    """The fence's reply was lost and the read-back shows it did not apply: ZooKeeper was not
+    changed (exit 3, as its base). A caller tells this from a fence whose fate is unknown by
+    its class, never by its message."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,40 +193,39 @@ def claim_kraft_epoch(claim: bytes | None) -> int:
         return -1
 
 
-def read_fence_state(session: ZkSession, *, synced: bool = False) -> FenceState:
-    """Read the three znodes the fence is about (retrying connection losses).
+def read_fence_state(session: ZkSession, *, synced: bool = False,
+                     timeout_s: float | None = None) -> FenceState:
+    """Read the three znodes the fence is about, all within one deadline (connection losses
+    retried until then, `ZkSession.call`).
 
     Args:
         synced: `sync()` first. A read-back of whether a fence applied needs it: the server
             this session talks to may be a follower that has not applied a commit yet, and
             "not applied" read there would fence a second time.
+        timeout_s: the deadline for the whole read (default the session's `retry_s`).
 
     Raises:
-        ZkUnreachableError: ZooKeeper stayed unreachable.
+        ZkUnreachableError: no answer within the deadline.
         ZkReaderError: `/controller_epoch` is not a decimal number.
     """
-    client = session.kazoo
-
-    def read() -> FenceState:
-        if synced:
-            client.sync(_paths.CONTROLLER_EPOCH)
-        ep = _get(client, _paths.CONTROLLER_EPOCH)
-        ctl = _get(client, _paths.CONTROLLER)
-        mig = _get(client, _paths.MIGRATION)
-        epoch = None
-        if ep is not None:
-            text = ep.data.decode("ascii", "replace").strip()
-            if not text.isdigit():
-                raise ZkReaderError(f"{_paths.CONTROLLER_EPOCH}: {text!r} is not a number")
-            epoch = int(text)
-        return FenceState(
-            epoch, None if ep is None else ep.version,
-            None if ctl is None else ctl.data, None if ctl is None else ctl.version,
-            ctl is not None and ctl.ephemeral_owner != 0,
-            None if mig is None else mig.data, None if mig is None else mig.version,
-        )
-
-    return _retry_read(session, read, _paths.CONTROLLER_EPOCH)
+    deadline = time.monotonic() + (session.retry_s if timeout_s is None else timeout_s)
+    if synced:
+        session.sync(_paths.CONTROLLER_EPOCH, timeout_s=_left(deadline))
+    ep = _get(session, _paths.CONTROLLER_EPOCH, deadline)
+    ctl = _get(session, _paths.CONTROLLER, deadline)
+    mig = _get(session, _paths.MIGRATION, deadline)
+    epoch = None
+    if ep is not None:
+        text = ep.data.decode("ascii", "replace").strip()
+        if not text.isdigit():
+            raise ZkReaderError(f"{_paths.CONTROLLER_EPOCH}: {text!r} is not a number")
+        epoch = int(text)
+    return FenceState(
+        epoch, None if ep is None else ep.version,
+        None if ctl is None else ctl.data, None if ctl is None else ctl.version,
+        ctl is not None and ctl.ephemeral_owner != 0,
+        None if mig is None else mig.data, None if mig is None else mig.version,
+    )
 
 
 def _failed_op(results: list[Any]) -> BaseException | None:
@@ -301,16 +300,14 @@ def fence_zk_controller(
     if on_sent is not None:
         on_sent()
     try:
-        results = _commit(tx, in_flight)
+        results = _commit(session, tx, in_flight, _paths.CONTROLLER_EPOCH)
     except _LOST as exc:
-        log.warning("the fence's reply was lost (%s); reading back whether it applied",
+        log.warning("the fence's reply was lost or late (%s); reading back whether it applied",
                     type(exc).__name__)
         return _fence_readback(session, before, new_epoch, claim)
-    except KazooException as exc:  # a session expiry too: map_kazoo_error names it
-        raise map_kazoo_error(exc, _paths.CONTROLLER_EPOCH) from exc
     failed = _failed_op(results)
     if failed is not None and failed is results[-1]:  # the /migration op, written last
-        after = _retry_read(session, lambda: _get(client, _paths.MIGRATION), _paths.MIGRATION)
+        after = _get(session, _paths.MIGRATION, time.monotonic() + session.retry_s)
         raise MigrationMovedError(_migration_moved(
             migration_version, MIGRATION_ABSENT if after is None else after.version))
     if failed is not None:
@@ -327,12 +324,35 @@ def fence_zk_controller(
     return FenceToken(new_epoch, epoch_version, migration_version, claim)
 
 
-def _commit(tx: Any, in_flight: Callable[[], None] | None) -> list[Any]:
-    """Send a multi-op and wait for its reply, calling `in_flight` in between."""
+class _NoReplyInTime(Exception):
+    """A multi-op's reply did not come within the session's `retry_s`: like a lost reply, the
+    write may or may not have applied, and only a read-back tells."""
+
+
+def _commit(session: ZkSession, tx: Any, in_flight: Callable[[], None] | None, path: str
+            ) -> list[Any]:
+    """Send a multi-op and wait for its reply (at most the session's `retry_s`: kazoo keeps a
+    request made while ZooKeeper is down queued, and a reply that never comes must not hold
+    the run), calling `in_flight` in between.
+
+    Raises:
+        ConnectionLoss / OperationTimeoutError / _NoReplyInTime (`_LOST`): read back.
+        ZkUnreachableError / ZkReaderError: as `ZkSession.wait` (a session expiry too).
+    """
     reply = tx.commit_async()
     if in_flight is not None:
         in_flight()
-    return list(reply.get())
+    limit = session.retry_s
+    try:
+        return list(session.wait(reply, path, deadline=time.monotonic() + limit,
+                                 limit_s=limit))
+    except ZkUnreachableError as exc:
+        if reply.ready():  # answered: an expiry or a closed connection, not a silence
+            raise
+        raise _NoReplyInTime(str(exc)) from None
+
+
+_LOST = (ConnectionLoss, OperationTimeoutError, _NoReplyInTime)
 
 
 def _migration_moved(judged: int, now: int) -> str:
@@ -349,13 +369,13 @@ def _migration_moved(judged: int, now: int) -> str:
 
 def _fence_readback(session: ZkSession, before: FenceState, new_epoch: int, claim: bytes
                     ) -> FenceToken:
-    deadline = time.monotonic() + max(_READBACK_S, session.retry_s)
+    deadline = time.monotonic() + session.retry_s
     while True:
         try:
-            now = read_fence_state(session, synced=True)
+            now = read_fence_state(session, synced=True, timeout_s=_left(deadline))
             break
         except ZkUnreachableError:
-            if time.monotonic() > deadline:
+            if time.monotonic() >= deadline:
                 raise ZkUnreachableError(
                     "lost the ZooKeeper connection while the fence was in flight and could not "
                     "read back whether it applied; re-run the same command (it resumes from "
@@ -366,7 +386,7 @@ def _fence_readback(session: ZkSession, before: FenceState, new_epoch: int, clai
         return FenceToken(new_epoch, now.epoch_zk_version, now.migration_zk_version, claim,
                           already_applied=True)
     if now.epoch_zk_version == before.epoch_zk_version:
-        raise ZkUnreachableError(
+        raise FenceNotAppliedError(
             "the fence's reply was lost and the read-back shows it did not apply (nothing "
             "changed in ZooKeeper); re-run the same command to fence again")
     raise ControllerMovedError(
@@ -403,7 +423,7 @@ def write_migration_state(session: ZkSession, token: FenceToken, state: Migratio
     tx.check(_paths.CONTROLLER_EPOCH, token.epoch_zk_version)
     tx.set_data(_paths.MIGRATION, data, version=token.migration_zk_version)
     try:
-        results = _commit(tx, in_flight)
+        results = _commit(session, tx, in_flight, _paths.MIGRATION)
     except _LOST as exc:
         log.warning("the /migration write's reply was lost (%s); reading back whether it "
                     "applied", type(exc).__name__)
@@ -414,8 +434,6 @@ def write_migration_state(session: ZkSession, token: FenceToken, state: Migratio
             raise MigrationMovedError(_migration_rewritten(token, after)) from None
         # not applied, and still where the fence left it: send it again (at the same version)
         return write_migration_state(session, token, state, in_flight=in_flight)
-    except KazooException as exc:
-        raise map_kazoo_error(exc, _paths.MIGRATION) from exc
     failed = _failed_op(results)
     if failed is None:
         stat = results[1]
@@ -436,9 +454,9 @@ def write_migration_state(session: ZkSession, token: FenceToken, state: Migratio
 def _read_migration_synced(session: ZkSession) -> _Node | None:
     """`/migration` after a `sync()`: the server this session talks to has caught up with the
     leader, so a write that applied (ours from a crashed run or a lost reply) is seen."""
-    client = session.kazoo
-    _retry_read(session, lambda: client.sync(_paths.MIGRATION), _paths.MIGRATION)
-    return _retry_read(session, lambda: _get(client, _paths.MIGRATION), _paths.MIGRATION)
+    deadline = time.monotonic() + session.retry_s
+    session.sync(_paths.MIGRATION, timeout_s=_left(deadline))
+    return _get(session, _paths.MIGRATION, deadline)
 
 
 def _migration_rewritten(token: FenceToken, now: _Node | None) -> str:
@@ -490,9 +508,11 @@ def release_claim(session: ZkSession, *, min_controller_epoch: int,
     if now.migration_zk_version is not None:
         tx.delete(_paths.MIGRATION, version=now.migration_zk_version)
         removed.append(_paths.MIGRATION)
+    limit = session.retry_s
     try:
-        results = tx.commit()
-    except KazooException as exc:
+        results = session.wait(tx.commit_async(), _paths.CONTROLLER,
+                               deadline=time.monotonic() + limit, limit_s=limit)
+    except (ConnectionLoss, OperationTimeoutError) as exc:
         raise map_kazoo_error(exc, _paths.CONTROLLER) from exc
     failed = _failed_op(results)
     if failed is not None:

@@ -347,8 +347,8 @@ class ReadPipeline:
             if feed is not None:
                 while True:
                     exists_epoch = feed.epoch
-                    stat = self.session.retrying(
-                        lambda: self.session.kazoo.exists(req.path, watch=feed.watcher),
+                    stat = self.session.call(
+                        lambda: self.session.kazoo.exists_async(req.path, watch=feed.watcher),
                         req.path)
                     kind = EXIST if stat is None else DATA
                     if feed.mark_armed_all([(req.path, kind)], exists_epoch):

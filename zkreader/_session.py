@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 import select
 import threading
+import time
 import warnings
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import (
@@ -31,7 +32,6 @@ from kazoo.handlers.utils import fileobj_to_fd
 from kazoo.protocol.states import Callback
 from kazoo.protocol.states import ZnodeStat as KazooStat
 from kazoo.retry import KazooRetry
-from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from zkreader._log_redaction import install_kazoo_redaction
 from zkreader._model import ZnodeStat
@@ -54,7 +54,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 install_kazoo_redaction()  # no znode payload in kazoo's DEBUG records (design I7)
-T = TypeVar("T")
 
 _RETRYABLE = (ConnectionLoss, OperationTimeoutError)
 
@@ -125,6 +124,90 @@ class ZkSession:
         return False
 
     @property
+    def state(self) -> str:
+        """The session as the status lines show it: "connected", "suspended" (the connection
+        dropped; kazoo is reconnecting, the session may still live) or "lost" (expired or
+        closed). Read from kazoo's own state, so a dead ZooKeeper shows before any request
+        waits on it."""
+        if self.expired.is_set():
+            return "lost"
+        state = self._client.state
+        if state == KazooState.CONNECTED:
+            return "connected"
+        return "suspended" if state == KazooState.SUSPENDED else "lost"
+
+    def call(self, send: Callable[[], Any], path: str | None = None, *,
+             missing_ok: bool = False, timeout_s: float | None = None) -> Any:
+        """One ZooKeeper request under a deadline that no unanswered request can bypass.
+
+        kazoo's blocking calls (`sync`, `get`, `transaction().commit()`) wait on their reply
+        with no timeout, and a request made while the connection is down waits in kazoo's queue
+        until it reconnects: with ZooKeeper dead that is forever, and a retry loop around such
+        a call never gets to its own deadline. Here the request is sent with kazoo's async call
+        (`send` returns its `IAsyncResult`) and every wait on the reply is bounded by what is
+        left of the deadline; a lost connection sends it again until then. Only for requests
+        that may be sent twice (reads, `sync`); a write's reply is awaited with `wait`.
+
+        Args:
+            send: issues the request, e.g. `lambda: client.get_async(path)`.
+            path: the znode, named in the error.
+            missing_ok: a NoNodeError answers None instead of raising.
+            timeout_s: the deadline, from now (default `retry_s`, i.e. --zk-timeout).
+
+        Raises:
+            ZkUnreachableError: no answer within the deadline, or the session expired.
+            ZkReaderError: any other ZooKeeper error.
+        """
+        limit = self.retry_s if timeout_s is None else timeout_s
+        deadline = time.monotonic() + limit
+        attempts = 0
+        while True:
+            try:
+                return self.wait(send(), path, deadline=deadline, limit_s=limit)
+            except NoNodeError:
+                if missing_ok:
+                    return None
+                raise map_kazoo_error(NoNodeError(), path) from None
+            except _RETRYABLE as exc:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise map_kazoo_error(exc, path) from exc
+                attempts += 1
+                # kazoo queues a request made while it reconnects: the first resend needs no
+                # pause, later ones back off (never past the deadline)
+                time.sleep(min(0.05 * (attempts - 1), 1.0, left))
+
+    def wait(self, reply: Any, path: str | None = None, *, deadline: float,
+             limit_s: float) -> Any:
+        """Wait for one request's reply (`reply`: its `IAsyncResult`) until `deadline`
+        (`time.monotonic()`); ConnectionLoss and OperationTimeoutError are raised as kazoo's
+        (the caller decides whether the request may be sent again), everything else mapped.
+
+        Raises:
+            ZkUnreachableError: no reply by the deadline (`limit_s` is named in the message).
+        """
+        try:
+            return reply.get(timeout=max(0.0, deadline - time.monotonic()))
+        except KazooTimeoutError:
+            where = f" to a request on {path}" if path else ""
+            raise ZkUnreachableError(
+                f"no reply from ZooKeeper{where} within {limit_s:.3g}s (--zk-timeout; ZooKeeper "
+                f"session {self.state})") from None
+        except (*_RETRYABLE, NoNodeError):
+            raise
+        except KazooException as exc:
+            raise map_kazoo_error(exc, path) from exc
+
+    def sync(self, path: str = "/", *, timeout_s: float | None = None) -> None:
+        """`sync()` under a deadline (`call`): the server this session talks to has applied
+        every write the leader committed before it.
+
+        Raises:
+            ZkUnreachableError: as `call`.
+        """
+        self.call(lambda: self._client.sync_async(path), path, timeout_s=timeout_s)
+
+    @property
     def changes(self) -> ChangeFeed:
         """The session's change feed: watch notifications of every znode read with watches.
 
@@ -177,53 +260,29 @@ class ZkSession:
         if self.expired.is_set():
             raise ZkUnreachableError("ZooKeeper session expired during the read; re-run")
 
-    def retrying(self, fn: Callable[[], T], path: str | None = None) -> T:
-        """Run `fn` and retry it on connection loss (tenacity), mapping kazoo errors.
-
-        Raises:
-            ZkUnreachableError: the connection stayed down for `retry_s`, or the session expired.
-            ZkReaderError: any other ZooKeeper error.
-        """
-        retryer = Retrying(
-            retry=retry_if_exception_type(_RETRYABLE),
-            stop=stop_after_delay(self.retry_s),
-            wait=wait_exponential(multiplier=0.05, max=1.0),
-            reraise=True,
-        )
-        try:
-            return retryer(fn)
-        except KazooException as exc:
-            raise map_kazoo_error(exc, path) from exc
-
-    def get(self, path: str, watch: Callable[[Any], object] | None = None
-            ) -> tuple[bytes, ZnodeStat] | None:
+    def get(self, path: str, watch: Callable[[Any], object] | None = None, *,
+            timeout_s: float | None = None) -> tuple[bytes, ZnodeStat] | None:
         """Read one znode (None when it does not exist), optionally arming a data watch.
 
         Raises:
-            ZkUnreachableError / ZkReaderError: as `retrying`.
+            ZkUnreachableError / ZkReaderError: as `call` (bounded by `timeout_s`).
         """
-        def call() -> tuple[bytes, ZnodeStat] | None:
-            try:
-                data, stat = self._client.get(path, watch=watch)
-            except NoNodeError:
-                return None
-            return data, to_stat(stat)
+        got = self.call(lambda: self._client.get_async(path, watch=watch), path,
+                        missing_ok=True, timeout_s=timeout_s)
+        if got is None:
+            return None
+        data, stat = got
+        return data, to_stat(stat)
 
-        return self.retrying(call, path)
-
-    def get_children(self, path: str) -> list[str] | None:
+    def get_children(self, path: str, *, timeout_s: float | None = None) -> list[str] | None:
         """List a znode's children (None when it does not exist).
 
         Raises:
-            ZkUnreachableError / ZkReaderError: as `retrying`.
+            ZkUnreachableError / ZkReaderError: as `call` (bounded by `timeout_s`).
         """
-        def call() -> list[str] | None:
-            try:
-                return list(self._client.get_children(path))
-            except NoNodeError:
-                return None
-
-        return self.retrying(call, path)
+        got = self.call(lambda: self._client.get_children_async(path), path, missing_ok=True,
+                        timeout_s=timeout_s)
+        return None if got is None else list(got)
 
     def close(self) -> None:
         """Stop and close the kazoo client if this session created it."""
@@ -353,7 +412,7 @@ def open_session(options: ConnectOptions) -> ZkSession:
     # its first request waits for it, so a rejected SASL login surfaces here (exit 3) rather
     # than halfway through a read. It also checks that the chroot exists.
     try:
-        exists = session.retrying(lambda: client.exists("/"), parsed.chroot or "/")
+        exists = session.call(lambda: client.exists_async("/"), parsed.chroot or "/")
     except ZkReaderError:
         session.close()
         raise

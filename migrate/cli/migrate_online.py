@@ -147,7 +147,8 @@ class _ConsoleSink(StatusSink):
         voters = " ".join(f"{v['node_id']}:{v['state']}" for v in figures["voters"])
         text = (f"mirror: {figures['records_mirrored']} records mirrored, "
                 f"{figures['changes_per_s']:.0f} changes/s, lag {figures['lag_s'] * 1000:.0f} ms, "
-                f"last offset {figures['last_offset']}, voters {voters}")
+                f"last offset {figures['last_offset']}, voters {voters}, "
+                f"ZooKeeper {figures['zookeeper']}")
         if self.console.is_terminal:
             if self.live is None:
                 self.live = Live(text, console=self.console, refresh_per_second=4,

@@ -11,7 +11,11 @@ a problem that ends it with exit 4 (`CutoverUnconfirmedError`) and a report nami
 * `BROKERS_NOT_FOLLOWING`: with the stand-in, brokers registered at the fence whose fetches the
   new leader does not see after its claim (DescribeQuorum: their LastFetchTimestamp did not
   move), asked without `--bootstrap-server` too.
-* `NO_CONTROLLER_CLAIM`: no KRaft controller claimed `/controller` within `--handoff-timeout`.
+* `NO_CONTROLLER_CLAIM`: no KRaft controller claimed `/controller` within `--handoff-timeout`
+  (with the stand-in, or when `--on-cutover` was to start the controllers).
+* `ON_CUTOVER_FAILED`: the `--on-cutover` command exited non-zero.
+* `ON_CUTOVER_STILL_RUNNING`: the `--on-cutover` command had not exited when `--handoff-timeout`
+  ran out with no claim; it was left running (it may be a controller).
 * `NO_CONTROLLER_REQUEST_SERVED`: the canary (`--bootstrap-server`) saw no controller-bound
   request served after the fence.
 * `RECORDS_MISSING`: the canary's acknowledged records were not all consumed back.
@@ -120,7 +124,26 @@ def cutover_problems(outcome: Any, *, broker_wait_s: float, handoff_timeout_s: f
             "broker's log for a 'raftManager fault' or a shutdown, start any that stopped, and "
             "check `kafka-metadata-quorum --bootstrap-controller HOST:PORT describe "
             "--replication` lists them as observers."))
-    if outcome.transport.get("kind") == "standin" and "claimed" not in outcome.stamps:
+    if outcome.on_cutover_exit not in (None, 0):
+        out.append(Problem(
+            "ON_CUTOVER_FAILED",
+            f"the --on-cutover command exited {outcome.on_cutover_exit}: ZooKeeper is fenced, so "
+            "the KRaft controllers it was to start are the cluster's only controller. Read its "
+            "output above, start the controllers by hand if it did not (they find /migration "
+            "and take over), and check that one claims /controller (`zookeeper-shell ... get "
+            "/controller` shows a kraftControllerEpoch above ours); `zk2kraft verify` judges "
+            "the metadata."))
+    if outcome.on_cutover_still_running:
+        out.append(Problem(
+            "ON_CUTOVER_STILL_RUNNING",
+            f"the --on-cutover command was still running after --handoff-timeout "
+            f"{handoff_timeout_s:g}s and no controller had claimed /controller; it was left "
+            "running (it may be a controller started in the foreground). Check its process "
+            "and the controllers' logs for 'Loaded ZK migration state' or a fatal fault; if it "
+            "hangs without starting them, stop it and start the controllers by hand (they find "
+            "/migration and take over)."))
+    claim_awaited = outcome.claim_awaited or outcome.transport.get("kind") == "standin"
+    if claim_awaited and "claimed" not in outcome.stamps:
         out.append(Problem(
             "NO_CONTROLLER_CLAIM",
             f"no KRaft controller claimed /controller within --handoff-timeout "

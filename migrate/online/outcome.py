@@ -98,6 +98,9 @@ class OnlineOutcome:
     repairs: list[str] = field(default_factory=list)
     session_expiries: int = 0
     on_cutover_exit: int | None = None
+    # --on-cutover had not exited when --handoff-timeout ran out with no claim (left running)
+    on_cutover_still_running: bool = False
+    claim_awaited: bool = False  # the run waited for a KRaft controller's claim (t2)
     messages: list[str] = field(default_factory=list)
     fence_at: float | None = None  # t0 on the run's clock, for the canary (migrate.online.canary)
     canary: dict[str, Any] | None = None  # the canary's figures, shown inside window_ms
@@ -165,6 +168,7 @@ class OnlineOutcome:
             "repairs": self.repairs,
             "session_expiries": self.session_expiries,
             "on_cutover_exit_code": self.on_cutover_exit,
+            "on_cutover_still_running": self.on_cutover_still_running,
             "resumed_from": self.resumed_from,
             "already_done": self.already_done,
             "no_op": self.already_done,

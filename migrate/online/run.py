@@ -53,6 +53,7 @@ from collections.abc import Callable
 from typing import Any
 
 from migrate.errors import BadFlagError
+from migrate.online.fence_status import ZkFence, fence_of, marked
 from migrate.online.journal import Journal
 from migrate.online.outcome import (
     OnlineOptions,
@@ -156,10 +157,10 @@ class _Run:
                 if not j.at_least(Phase.MIGRATION):
                     self.cutover.write_migration(token)
             except VoterUnavailableError as exc:
-                if "ZooKeeper IS fenced" in str(exc):
+                if fence_of(exc) is not None:  # the drain said where the fence stands
                     raise
-                raise VoterUnavailableError(fenced_without_log(exc, self.c.controller_id, token)
-                                            ) from exc
+                raise marked(VoterUnavailableError(fenced_without_log(
+                    exc, self.c.controller_id, token)), ZkFence.FENCED) from exc
             t2 = self.handoff.hand_off(token)
         if t2 is not None:
             self.c.out.stamps["claimed"] = t2

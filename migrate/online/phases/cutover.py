@@ -5,6 +5,7 @@ fence an earlier run sent applied (`our_applied_fence`)."""
 from __future__ import annotations
 
 from migrate.errors import BlockersFoundError
+from migrate.online.fence_status import ZkFence, fence_of, marked, zk_lost
 from migrate.online.phases import Phase
 from migrate.online.phases.context import (
     MIGRATION_PATH,
@@ -31,11 +32,13 @@ from zkreader import (
     MIGRATION_ABSENT,
     ClusterSnapshot,
     ControllerMovedError,
+    FenceNotAppliedError,
     FenceState,
     FenceToken,
     MigrationMovedError,
     MigrationState,
     MigrationZnode,
+    ZkUnreachableError,
     claim_json,
     fence_zk_controller,
     kind_for_path,
@@ -61,14 +64,28 @@ class Cutover:
         Raises:
             OurFenceFound: refused because an earlier run's fence holds `/controller`.
             MigrationMovedError / ControllerMovedError: as `zkreader.fence_zk_controller`.
+            ZkUnreachableError: ZooKeeper did not answer in time (`ZkSession.call`); it says,
+                and carries (`fence_status.fence_of`), whether the fence was sent and applied.
         """
+        sent: list[tuple[float, float]] = []
+        try:
+            return self._fence(sent)
+        except ZkUnreachableError as exc:
+            if fence_of(exc) is not None:
+                raise
+            applied = (ZkFence.NOT_FENCED if not sent or isinstance(exc, FenceNotAppliedError)
+                       else ZkFence.MAY_BE_FENCED)
+            raise zk_lost(exc, applied, journal=self.c.journal.path) from None
+
+    def _fence(self, sent: list[tuple[float, float]]) -> tuple[float, FenceToken]:
+        """`fence`, noting in `sent` when the multi-op goes out."""
+        self.c.sink.say(f"cutting over: ZooKeeper session {self.c.session.state}")
         ts = int(self.c.wall() * 1000)
         self.c.out.fence_wall_s = ts / 1000.0
         claim = claim_json(self.c.controller_id, self.c.epoch, ts)
         self.c.journal.add_claim(claim.decode())
         _pause("before_fence")
         _crash("before_fence")
-        sent: list[tuple[float, float]] = []
         # every way here passes the pre-copy or the resync, which judged /migration
         assert self.c.migration_judged is not None
         self._adopt_controllers_migration_znode()
@@ -153,7 +170,11 @@ class Cutover:
     def fence_readback(self) -> FenceToken | None:
         """A crash at `fencing` (or before it, after an earlier run's fence was sent): did one
         of our fences apply? Never fence twice."""
-        token = our_applied_fence(self.c, read_fence_state(self.c.session, synced=True))
+        try:
+            now = read_fence_state(self.c.session, synced=True)
+        except ZkUnreachableError as exc:  # an earlier run's fence was sent: it may have applied
+            raise zk_lost(exc, ZkFence.MAY_BE_FENCED, journal=self.c.journal.path) from None
+        token = our_applied_fence(self.c, now)
         if token is not None:
             return token
         self.c.sink.say("the previous run stopped before its fence applied (read back); "
@@ -167,13 +188,17 @@ class Cutover:
         try:
             return self._drain(token)
         except VoterUnavailableError as exc:
-            raise VoterUnavailableError(fenced_without_log(exc, self.c.controller_id, token)
-                                        ) from exc
+            raise marked(VoterUnavailableError(fenced_without_log(exc, self.c.controller_id,
+                                                                  token)), ZkFence.FENCED
+                         ) from exc
         except BlockersFoundError as exc:  # a topic reusing another's id, made in the window
-            raise BlockersFoundError(
+            raise marked(BlockersFoundError(
                 f"{exc} ZooKeeper IS fenced (/controller claimed by {self.c.controller_id}) and "
                 "the log is not closed, so the cluster has no controller until that re-run "
-                "finishes the drain.") from None
+                "finishes the drain."), ZkFence.FENCED) from None
+        except ZkUnreachableError as exc:
+            raise zk_lost(exc, ZkFence.FENCED, journal=self.c.journal.path,
+                          controller_id=self.c.controller_id, token=token) from None
 
     def _drain(self, token: FenceToken) -> float | None:
         """sync, re-read what was notified before the fence, append the final delta with
@@ -187,6 +212,7 @@ class Cutover:
             return None
         self.mirror.sync()
         t_sync = self.c.clock()
+        _pause("drain_synced")
         trailer = trailer_records(self.c.mv)
         if not self.c.watching:
             # A resume after the fence: the crashed run's notifications died with it and this
@@ -205,7 +231,8 @@ class Cutover:
             # round a second round trip (its SetWatches) inside the window. `changed_entities`
             # still tells a new child of a notified list from an existing one by the watches the
             # mirror armed, so the drain re-reads only what changed.
-            delta = self.mirror.delta(self.mirror.pending(), watch=False, append=False)
+            delta = self.mirror.delta(self.mirror.pending(), watch=False, append=False,
+                                      patience_s=self.c.session.retry_s)
             applied = trailer if self.c.applied_early else delta + trailer
         self.c.out.delta_records = len(delta)
         _crash("mid_drain")
@@ -256,10 +283,15 @@ class Cutover:
         state = MigrationState(self.c.controller_id, self.c.epoch, self.c.quorum.last_offset,
                                self.c.epoch)
         _crash("before_migration")
-        with self.c.timed("zookeeper"):
-            version = write_migration_state(
-                self.c.session, token, state,
-                in_flight=crash_in_flight(self.c.session, "migration_sent"))
+        try:
+            with self.c.timed("zookeeper"):
+                version = write_migration_state(
+                    self.c.session, token, state,
+                    in_flight=crash_in_flight(self.c.session, "migration_sent"))
+        except ZkUnreachableError as exc:
+            raise zk_lost(exc, ZkFence.FENCED, journal=self.c.journal.path,
+                          controller_id=self.c.controller_id, token=token,
+                          log_closed_at=self.c.quorum.last_offset) from None
         self.c.out.stamps["migration_written"] = self.c.clock()
         self.c.out.wall_stamps["migration_written"] = self.c.wall()
         _crash("after_migration")

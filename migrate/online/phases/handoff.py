@@ -24,6 +24,7 @@ class Handoff:
 
     def __init__(self, c: RunContext) -> None:
         self.c = c
+        self._on_cutover_start = 0.0  # when --on-cutover started (the run's clock)
 
     def hand_off(self, token: FenceToken) -> float | None:
         """Journal the handoff, give the quorum up and wait for the claim: t2, or None."""
@@ -46,14 +47,26 @@ class Handoff:
                 self.c.sink.say("no --on-cutover: start the KRaft controllers now (they find "
                                 "ZkMigrationState MIGRATION and /migration, and take over)")
                 return None
-        if self.c.o.on_cutover:
-            self._run_on_cutover()
+        # One deadline for the start command and the claim: a command that runs a controller
+        # in the foreground never exits, and one that hangs must not hold the run either.
         deadline = self.c.clock() + self.c.o.handoff_timeout_s
-        while self.c.clock() < deadline:
+        command = self._start_on_cutover() if self.c.o.on_cutover else None
+        self.c.out.claim_awaited = True
+        while True:
+            if command is not None and self.c.out.on_cutover_exit is None:
+                self._on_cutover_exited(command)
+            left = deadline - self.c.clock()
+            if left <= 0:
+                break
             try:
-                if read_fence_state(self.c.session).kraft_controller_epoch > self.c.epoch:
+                # each read bounded by what is left: a dead ZooKeeper cannot stretch the wait
+                if read_fence_state(self.c.session, timeout_s=left
+                                    ).kraft_controller_epoch > self.c.epoch:
                     t2, self.c.out.wall_stamps["claimed"] = self.c.clock(), self.c.wall()
                     self.c.sink.say("a KRaft controller claimed /controller: handoff complete")
+                    if command is not None and self.c.out.on_cutover_exit is None:
+                        self.c.sink.say(f"--on-cutover (pid {command.pid}) has not exited yet: "
+                                        "left running (it may be a controller)")
                     self._brokers_following()
                     return t2
             except ZkUnreachableError:
@@ -61,6 +74,11 @@ class Handoff:
             self.c.sleep(0.01)
         self.c.sink.say(f"no KRaft controller claimed /controller within "
                         f"{self.c.o.handoff_timeout_s:g}s: window_ms.total is null")
+        if command is not None and self.c.out.on_cutover_exit is None:
+            self.c.out.on_cutover_still_running = True
+            self.c.sink.say(f"WARNING: --on-cutover (pid {command.pid}) is still running after "
+                            f"--handoff-timeout {self.c.o.handoff_timeout_s:g}s: left running "
+                            "(it may be a controller)")
         return None
 
     def _brokers_following(self) -> None:
@@ -96,19 +114,30 @@ class Handoff:
         else:
             self.c.sink.say(f"every broker fetches from the new leader {leader} (DescribeQuorum)")
 
-    def _run_on_cutover(self) -> None:
+    def _start_on_cutover(self) -> subprocess.Popen[bytes]:
+        """Start the operator's command; `hand_off` watches it under its deadline."""
         assert self.c.o.on_cutover is not None  # the caller runs this only when it was given
-        start = self.c.clock()
+        self._on_cutover_start = self.c.clock()
         env = {**os.environ, "ZK2KRAFT_LAST_OFFSET": str(self.c.quorum.last_offset),
                "ZK2KRAFT_LEADER_EPOCH": str(self.c.epoch),
                "ZK2KRAFT_VOTERS": ",".join(f"{t.node_id}={t.path}" for t in self.c.o.voters)}
-        self.c.sink.say(f"running --on-cutover: {self.c.o.on_cutover}")
+        self.c.sink.say(f"running --on-cutover: {self.c.o.on_cutover} (it and the claim of "
+                        f"/controller get --handoff-timeout {self.c.o.handoff_timeout_s:g}s)")
         proc = subprocess.Popen(self.c.o.on_cutover, shell=True, env=env)  # noqa: S602 - operator's command
         _crash("during_on_cutover")
-        self.c.out.on_cutover_exit = proc.wait()
-        self.c.out.phase_ms["on_cutover"] = (self.c.clock() - start) * 1000.0
-        if self.c.out.on_cutover_exit != 0:
-            self.c.sink.say(f"WARNING: --on-cutover exited {self.c.out.on_cutover_exit}")
+        return proc
+
+    def _on_cutover_exited(self, proc: subprocess.Popen[bytes]) -> None:
+        """Note the command's exit once it has one (never waiting for it)."""
+        code = proc.poll()
+        if code is None:
+            return
+        self.c.out.on_cutover_exit = code
+        self.c.out.phase_ms["on_cutover"] = (self.c.clock() - self._on_cutover_start) * 1000.0
+        if code != 0:
+            self.c.sink.say(f"WARNING: --on-cutover exited {code}; waiting for a KRaft "
+                            "controller's claim of /controller until --handoff-timeout all the "
+                            "same")
 
 
 def resign(c: RunContext) -> bool:

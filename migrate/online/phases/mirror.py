@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from migrate.errors import BlockersFoundError
+from migrate.online.fence_status import ZkFence, zk_lost
 from migrate.online.phases.context import IGNORED, RunContext, SessionExpired
 from migrate.translate.delta import delta_records
 from writers import MetadataRecord, ReadPause, VoterUnavailableError
@@ -35,7 +36,18 @@ class Mirror:
         self._broker_wait_start: float | None = None  # the gate began waiting for brokers
 
     def until_cutover(self) -> None:
-        """Mirror until the cutover is asked for (`now`, or the trigger) and the gate opens."""
+        """Mirror until the cutover is asked for (`now`, or the trigger) and the gate opens.
+
+        Raises:
+            ZkUnreachableError: ZooKeeper did not answer a read within --zk-timeout (the gate's
+                after the signal too): the run stops before the fence, saying so.
+        """
+        try:
+            self._until_cutover()
+        except ZkUnreachableError as exc:
+            raise zk_lost(exc, ZkFence.NOT_FENCED, journal=self.c.journal.path) from None
+
+    def _until_cutover(self) -> None:
         start = self.c.clock()
         if self.c.o.cutover == "manual":
             self.c.sink.say("mirroring: press Enter (on a terminal) or send SIGUSR1 to pid "
@@ -88,12 +100,17 @@ class Mirror:
         self._rate.append((self.c.clock(), len(events)))
         return len(delta)
 
-    def delta(self, events: list[ChangeEvent], *, watch: bool, append: bool = True
-               ) -> list[MetadataRecord]:
+    def delta(self, events: list[ChangeEvent], *, watch: bool, append: bool = True,
+              patience_s: float = 30.0) -> list[MetadataRecord]:
         """Re-read what the events name (watches re-armed) and append the delta, durably.
 
         After a session expiry the watches are gone and nobody knows what changed while they
         were: the whole tree is re-read and compared by record identity instead.
+
+        Args:
+            patience_s: how long the re-read retries a lost connection (at least --zk-timeout):
+                the mirror rides out a ZooKeeper restart, the drain (the cluster may have no
+                controller) gives up after --zk-timeout.
         """
         if self.c.session.expired.is_set():
             snapshot = self.c.read(watch=watch)
@@ -110,11 +127,11 @@ class Mirror:
         self.c.absorb_quorum_records()
         try:
             keys = self._retrying(lambda: changed_entities(
-                self.c.session, [e.path for e in events], watch=watch))
+                self.c.session, [e.path for e in events], watch=watch), patience_s)
             if not keys:
                 return []
             part = self._retrying(lambda: read_entities(self.c.session, keys, watch=watch,
-                                                        pause=ReadPause.from_env()))
+                                                        pause=ReadPause.from_env()), patience_s)
         except SessionExpired:
             return self.delta(events, watch=watch)  # the whole-tree branch above (appends)
         result = delta_records(self.c.log.image, part, keys, self.c.topts)
@@ -134,18 +151,19 @@ class Mirror:
         the new session is synced instead."""
         for _ in range(2):
             try:
-                self.c.session.retrying(lambda: self.c.session.kazoo.sync("/"), "/")
+                self.c.session.sync("/")  # at most --zk-timeout: ZkUnreachableError after
                 self.c.session.run_queued_watch_callbacks()
                 return
             except ZkSessionExpiredError:
                 self.c.session.expired.set()
                 self.c.sleep(0.2)
-        self.c.session.retrying(lambda: self.c.session.kazoo.sync("/"), "/")
+        self.c.session.sync("/")
         self.c.session.run_queued_watch_callbacks()
 
-    def _retrying(self, fn: Callable[[], Any]) -> Any:
-        """Entity reads survive connection losses (the feed re-arms the watches)."""
-        deadline = self.c.clock() + max(self.c.session.retry_s, 30.0)
+    def _retrying(self, fn: Callable[[], Any], patience_s: float) -> Any:
+        """Entity reads survive connection losses (the feed re-arms the watches) for
+        `patience_s` (each read is itself bounded by --zk-timeout)."""
+        deadline = self.c.clock() + max(self.c.session.retry_s, patience_s)
         while True:
             try:
                 return fn()
@@ -163,7 +181,8 @@ class Mirror:
         rate = sum(n for _, n in self._rate) / 5.0
         return {"records_mirrored": self.c.out.mirrored_records, "changes_per_s": rate,
                 "lag_s": self._last_lag, "last_offset": self.c.quorum.last_offset,
-                "voters": self.c.voters(), "steps": self.c.out.mirror_steps}
+                "voters": self.c.voters(), "steps": self.c.out.mirror_steps,
+                "zookeeper": self.c.session.state}
 
     def _gate_open(self, *, caught_up: bool) -> bool:
         if not self.c.quorum.majority_writable:

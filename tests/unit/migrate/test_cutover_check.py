@@ -66,3 +66,18 @@ def test_the_message_says_what_was_seen() -> None:
     assert "broker(s) [1]" in problems[0].message and "--broker-wait 7s" in problems[0].message
     assert problems[0].to_json() == {"code": "BROKERS_UNREGISTERED_AT_FENCE",
                                      "message": problems[0].message}
+
+
+def test_an_on_cutover_command_that_fails_or_hangs_is_never_confirmed() -> None:
+    # issue 30 item 5: a start command exiting 7 with local voters and no claim was exit 0
+    failed = _outcome(claimed=False, standin=False)
+    failed.claim_awaited, failed.on_cutover_exit = True, 7
+    assert _codes(failed) == ["ON_CUTOVER_FAILED", "NO_CONTROLLER_CLAIM"]
+    # item 6: still running when --handoff-timeout ran out, left running
+    hanging = _outcome(claimed=False, standin=False)
+    hanging.claim_awaited, hanging.on_cutover_still_running = True, True
+    assert _codes(hanging) == ["ON_CUTOVER_STILL_RUNNING", "NO_CONTROLLER_CLAIM"]
+    # a command that exits 0 and whose controller claims is confirmed
+    started = _outcome(standin=False)
+    started.claim_awaited, started.on_cutover_exit = True, 0
+    assert _codes(started) == []
