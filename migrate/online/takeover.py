@@ -42,6 +42,7 @@ import json
 
 from migrate.flags.standin import StandInSpec
 from migrate.online.journal import Journal
+from migrate.online.operator_sequence import REVERT_BROKERS_FETCHED, start_over
 from migrate.online.phases import Phase
 from writers import QuorumLedElsewhereError
 from zkreader import FenceState
@@ -85,7 +86,7 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
                   "with this cluster's id and configured for the migration like the others")
     rollback = (f"stop the KRaft controllers, run `zk2kraft rollback --zookeeper {connect} "
                 f"--voter {spec.node_id}={spec.log_dir} --journal {journal.directory}`, then "
-                "remove the migration configs from the brokers and roll them")
+                f"{REVERT_BROKERS_FETCHED}")
     if claimed_epoch > ours and claimed_by != spec.node_id:
         mig = _migration(state)
         return (f"{head} Kafka has taken the migration over: controller {claimed_by} claimed "
@@ -116,13 +117,10 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
                 f"kraftControllerEpoch {ours}, /controller_epoch {state.controller_epoch}): its "
                 "controller can no longer write, so ZooKeeper holds every change up to the "
                 "fence and nothing is lost, but no controller serves the cluster until one "
-                f"takes over. {log_state} So hand ZooKeeper back: {rollback}, each broker "
-                "stopped, its __cluster_metadata-0 directory deleted (in its metadata.log.dir, "
-                "else the first of its log.dirs; the rest of its data stays) and started again, "
-                "and every partition's ISR full again before the next (its quorum-state names "
-                f"controller {leader} at epoch {epoch}, which a later migration's re-formatted "
-                "quorum would contradict). ZooKeeper's controller then runs the cluster again; "
-                "to migrate later, re-format the controllers, empty "
+                f"takes over. {log_state} So hand ZooKeeper back: {rollback} (each broker's "
+                f"quorum-state names controller {leader} at epoch {epoch}, which a later "
+                "migration's re-formatted quorum would contradict). ZooKeeper's controller "
+                "then runs the cluster again; to migrate later, re-format the controllers, empty "
                 f"{spec.log_dir} and follow the printed sequence from its first step.")
     done = (f"{head} The migration had committed before it stopped (ZkMigrationStateRecord"
             f"(MIGRATION) and EndTransactionRecord, offsets up to {journal.last_durable_offset}):"
@@ -154,25 +152,9 @@ def _start_over(spec: StandInSpec, journal: Journal, leader: int, epoch: int,
     itself in `/migration` (real 3.9.1: `kraft_controller_epoch` 3, the rest -1), which a fresh
     run refuses (MIGRATION_ZNODE_EXISTS); with nothing migrated (`kraft_metadata_offset` -1) and
     the controllers stopped it goes too, and they create their empty one again on start."""
-    return (f"start over with zk2kraft, in this order: (1) stop every KRaft controller, then "
-            f"read /migration (`zookeeper-shell {connect} get /migration`) and, if its "
-            "kraft_metadata_offset is -1 (nothing was migrated; the controller that led "
-            f"meanwhile recorded itself there), delete it (`zookeeper-shell {connect} delete "
-            "/migration`); (2) "
-            "re-format each controller's metadata.log.dir (delete it, then `kafka-storage "
-            "format` it with this cluster's id and its controller.properties, as for the first "
-            f"start); (3) empty {spec.log_dir} and remove {journal.path}; (4) the brokers follow "
-            f"controller {leader} at epoch {epoch} in their own __cluster_metadata-0/"
-            "quorum-state, and a re-formatted quorum electing another leader at that epoch "
-            "makes them shut down: restart the brokers one at a time, each stopped, its "
-            "__cluster_metadata-0 directory deleted (in its metadata.log.dir, else the first of "
-            "its log.dirs; the rest of its data stays), started again, and every partition's "
-            "ISR full again before the next (ZooKeeper's controller serves them meanwhile); "
-            "(5) run this command again and, once it listens on its slot, start the "
-            "controllers within the 120 s it asks for votes (the printed sequence's order, as "
-            "at the first start: a controller started first whose "
-            "controller.quorum.election.timeout.ms runs out before the stand-in asks leads "
-            "itself, and the run refuses).")
+    return "start over with zk2kraft, in this order: " + start_over(
+        connect=connect, standin_dir=str(spec.log_dir), journal=str(journal.path),
+        followed=f"{leader} at epoch {epoch}", rerun="run this command again") + "."
 
 
 def _migration(state: FenceState) -> int:

@@ -19,7 +19,9 @@ __all__ = [
     "ONLINE_STANDIN",
     "ONLINE_VOTER",
     "OperatorSequence",
+    "BROKER_METADATA_ROLL",
     "REVERT_BROKERS",
+    "REVERT_BROKERS_FETCHED",
     "SLOW_EVENT_THRESHOLD_MS",
     "Step",
     "TOKEN_SECRET_PLACEHOLDER",
@@ -35,6 +37,7 @@ __all__ = [
     "prepare_step",
     "revert_zk_action",
     "sequence_lines",
+    "start_over",
     "to_kraft_step",
     "voters_string",
 ]
@@ -317,10 +320,62 @@ def address_notes() -> tuple[str, ...]:
             "know it from --voter ID=DIR.",)
 
 
-REVERT_BROKERS = ("on each broker remove zookeeper.metadata.migration.enable, "
-                  "controller.quorum.voters, controller.listener.names and the "
-                  "controller listener's entry in listener.security.protocol.map, then "
-                  "roll the brokers")
+_REMOVE_MIGRATION_PROPERTIES = ("on each broker remove zookeeper.metadata.migration.enable, "
+                                "controller.quorum.voters, controller.listener.names and the "
+                                "controller listener's entry in listener.security.protocol.map")
+REVERT_BROKERS = f"{_REMOVE_MIGRATION_PROPERTIES}, then roll the brokers"
+"""Leaving migration mode before any controller ran (nothing was fetched)."""
+
+BROKER_METADATA_ROLL = ("roll the brokers one at a time: each stopped, its __cluster_metadata-0 "
+                        "directory deleted (in its metadata.log.dir, else the first of its "
+                        "log.dirs; the rest of its data stays), started again, and every "
+                        "partition's ISR full again before the next")
+"""What a broker in migration mode needs once the quorum it fetched from is discarded.
+
+Every broker in migration mode is a Raft observer: it fetches the quorum's log into its own
+`__cluster_metadata-0` and keeps the leader and epoch it followed in its `quorum-state`. A
+re-formatted quorum starts its log and epochs again, and a broker that kept the old copy shuts
+down when the new leader's answers contradict it ("raftManager fault ... leader requested
+truncation to offset 1, which is below the current high watermark", or "... inconsistent with
+current leader": real 3.9.1, issues 16 and 30). The one sentence for every way back and every
+start-over that discards a controller's log (takeover's included)."""
+
+REVERT_BROKERS_FETCHED = f"{_REMOVE_MIGRATION_PROPERTIES}, then {BROKER_METADATA_ROLL}"
+"""Leaving migration mode once the brokers may have fetched from the controllers' quorum."""
+
+
+def start_over(*, connect: str, standin_dir: str, journal: str, followed: str | None,
+               rerun: str) -> str:
+    """The start-over with zk2kraft, brokers included, in the order that works.
+
+    The controller that led without the stand-in recorded itself in `/migration` (real 3.9.1:
+    `kraft_controller_epoch` set, `kraft_metadata_offset` -1), which a fresh run refuses; with
+    nothing migrated and the controllers stopped it goes, and they create their empty one again
+    on start. The brokers' copies go with the controllers stopped (a broker restarted while they
+    run would fetch the old log again); ZooKeeper's controller serves them meanwhile.
+
+    Args:
+        connect: the `--zookeeper` connect string.
+        standin_dir: zk2kraft's `--standin` directory.
+        journal: zk2kraft's journal file.
+        followed: who the brokers followed ("controller 3002 at epoch 3"), when known.
+        rerun: the last step, what starts zk2kraft again ("run this command again").
+    """
+    whom = f"controller {followed}" if followed else "the leader of the discarded quorum"
+    return (f"(1) stop every KRaft controller (and zk2kraft), then read /migration "
+            f"(`zookeeper-shell {connect} get /migration`) and, if its kraft_metadata_offset is "
+            "-1 (nothing was migrated; a controller that led recorded itself there), delete it "
+            f"(`zookeeper-shell {connect} delete /migration`); (2) re-format each controller's "
+            "metadata.log.dir (delete it, then `kafka-storage format` it with this cluster's id "
+            "and its controller.properties, as for the first start); (3) empty "
+            f"{standin_dir} and remove {journal}; (4) the brokers in migration mode follow "
+            f"{whom} in their own __cluster_metadata-0, and a re-formatted quorum makes them "
+            f"shut down: with the controllers still stopped, {BROKER_METADATA_ROLL} "
+            f"(ZooKeeper's controller serves them meanwhile); (5) {rerun} and, once it listens "
+            "on its slot, start the controllers within the 120 s it asks for votes (the printed "
+            "sequence's order: a controller started first whose "
+            "controller.quorum.election.timeout.ms runs out before the stand-in asks leads "
+            "itself, and the run refuses)")
 
 
 def revert_zk_action(zookeeper: str, voter_flags: str, also: str) -> str:
@@ -364,7 +419,7 @@ def to_kraft_step(revert_zk: str) -> Step:
                 "on each broker remove process.roles, replace node.id with broker.id and "
                 "restore zookeeper.connect (and other zookeeper.* settings), keeping "
                 "zookeeper.metadata.migration.enable=true, and roll the brokers; then "
-                f"{revert_zk}; then {REVERT_BROKERS} (a second roll)")
+                f"{revert_zk}; then {REVERT_BROKERS_FETCHED} (a second roll)")
 
 
 def finalise_step(voters: str) -> Step:

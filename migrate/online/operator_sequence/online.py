@@ -6,10 +6,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from migrate.flags.standin import StandInSpec
+from migrate.online.journal import JOURNAL_FILE, default_journal_dir
 from migrate.online.operator_sequence.common import (
     ONLINE_STANDIN,
     ONLINE_VOTER,
     REVERT_BROKERS,
+    REVERT_BROKERS_FETCHED,
     OperatorSequence,
     Step,
     address_notes,
@@ -21,6 +23,7 @@ from migrate.online.operator_sequence.common import (
     migration_mode_step,
     prepare_step,
     revert_zk_action,
+    start_over,
     to_kraft_step,
     voters_string,
 )
@@ -111,6 +114,7 @@ def _standin_steps(spec: StandInSpec, *, voters: str, mv: str, zookeeper: str,
                       for n, (h, p) in spec.voters.items() if n != spec.node_id)
     revert_zk = revert_zk_action(zookeeper, f"--voter {spec.node_id}={spec.log_dir}",
                                  " (and zk2kraft if it still runs)")
+    journal = str(default_journal_dir(spec.log_dir) / JOURNAL_FILE)
     return (
         prepare_step(mv),
         migration_mode_step(voters),
@@ -127,8 +131,12 @@ def _standin_steps(spec: StandInSpec, *, voters: str, mv: str, zookeeper: str,
               "an empty /migration (zk2kraft takes it over at the fence), vote for the "
               "stand-in and replicate the pre-copy and the mirror to their own disks"),
              "before the fence (pre-copy, mirror): stop zk2kraft (Ctrl-C) and the controllers, "
-             "clear their metadata.log.dirs and zk2kraft's; ZooKeeper's controller never "
-             f"stopped; then, to leave migration mode, {REVERT_BROKERS}"),
+             f"clear their metadata.log.dirs, {spec.log_dir} and zk2kraft's journal {journal}; "
+             "ZooKeeper's controller never stopped; the brokers in migration mode may have "
+             "fetched the discarded log, so to leave migration mode, "
+             f"{REVERT_BROKERS_FETCHED}; or, to start again instead, "
+             + start_over(connect=zookeeper, standin_dir=str(spec.log_dir), journal=journal,
+                          followed=None, rerun="run step 3's zk2kraft migrate command again")),
         Step("Cut over",
              ("press Enter in zk2kraft's terminal or kill -USR1 its pid: it fences ZooKeeper's "
               "controller, commits the final delta and ZkMigrationState MIGRATION, writes "
@@ -136,13 +144,13 @@ def _standin_steps(spec: StandInSpec, *, voters: str, mv: str, zookeeper: str,
               "/controller and enters dual-write (it sends the brokers full metadata)",
               f"check: zk2kraft verify --zookeeper {zookeeper} --voter N=DIR (a controller's "
               f"metadata.log.dir) --quorum-voters {voters}"),
-             f"{revert_zk}; then {REVERT_BROKERS}"),
+             f"{revert_zk}; then {REVERT_BROKERS_FETCHED}"),
         Step(f"Give the stand-in's slot {spec.node_id} to a real controller",
              (f"after zk2kraft exited, start a controller with node.id={spec.node_id}, "
               f"listeners={listener}://{bracketed_host(spec.listen[0])}:{spec.listen[1]}, "
               f"the other controllers' properties and the stand-in's directory "
               f"{spec.log_dir} as its metadata.log.dir and log.dirs; it follows and catches up",),
-             f"as for step 4: {revert_zk}; then {REVERT_BROKERS}"),
+             f"as for step 4: {revert_zk}; then {REVERT_BROKERS_FETCHED}"),
         to_kraft_step(revert_zk),
         finalise_step(voters),
     )
@@ -170,7 +178,7 @@ def _voter_steps(*, voter_flags: str, voters: str, mv: str, zookeeper: str,
               "/migration, releases the locks and runs --on-cutover; a controller is elected, "
               "claims /controller and enters dual-write",
               f"check: zk2kraft verify --zookeeper {zookeeper} {voter_flags}"),
-             f"{revert_zk}; then {REVERT_BROKERS}"),
+             f"{revert_zk}; then {REVERT_BROKERS_FETCHED}"),
         to_kraft_step(revert_zk),
         finalise_step(voters),
     )
