@@ -42,12 +42,15 @@ import json
 
 from migrate.flags.standin import StandInSpec
 from migrate.online.journal import Journal
-from migrate.online.operator_sequence import REVERT_BROKERS_FETCHED, start_over
+from migrate.online.operator_sequence import (
+    REVERT_BROKERS_FETCHED,
+    start_over,
+)
 from migrate.online.phases import Phase
 from writers import QuorumLedElsewhereError
 from zkreader import FenceState
 
-__all__ = ["explain_takeover", "refused_fence_advice"]
+__all__ = ["explain_led_first", "explain_takeover", "refused_fence_advice"]
 
 
 def _claim(state: FenceState) -> dict[str, object]:
@@ -76,14 +79,10 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
     claimed_by = _int(claim.get("brokerid"))
     claimed_epoch = _int(claim.get("kraftControllerEpoch"))
     ours = journal.leader_epoch
-    slot = f"{spec.node_id}@{spec.listen[0]}:{spec.listen[1]}"
     head = (f"zk2kraft's stand-in {spec.node_id} stopped in phase {stopped_in} (journal "
             f"{journal.path}) and cannot lead again: controller {leader} leads the KRaft quorum "
             f"at epoch {epoch}.")
-    start_slot = (f"start a real KRaft controller in the stand-in's slot: node.id="
-                  f"{spec.node_id}, its controller listener at {spec.listen[0]}:"
-                  f"{spec.listen[1]} (the entry {slot} of controller.quorum.voters), formatted "
-                  "with this cluster's id and configured for the migration like the others")
+    start_slot = _start_slot(spec)
     rollback = (f"stop the KRaft controllers, run `zk2kraft rollback --zookeeper {connect} "
                 f"--voter {spec.node_id}={spec.log_dir} --journal {journal.directory}`, then "
                 f"{REVERT_BROKERS_FETCHED}")
@@ -136,6 +135,70 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
     return (f"{done} /migration names the log's end, so Kafka's controller claims /controller "
             "and enters dual-write on its own: nothing is left for zk2kraft to do. Afterwards "
             f"{start_slot} to fill the stand-in's slot.")
+
+
+def _start_slot(spec: StandInSpec) -> str:
+    slot = f"{spec.node_id}@{spec.listen[0]}:{spec.listen[1]}"
+    return (f"start a real KRaft controller in the stand-in's slot: node.id="
+            f"{spec.node_id}, its controller listener at {spec.listen[0]}:"
+            f"{spec.listen[1]} (the entry {slot} of controller.quorum.voters), formatted "
+            "with this cluster's id and configured for the migration like the others")
+
+
+def explain_led_first(exc: QuorumLedElsewhereError, state: FenceState, spec: StandInSpec, *,
+                      connect: str, journal_path: object) -> str:
+    """A fresh run's refusal when a controller stood for election before the stand-in asked.
+
+    Why it happens (issue 30): the printed order starts zk2kraft first and the controllers
+    within its 120 s; a controller started earlier, or long before, stands for election once
+    its `controller.quorum.election.timeout.ms` runs out, and two of three voters are a
+    majority. Brokers in migration mode then fetch that controller's log as observers, so the
+    way out discards it on the brokers too (`start_over`). Where that controller also claimed
+    `/controller` (a KRaft epoch in the claim, or `/migration` naming a log offset), Kafka's own
+    migration is under way: the brokers registered with it and it copied ZooKeeper itself.
+
+    Args:
+        exc: the voter's refusal (the leader it named, -1 when none yet, and its epoch).
+        state: `/controller_epoch`, `/controller` and `/migration` as read after the refusal.
+        spec: the stand-in's flags.
+        connect: the `--zookeeper` connect string.
+        journal_path: the journal file this run would have written.
+    """
+    leader, epoch = exc.leader_id, exc.leader_epoch
+    who = (f"controller {leader} leads the KRaft quorum at epoch {epoch}" if leader >= 0 else
+           f"a controller stood for election at epoch {epoch} (no leader known yet)")
+    head = (f"zk2kraft's stand-in {spec.node_id} cannot lead: {who} (voter {exc.voter_id} "
+            "answered the stand-in's vote request so). A controller was started before "
+            "zk2kraft asked for votes, or too long before: its "
+            "controller.quorum.election.timeout.ms ran out and it stood for election without "
+            "the stand-in (the other controllers are a majority). The brokers in migration mode "
+            "fetch from the leader as Raft observers: they follow "
+            + (f"controller {leader} at epoch {epoch}" if leader >= 0 else "whoever wins")
+            + " in their own __cluster_metadata-0.")
+    claim = _claim(state)
+    claimed_by = _int(claim.get("brokerid"))
+    kraft_epoch = state.kraft_controller_epoch
+    mig = _migration(state)
+    followed = f"{leader} at epoch {epoch}" if leader >= 0 else None
+    if kraft_epoch >= 0 or mig >= 0:
+        return (f"{head} Kafka's own migration is under way: controller {claimed_by} claimed "
+                f"/controller with kraftControllerEpoch {kraft_epoch}"
+                + (f" and /migration names its log up to offset {mig}" if mig >= 0 else "")
+                + " (the brokers registered with it and it copied ZooKeeper itself); zk2kraft "
+                "has nothing to do. To let it finish: " + _start_slot(spec) + ", so that "
+                "every voter is registered, then follow Kafka's guide (brokers to KRaft, then "
+                "finalise). To go back instead: stop every KRaft controller, then, as Kafka's "
+                f"guide reverts it, delete /controller (`zookeeper-shell {connect} delete "
+                "/controller`), then get and delete /migration, quickly; then "
+                f"{REVERT_BROKERS_FETCHED}. ZooKeeper's controller then runs the cluster again; "
+                "to migrate with zk2kraft later, follow the printed sequence from its first "
+                "step on re-formatted controllers.")
+    return (f"{head} ZooKeeper was not fenced and nothing was migrated: ZooKeeper's controller "
+            "still runs the cluster and holds all metadata. Start over, in this order: "
+            + start_over(connect=connect, standin_dir=str(spec.log_dir),
+                         journal=str(journal_path), followed=followed,
+                         rerun="run this command again")
+            + ".")
 
 
 def _start_over(spec: StandInSpec, journal: Journal, leader: int, epoch: int,

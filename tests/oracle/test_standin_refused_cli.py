@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -202,6 +203,26 @@ def test_the_standin_fence_refuses_a_migration_znode_rewritten_after_its_precopy
         assert "ZooKeeper was not fenced" in again, again
         assert {p: zk.get(p) for p in ("/controller", "/controller_epoch")} == {
             p: left[p] for p in ("/controller", "/controller_epoch")}
+        # issue 30: a fresh run (no journal, an empty stand-in dir) meeting a quorum a real
+        # controller leads is told who leads, that the brokers follow it, and the whole
+        # start-over, not "a long election timeout"
+        shutil.rmtree(tmp_path / "journal")
+        shutil.rmtree(tmp_path / "standin")
+        fresh = subprocess.run(_command(cluster.connect, ports, tmp_path, "manual"),
+                               capture_output=True, text=True, timeout=300)
+        first = " ".join((fresh.stdout + fresh.stderr).split())
+        assert fresh.returncode == 1, first
+        assert (f"zk2kraft's stand-in {STANDIN} cannot lead: controller {leader} leads the "
+                f"KRaft quorum at epoch {epoch}") in first, first
+        assert (f"they follow controller {leader} at epoch {epoch} in their own "
+                "__cluster_metadata-0") in first, first
+        assert "ZooKeeper was not fenced and nothing was migrated" in first, first
+        assert f"zookeeper-shell {cluster.connect} get /migration" in first, first
+        assert (f"remove {tmp_path / 'journal' / 'journal.json'}; (4) the brokers in migration "
+                f"mode follow controller {leader} at epoch {epoch}") in first, first
+        assert "each stopped, its __cluster_metadata-0 directory deleted" in first, first
+        assert "start controllers with a long" not in first, first
+        assert not (tmp_path / "journal").exists()
         assert "Encountered fatal fault" not in "\n".join(n.log_text() for n in nodes)
 
 

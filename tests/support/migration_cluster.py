@@ -438,18 +438,28 @@ class PrintedSequence:
         assert sorted(order) == ["controllers", "zk2kraft"], self.step(_STEP3)
         return order
 
-    def migrate_argv(self, *added: str) -> list[str]:
+    def migrate_argv(self, *added: str, no_brokers: bool = False) -> list[str]:
         """Step 3's `zk2kraft migrate ...` command as printed (run it in the directory its
-        relative `--json report.json` is meant for), `added` flags after it."""
+        relative `--json report.json` is meant for), `added` flags after it.
+
+        `no_brokers`: the sample's brokers exist only in ZooKeeper, so the printed
+        `--bootstrap-server` (their registered listeners) names hosts that do not exist; it
+        is the one printed flag left out (no canary)."""
         (start,) = [a for a in self.step(_STEP3) if a.startswith("start zk2kraft: ")]
         m = re.match(r"start zk2kraft: zk2kraft (migrate .*?) \(it listens", start)
         assert m is not None, start
-        return [sys.executable, "-m", "migrate.cli", *shlex.split(m.group(1)), *added]
+        argv = shlex.split(m.group(1))
+        if no_brokers:
+            at = argv.index("--bootstrap-server")
+            del argv[at:at + 2]
+        return [sys.executable, "-m", "migrate.cli", *argv, *added]
 
-    def start_migrate(self, cwd: Path, *added: str) -> subprocess.Popen[str]:
+    def start_migrate(self, cwd: Path, *added: str, no_brokers: bool = False
+                      ) -> subprocess.Popen[str]:
         """zk2kraft started as step 3 prints, in `cwd` (where report.json lands)."""
-        return subprocess.Popen(self.migrate_argv(*added), cwd=cwd, env=_cli_env(), text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return subprocess.Popen(self.migrate_argv(*added, no_brokers=no_brokers), cwd=cwd,
+                                env=_cli_env(), text=True, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
 
     def run_step3(self, cwd: Path, nodes: list[KafkaController], *added: str
                   ) -> subprocess.Popen[str]:

@@ -11,6 +11,7 @@ from migrate.flags.standin import StandInSpec
 from zkreader import ClusterSnapshot
 
 __all__ = [
+    "BOOTSTRAP_PLACEHOLDER",
     "DISTINCT_IDS_NOTE",
     "ELECTION_TIMEOUT_MS",
     "FETCH_TIMEOUT_MS",
@@ -28,6 +29,7 @@ __all__ = [
     "address_notes",
     "bootstrap_string",
     "bracketed_host",
+    "canary_bootstrap",
     "controller_base",
     "controller_dir_placeholder",
     "finalise_step",
@@ -241,6 +243,45 @@ def _inter_broker_listener(snapshot: ClusterSnapshot) -> tuple[str, str | None]:
             "does not record which one is the inter-broker listener; set the controllers' value "
             "to the brokers' inter.broker.listener.name (default: the listener of "
             "security.inter.broker.protocol, PLAINTEXT)")
+
+
+BOOTSTRAP_PLACEHOLDER = "<host:port of the brokers' listener the canary can reach>"
+
+
+def canary_bootstrap(snapshot: ClusterSnapshot) -> tuple[str, str]:
+    """The printed `migrate`'s `--bootstrap-server` (the canary's brokers) and the note why.
+
+    Built from the listeners the brokers registered in ZooKeeper: the inter-broker listener
+    when the registrations tell it (`_inter_broker_listener`) and it needs no credentials, else
+    a PLAINTEXT listener every broker advertises (reachable without a --command-config). With
+    neither, a placeholder, and the note says why (the canary's client settings are the
+    operator's: zk2kraft does not know the brokers' credentials and must not print them).
+    """
+    ibl, _ = _inter_broker_listener(snapshot)
+    plain = sorted(set.intersection(*(
+        {e.listener for e in b.endpoints if e.security_protocol == "PLAINTEXT"}
+        for b in snapshot.brokers.values()))) if snapshot.brokers else []
+    chosen = ibl if ibl in plain else (plain[0] if plain else None)
+    if chosen is None:
+        return BOOTSTRAP_PLACEHOLDER, (
+            "--bootstrap-server: no PLAINTEXT listener is advertised by every broker in "
+            "ZooKeeper"
+            + (f" (the inter-broker listener {ibl} needs credentials)"
+               if not ibl.startswith("<") else "")
+            + ", so zk2kraft cannot choose one the canary reaches without credentials; give "
+            "the brokers' host:port list and --command-config with the client's settings "
+            "(security.protocol, sasl.*, ssl.*)")
+    hosts = ",".join(f"{bracketed_host(e.host)}:{e.port}"
+                     for _, b in sorted(snapshot.brokers.items())
+                     for e in b.endpoints if e.listener == chosen)
+    why = ("the brokers' inter-broker listener" if chosen == ibl else
+           "a PLAINTEXT listener every broker advertises; ZooKeeper does not record which is "
+           "the inter-broker listener")
+    return hosts, (f"--bootstrap-server lists each broker's {chosen} listener as registered in "
+                   f"ZooKeeper ({why}): with it the canary produces and consumes through the "
+                   "cutover, the report holds the client-observed window, and the brokers are "
+                   "asked afresh after the handoff whether they serve; --html writes the same "
+                   "report as a page")
 
 
 def _broker_protocol_map(snapshot: ClusterSnapshot, broker_id: int, listener: str,

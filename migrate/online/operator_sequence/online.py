@@ -16,6 +16,7 @@ from migrate.online.operator_sequence.common import (
     Step,
     address_notes,
     bracketed_host,
+    canary_bootstrap,
     controller_dir_placeholder,
     finalise_step,
     migrating_brokers,
@@ -63,18 +64,21 @@ def operator_sequence(
     brokers = migrating_brokers(snapshot, voters=voters, listener=controller_listener,
                                 protocol=spec.protocol, mv=mv)
     cluster_id = snapshot.cluster_id.cluster_id if snapshot.cluster_id is not None else None
+    bootstrap, bootstrap_note = canary_bootstrap(snapshot)
     notes = [
         "Kafka's own sample configurations use controller.quorum.bootstrap.servers (dynamic "
         "voters); the stand-in leads a static quorum, so every node here names the voters "
         "with controller.quorum.voters, zk2kraft's slot included.",
         *notes,
+        bootstrap_note,
     ]
     return OperatorSequence(ONLINE_STANDIN, cluster_id, mv, "3.9", spec, controllers, brokers,
                             (),
                             _standin_steps(spec, voters=voters, mv=mv, zookeeper=zookeeper,
                                            cluster_id=cluster_id,
                                            controller_ids=list(controllers),
-                                           listener=controller_listener),
+                                           listener=controller_listener,
+                                           bootstrap=bootstrap),
                             tuple(notes))
 
 
@@ -107,7 +111,7 @@ def online_voter_sequence(
 
 def _standin_steps(spec: StandInSpec, *, voters: str, mv: str, zookeeper: str,
                    cluster_id: str | None, controller_ids: Sequence[int],
-                   listener: str) -> tuple[Step, ...]:
+                   listener: str, bootstrap: str) -> tuple[Step, ...]:
     standin = f"{spec.node_id}@{bracketed_host(spec.listen[0])}:{spec.listen[1]}={spec.log_dir}"
     cid = cluster_id or "<the id in /cluster/id>"
     others = " ".join(f"--controller {n}@{bracketed_host(h)}:{p}"
@@ -124,7 +128,8 @@ def _standin_steps(spec: StandInSpec, *, voters: str, mv: str, zookeeper: str,
               "--config controller.properties (static voters: no --standalone, no "
               "--initial-controllers)",
               f"start zk2kraft: zk2kraft migrate --zookeeper {zookeeper} --standin {standin} "
-              f"{others} --metadata-version {mv} --cutover manual --json report.json "
+              f"{others} --metadata-version {mv} --cutover manual --bootstrap-server "
+              f"{bootstrap} --json report.json --html report.html "
               "(it listens on its slot and asks for votes for up to 120 s)",
               f"then, within those 120 s, start controllers "
               f"{', '.join(map(str, controller_ids))} with their properties above; they create "

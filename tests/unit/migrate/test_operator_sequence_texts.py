@@ -9,7 +9,8 @@ from pathlib import Path
 from migrate.flags.standin import StandInSpec
 from migrate.online.operator_sequence import operator_sequence, start_over
 from migrate.translate.framing import parse_target_version
-from tests.support.snapshots import CLUSTER_ID, full_snapshot
+from tests.support.snapshots import CLUSTER_ID, full_snapshot, mk_broker
+from zkreader import ClusterSnapshot
 
 ZK = "zk1:2181/kafka"
 SPEC = StandInSpec(3000, ("10.0.0.9", 9093), Path("/var/lib/zk2kraft/meta"),
@@ -66,3 +67,54 @@ def test_start_over_names_whom_the_brokers_followed() -> None:
             "__cluster_metadata-0") in text
     assert "(5) run this command again and, once it listens on its slot" in text
     assert CLUSTER_ID not in text  # nothing here depends on the cluster
+
+
+def _migrate_action(snapshot: ClusterSnapshot) -> tuple[str, list[str]]:
+    seq = operator_sequence(snapshot, SPEC, metadata_version=parse_target_version("3.9-IV0"),
+                            zookeeper=ZK)
+    doc = seq.to_json()
+    steps = doc["steps"]
+    notes = doc["notes"]
+    assert isinstance(steps, list) and isinstance(notes, list)
+    start = next(a for a in steps[2]["actions"] if a.startswith("start zk2kraft: "))
+    return start, notes
+
+
+def test_the_printed_migrate_command_is_whole_with_the_inter_broker_listener() -> None:
+    snap = ClusterSnapshot(cluster_id=full_snapshot().cluster_id, brokers={
+        2: mk_broker(2, endpoints=[("PLAINTEXT", "b2.example", 9092, "PLAINTEXT")]),
+        1: mk_broker(1, endpoints=[("PLAINTEXT", "b1.example", 9092, "PLAINTEXT")]),
+        3: mk_broker(3, endpoints=[("PLAINTEXT", "fd00::3", 9092, "PLAINTEXT")])})
+    start, notes = _migrate_action(snap)
+    assert start == (
+        "start zk2kraft: zk2kraft migrate --zookeeper zk1:2181/kafka --standin "
+        "3000@10.0.0.9:9093=/var/lib/zk2kraft/meta --controller 3001@c1:9093 --controller "
+        "3002@c2:9093 --metadata-version 3.9-IV0 --cutover manual --bootstrap-server "
+        "b1.example:9092,b2.example:9092,[fd00::3]:9092 --json report.json --html report.html "
+        "(it listens on its slot and asks for votes for up to 120 s)")
+    assert any(n.startswith("--bootstrap-server lists each broker's PLAINTEXT listener as "
+                            "registered in ZooKeeper (the brokers' inter-broker listener)")
+               for n in notes), notes
+
+
+def test_two_listeners_pick_the_plaintext_one_every_broker_advertises() -> None:
+    eps = [("SASL_PLAINTEXT", "h{}", 9094, "SASL_PLAINTEXT"), ("INTERNAL", "h{}", 9092,
+                                                                  "PLAINTEXT")]
+    snap = ClusterSnapshot(brokers={n: mk_broker(n, endpoints=[(a, h.format(n), p, s)
+                                                               for a, h, p, s in eps])
+                                    for n in (1, 2)})
+    start, notes = _migrate_action(snap)
+    assert "--bootstrap-server h1:9092,h2:9092 --json report.json --html report.html" in start
+    assert any("INTERNAL listener as registered in ZooKeeper (a PLAINTEXT listener every "
+               "broker advertises" in n for n in notes), notes
+
+
+def test_no_listener_without_credentials_prints_a_placeholder_and_says_why() -> None:
+    snap = ClusterSnapshot(brokers={n: mk_broker(n, endpoints=[
+        ("SASL_SSL", f"h{n}", 9094, "SASL_SSL")]) for n in (1, 2)})
+    start, notes = _migrate_action(snap)
+    assert ("--bootstrap-server <host:port of the brokers' listener the canary can reach> "
+            "--json report.json --html report.html") in start
+    assert any(n.startswith("--bootstrap-server: no PLAINTEXT listener is advertised by every "
+                            "broker in ZooKeeper (the inter-broker listener SASL_SSL needs "
+                            "credentials)") and "--command-config" in n for n in notes), notes
