@@ -61,7 +61,8 @@ def _command(connect: str, ports: dict[int, int], tmp_path: Path, mode: str) -> 
             "--cutover", mode,
             "--standin", f"{STANDIN}@127.0.0.1:{ports[STANDIN]}={tmp_path / 'standin'}",
             *[f"--controller={n}@127.0.0.1:{ports[n]}" for n in REAL],
-            "--journal", str(tmp_path / "journal"), "--json", str(tmp_path / "m.json")]
+            "--journal", str(tmp_path / "journal"), "--json", str(tmp_path / "m.json"),
+            "--fence-without-brokers"]  # the sample's brokers exist only in ZooKeeper
 
 
 def _migrate(connect: str, ports: dict[int, int], tmp_path: Path

@@ -27,8 +27,9 @@ its own fence (exit 3, "/migration changed since this run read and judged it"). 
   race, at the smallest size): a real controller leads, claims `/controller` above our epoch
   and logs "Loaded ZK migration state of MIGRATION", with no fatal fault; the brokers never
   register, so each run ends with exit 4 and exactly one problem,
-  `BROKERS_UNREGISTERED_AT_FENCE` (item 3: no false success), after `--broker-wait 1` (added:
-  no broker can register).
+  `BROKERS_UNREGISTERED_AT_FENCE` (item 3: no false success), after `--broker-wait 1
+  --fence-without-brokers` (added: no broker can register; the printed `--bootstrap-server`
+  left out, its hosts do not exist).
 Needs `tests/kafka/fetch.sh` (fails otherwise).
 """
 
@@ -181,7 +182,8 @@ def test_the_fence_takes_over_the_controllers_empty_migration_znode_in_other_sta
         "delegation.token.secret.key": "zk2kraft-oracle-token-secret"})
     with _stopped_at_exit(nodes) as procs:
         if order == "together":
-            procs.append(seq.start_migrate(tmp_path, "--broker-wait", "1", no_brokers=True))
+            procs.append(seq.start_migrate(
+                tmp_path, "--broker-wait", "1", "--fence-without-brokers", no_brokers=True))
         for node in nodes:
             node.launch()
         if order == "controllers_first":
@@ -190,7 +192,8 @@ def test_the_fence_takes_over_the_controllers_empty_migration_znode_in_other_sta
             _wait("the controllers to create /migration",
                   lambda: zk.exists("/migration") is not None, 60)
             assert json.loads(zk.get("/migration")[0]) == EMPTY_MIGRATION
-            procs.append(seq.start_migrate(tmp_path, "--broker-wait", "1", no_brokers=True))
+            procs.append(seq.start_migrate(
+                tmp_path, "--broker-wait", "1", "--fence-without-brokers", no_brokers=True))
         (proc,) = procs
         out, err = cut_over_by_signal(proc, tmp_path / ".zk2kraft-journal" / "journal.json")
         logs = "\n".join(n.log_text() for n in nodes)

@@ -500,14 +500,32 @@ def _listening(port: int) -> bool:
 
 def cut_over_by_signal(proc: subprocess.Popen[str], journal: Path) -> tuple[str, str]:
     """Step 4 of `--cutover manual`: once zk2kraft mirrors (its journal's phase), `kill -USR1
-    its pid`; its stdout and stderr once it ended."""
+    its pid` (again while it still mirrors: `signal_until_cutover`); its stdout and stderr
+    once it ended."""
     deadline = time.monotonic() + 600
     while not (journal.exists() and json.loads(journal.read_text())["phase"] == "mirror"):
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "zk2kraft did not reach the mirror"
         time.sleep(0.2)
-    proc.send_signal(signal.SIGUSR1)
-    return proc.communicate(timeout=600)
+    return signal_until_cutover(proc, journal)
+
+
+def signal_until_cutover(proc: subprocess.Popen[str], journal: Path, *, every_s: float = 5.0,
+                         timeout_s: float = 600.0) -> tuple[str, str]:
+    """`kill -USR1` zk2kraft's pid, and again every `every_s` while its journal still says
+    `mirror`, as an operator gives the signal again after a refusal (a broker not yet
+    registered with the stand-in and fetching refuses it, issue 30); its stdout and stderr
+    once it ended."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        proc.send_signal(signal.SIGUSR1)
+        try:
+            return proc.communicate(timeout=every_s)
+        except subprocess.TimeoutExpired:
+            pass
+        if json.loads(journal.read_text())["phase"] != "mirror":
+            return proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        assert time.monotonic() < deadline, "the cutover was never accepted"
 
 
 def printed_sequence(connect: str, ports: Mapping[int, int], standin_dir: Path,
