@@ -470,8 +470,12 @@ def finalise_step(voters: str) -> Step:
                  "controller and restart the controllers one at a time; the active controller "
                  "records ZkMigrationState POST_MIGRATION",
                  "before restarting the next controller, wait until the restarted one has "
-                 f"caught up: kafka-metadata-quorum.sh --bootstrap-controller {bootstrap} "
-                 "describe --replication lists it with Lag 0 (restarting the next one earlier "
-                 "costs elections and a time with no leader)",
+                 "caught up: note the time just before restarting it (`date +%s%3N`, "
+                 "milliseconds since the epoch), then wait until kafka-metadata-quorum.sh "
+                 f"--bootstrap-controller {bootstrap} describe --replication lists it with "
+                 "Lag 0 and a LastFetchTimestamp (milliseconds since the epoch) later than that "
+                 "time: until the restarted controller fetches, the leader may still show "
+                 "its row from before the restart, Lag 0 included (restarting the next one "
+                 "earlier costs elections and a time with no leader)",
                  "ZooKeeper can then be deprovisioned (if nothing else uses it)"),
                 None)
