@@ -92,7 +92,8 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
                 f"/controller with kraftControllerEpoch {claimed_epoch}"
                 + (f" and /migration names its log up to offset {mig}" if mig >= 0 else "")
                 + ". Nothing is left for zk2kraft to do: follow Kafka's guide from there "
-                "(brokers to KRaft, then finalise), or roll back as Kafka's guide says.")
+                "(brokers to KRaft, then finalise), or roll back as Kafka's guide says, the "
+                f"brokers leaving migration mode this way: {REVERT_BROKERS_FETCHED}.")
     fenced = claimed_by == spec.node_id and claimed_epoch == ours
     if not stopped_in.reached(Phase.DRAINED):
         # Why the log Kafka aborted is not migrated on: the module docstring's last point.
