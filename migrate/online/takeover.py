@@ -166,6 +166,16 @@ def explain_led_first(exc: QuorumLedElsewhereError, state: FenceState, spec: Sta
         journal_path: the journal file this run would have written.
     """
     leader, epoch = exc.leader_id, exc.leader_epoch
+    if leader == spec.node_id:  # not a controller: an earlier run whose journal is gone
+        return (f"zk2kraft's stand-in {spec.node_id} cannot lead: voter {exc.voter_id} follows "
+                f"stand-in {spec.node_id} itself at epoch {epoch}, an earlier zk2kraft run that "
+                f"led this quorum, and there is no journal at {journal_path} to resume it. The "
+                "brokers in migration mode follow that run's log in their own "
+                "__cluster_metadata-0. Start over, in this order: "
+                + start_over(connect=connect, standin_dir=str(spec.log_dir),
+                             journal=str(journal_path), followed=f"{leader} at epoch {epoch}",
+                             rerun="run this command again")
+                + ".")
     who = (f"controller {leader} leads the KRaft quorum at epoch {epoch}" if leader >= 0 else
            f"a controller stood for election at epoch {epoch} (no leader known yet)")
     head = (f"zk2kraft's stand-in {spec.node_id} cannot lead: {who} (voter {exc.voter_id} "

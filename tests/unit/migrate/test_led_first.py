@@ -82,3 +82,13 @@ def test_kafkas_own_migration_under_way_is_named_with_both_ways_on() -> None:
     assert ("then roll the brokers one at a time: each stopped, its __cluster_metadata-0 "
             "directory deleted") in said
     assert "ZooKeeper was not fenced" not in said
+
+
+def test_voters_following_an_earlier_run_of_the_standin_are_not_called_a_controller() -> None:
+    said = _said(3000, 1, _state({"version": 1, "brokerid": 1, "timestamp": "1"}, None))
+    assert said.startswith(
+        "zk2kraft's stand-in 3000 cannot lead: voter 3001 follows stand-in 3000 itself at epoch "
+        "1, an earlier zk2kraft run that led this quorum, and there is no journal at "
+        f"{JOURNAL} to resume it.")
+    assert "controller 3000 leads" not in said
+    assert "(4) the brokers in migration mode follow controller 3000 at epoch 1" in said
