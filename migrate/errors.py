@@ -6,6 +6,7 @@
     ├── BlockersFoundError        pre-flight found blockers and no override was given (exit 1)
     ├── SparkError                Spark could not start or a Spark job failed (exit 3)
     ├── ReportWriteError          a report (--json/--html/--out) could not be written (exit 3)
+    ├── BrokersNotServingError    `--cutover now`: brokers not serving the stand-in in time (exit 3)
     └── JournalWriteError         the online journal could not be written (exit 3)
 
 The exit codes are chosen in one table, `migrate/cli/exit_codes.py`, not here.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 __all__ = [
     "BadFlagError",
+    "BrokersNotServingError",
     "BlockersFoundError",
     "CanaryError",
     "CutoverUnconfirmedError",
@@ -53,6 +55,12 @@ class SparkError(MigrateError):
 class CanaryError(MigrateError):
     """The canary (`--bootstrap-server`) cannot reach the brokers, create its topic, or get
     its requests served before the cutover; the message names the brokers and what failed."""
+
+
+class BrokersNotServingError(MigrateError):
+    """`--cutover now` with the stand-in: a broker ZooKeeper listed was still not registered
+    with the stand-in and fetching from it when `--broker-wait` ran out. Nothing was fenced:
+    ZooKeeper's controller keeps running the cluster; the message names the brokers."""
 
 
 class ReportWriteError(MigrateError):

@@ -49,6 +49,7 @@ from writers._mv import (
 )
 from writers._quorum_log import (
     AppendResult,
+    BrokerServing,
     LocalVoterQuorum,
     QuorumLog,
     TailRepair,
@@ -143,6 +144,7 @@ from writers.raft import HandoverEvent, HandoverResult, StandInLeader, restamp_b
 __all__ = [
     "BrokerLogDir",
     "BrokerLogDirError",
+    "BrokerServing",
     "BrokerLogDirUnavailableError",
     "broker_directory_id",
     "prepare_broker_log_dir",

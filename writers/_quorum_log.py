@@ -39,6 +39,7 @@ from writers.log.reader import open_log_source
 
 __all__ = [
     "AppendResult",
+    "BrokerServing",
     "Handover",
     "HandoverStep",
     "LocalVoterQuorum",
@@ -79,6 +80,37 @@ class VoterStatus:
         """The report's form."""
         return {"node_id": self.node_id, "state": self.state, "next_offset": self.next_offset,
                 "error": self.error}
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerServing:
+    """One broker as the stand-in sees it while mirroring: registered, fetching, how far behind.
+
+    Attributes:
+        broker_id: the broker's id.
+        registered: registered with the stand-in, unfenced, and heard from (heartbeat) within
+            `broker.session.timeout.ms` (Kafka's `hasValidSession`).
+        fetching: it fetched `__cluster_metadata`-0 from the stand-in, as a Raft observer, in
+            the stand-in's epoch within `broker.session.timeout.ms` (its long poll asks
+            about twice a second).
+        lag: records between its last fetch offset and the stand-in's log end (None: no fetch
+            in this epoch yet).
+    """
+
+    broker_id: int
+    registered: bool
+    fetching: bool
+    lag: int | None
+
+    @property
+    def serving(self) -> bool:
+        """Registered and fetching: what the cutover requires of every broker."""
+        return self.registered and self.fetching
+
+    def to_json(self) -> dict[str, object]:
+        """The status line's and the report's form."""
+        return {"broker_id": self.broker_id, "registered": self.registered,
+                "fetching": self.fetching, "lag": self.lag}
 
 
 class HandoverStep(Protocol):
@@ -188,6 +220,12 @@ class QuorumLog(Protocol):
     def broker_registrations(self) -> dict[int, tuple[int, bool]] | None:
         """broker id -> (broker epoch, live) as registered with the quorum; None when brokers
         do not register with it (they register with the controllers that start after it)."""
+        ...
+
+    def brokers_serving(self) -> dict[int, BrokerServing] | None:
+        """Every broker registered with the quorum or fetching from it, by id; None when
+        brokers do not register with it (they register with the controllers started after
+        it)."""
         ...
 
     def describe_quorum(self, node: int) -> tuple[int, dict[int, int]]:
@@ -377,6 +415,10 @@ class LocalVoterQuorum:
         """See `QuorumLog`: brokers register with the controllers started after the run."""
 
     def broker_registrations(self) -> dict[int, tuple[int, bool]] | None:
+        """See `QuorumLog`: None, brokers do not register with local voters."""
+        return None
+
+    def brokers_serving(self) -> dict[int, BrokerServing] | None:
         """See `QuorumLog`: None, brokers do not register with local voters."""
         return None
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from migrate.errors import (
     BadFlagError,
     BlockersFoundError,
+    BrokersNotServingError,
     CanaryError,
     CutoverUnconfirmedError,
     JournalWriteError,
@@ -93,6 +94,7 @@ EXIT_CODES: dict[type[BaseException], int] = {
     VoterUnavailableError: EXIT_UNREACHABLE,
     SparkError: EXIT_UNREACHABLE,
     CanaryError: EXIT_UNREACHABLE,  # --bootstrap-server's brokers
+    BrokersNotServingError: EXIT_UNREACHABLE,  # brokers not serving the stand-in, nothing fenced
     ReportWriteError: EXIT_UNREACHABLE,
     JournalWriteError: EXIT_UNREACHABLE,  # the online journal (the run stops as at a crash)
     # the cutover happened: not a refusal, not unreachable input, but no confirmed success

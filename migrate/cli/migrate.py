@@ -46,6 +46,9 @@ def bulk_options(args: argparse.Namespace) -> BulkOptions:
         raise BadFlagError("--journal needs --cutover now or manual (--cutover none keeps none)")
     if args.broker_wait is not None:
         raise BadFlagError("--broker-wait needs --cutover now or manual with --standin")
+    if args.fence_without_brokers:
+        raise BadFlagError("--fence-without-brokers needs --cutover now or manual with "
+                           "--standin")
     if getattr(args, "controller_logs", None) or getattr(args, "html", None):
         raise BadFlagError("--controller-log/--html need --cutover now or manual (they report "
                            "the cutover window)")
@@ -121,12 +124,17 @@ def add_parser(sub: Subparsers) -> None:
                    help="how long to wait for a KRaft controller to claim /controller after "
                    "--on-cutover (t2; default 120)")
     p.add_argument("--broker-wait", type=float, default=None, metavar="S",
-                   help="with --standin: how long the cutover waits for every broker in "
-                   "/brokers/ids to register with the stand-in and be unfenced, as Kafka's "
-                   "WAIT_FOR_BROKERS does (brokers in migration mode with "
-                   "controller.quorum.voters do so on their own); after that it cuts over "
-                   "with a warning and they register with the next controller (default 60; "
-                   "0: do not wait; refused without --standin)")
+                   help="with --standin and --cutover now: how long the cutover waits for "
+                   "every broker ZooKeeper listed (now or when the mirror began) to be "
+                   "registered with the stand-in and fetching from it, as Kafka's "
+                   "WAIT_FOR_BROKERS does; after that the run stops with exit 3 and nothing "
+                   "fenced (default 60). With --cutover manual a signal given while a broker "
+                   "does not serve is refused at once, naming it, and mirroring goes on "
+                   "(refused without --standin)")
+    p.add_argument("--fence-without-brokers", action="store_true",
+                   help="with --standin: once --broker-wait ran out, cut over even so, with a "
+                   "warning (the brokers that did not serve must register with the next "
+                   "controller; the run ends with exit 4, BROKERS_UNREGISTERED_AT_FENCE)")
     p.add_argument("--bootstrap-server", metavar="HOST:PORT[,HOST:PORT]",
                    help="run the canary against these brokers during the online migration: "
                    "controller-bound requests every 50 ms and an acks=all produce/consume "

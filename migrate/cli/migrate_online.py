@@ -41,6 +41,7 @@ from migrate.online import (
     OnlineOutcome,
     Phase,
     StatusSink,
+    brokers_line,
     brokers_serving,
     check_bootstrap_servers,
     check_controller_logs,
@@ -101,6 +102,10 @@ def online_options(args: argparse.Namespace, standin: StandInSpec | None) -> Onl
         raise BadFlagError("--broker-wait: only with --standin (it waits for brokers to "
                            "register with the stand-in; with --voter no broker registers "
                            "until the KRaft controllers start)")
+    fence_without_brokers = bool(getattr(args, "fence_without_brokers", False))
+    if fence_without_brokers and standin is None:
+        raise BadFlagError("--fence-without-brokers: only with --standin (brokers register "
+                           "with the stand-in; with --voter none does before the cutover)")
     broker_wait = _BROKER_WAIT_DEFAULT_S if args.broker_wait is None else args.broker_wait
     if not math.isfinite(broker_wait) or broker_wait < 0:
         raise BadFlagError(f"--broker-wait: must be >= 0 seconds, a finite number (got "
@@ -123,6 +128,7 @@ def online_options(args: argparse.Namespace, standin: StandInSpec | None) -> Onl
         overrides=overrides_given(args),
         handoff_timeout_s=handoff_timeout,
         broker_wait_s=broker_wait,
+        fence_without_brokers=fence_without_brokers,
         standin=standin,
     )
 
@@ -149,6 +155,8 @@ class _ConsoleSink(StatusSink):
                 f"{figures['changes_per_s']:.0f} changes/s, lag {figures['lag_s'] * 1000:.0f} ms, "
                 f"last offset {figures['last_offset']}, voters {voters}, "
                 f"ZooKeeper {figures['zookeeper']}")
+        if figures.get("brokers") is not None:
+            text += f", brokers {brokers_line(figures['brokers'])}"
         if self.console.is_terminal:
             if self.live is None:
                 self.live = Live(text, console=self.console, refresh_per_second=4,
@@ -177,8 +185,10 @@ def _arm_trigger(mode: str) -> threading.Event:
     signal.signal(signal.SIGUSR1, lambda *_: trigger.set())
     if sys.stdin is not None and sys.stdin.isatty():
         def wait_enter() -> None:
-            sys.stdin.readline()
-            trigger.set()
+            # every Enter asks again: a refused cutover (a broker not serving,
+            # migrate.online.broker_gate) clears the event, and the operator may ask again
+            while sys.stdin.readline():
+                trigger.set()
 
         threading.Thread(target=wait_enter, name="zk2kraft-enter", daemon=True).start()
     return trigger

@@ -42,6 +42,7 @@ from migrate.errors import BadFlagError, BlockersFoundError, JournalWriteError
 from migrate.flags.voters import check_voter_flags
 from migrate.flags.zookeeper import connect_options
 from migrate.online import Journal, Phase, default_journal_dir
+from migrate.online.operator_sequence import REVERT_BROKERS_FETCHED
 from migrate.translate.framing import ZK_MIGRATION_STATE_POST_MIGRATION
 from writers import METADATA_PARTITION_DIR, ReadPause, hold_voter_locks, open_log_source
 from zkreader import (
@@ -197,8 +198,9 @@ def run(args: argparse.Namespace) -> int:
                       f"/controller_epoch {ce['before']} -> {ce['after']} (above every "
                       f"partition state's controller_epoch, highest "
                       f"{doc['highest_partition_controller_epoch']})\n")
-            out.write("ZooKeeper brokers will now elect a controller. Remove the migration "
-                      "configs from the brokers and clear the KRaft controllers' metadata "
+            # the brokers followed the KRaft quorum as observers: their copy goes with it
+            out.write("ZooKeeper brokers will now elect a controller. Then "
+                      f"{REVERT_BROKERS_FETCHED}; clear the KRaft controllers' metadata "
                       "directories before migrating again.\n")
         else:
             out.write(f"nothing to roll back: {doc['reason']}\n")

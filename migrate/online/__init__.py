@@ -13,6 +13,7 @@
 The CLI imports from here.
 """
 
+from migrate.online.broker_gate import brokers_line
 from migrate.online.canary import (
     CANARY_TOPIC,
     Canary,
@@ -41,6 +42,7 @@ __all__ = [
     "OnlineOutcome",
     "Phase",
     "StatusSink",
+    "brokers_line",
     "brokers_serving",
     "check_bootstrap_servers",
     "check_controller_logs",

@@ -5,9 +5,9 @@ succeed over a cluster whose brokers are gone: issue 16 saw exit 0 and "cutover 
 every broker had shut down. So the run ends with what Kafka itself reports, and any of these is
 a problem that ends it with exit 4 (`CutoverUnconfirmedError`) and a report naming it:
 
-* `BROKERS_UNREGISTERED_AT_FENCE`: with the stand-in, brokers ZooKeeper listed were not
-  registered with it and unfenced when it fenced (`--broker-wait` ran out); they register with
-  the next controller only if their own Raft state agrees with it.
+* `BROKERS_UNREGISTERED_AT_FENCE`: with the stand-in and `--fence-without-brokers`, brokers
+  ZooKeeper listed were not registered with it and fetching when it fenced (`--broker-wait` ran
+  out); they register with the next controller only if their own Raft state agrees with it.
 * `BROKERS_NOT_FOLLOWING`: with the stand-in, brokers registered at the fence whose fetches the
   new leader does not see after its claim (DescribeQuorum: their LastFetchTimestamp did not
   move), asked without `--bootstrap-server` too.
@@ -109,8 +109,9 @@ def cutover_problems(outcome: Any, *, broker_wait_s: float, handoff_timeout_s: f
     if unregistered:
         out.append(Problem(
             "BROKERS_UNREGISTERED_AT_FENCE",
-            f"broker(s) {unregistered} were not registered with the stand-in and unfenced when "
-            f"it fenced ZooKeeper (--broker-wait {broker_wait_s:g}s ran out). Check that each "
+            f"broker(s) {unregistered} were not registered with the stand-in and fetching when "
+            f"it fenced ZooKeeper (--broker-wait {broker_wait_s:g}s ran out and "
+            "--fence-without-brokers cut over even so). Check that each "
             "runs in migration mode (zookeeper.metadata.migration.enable=true, "
             "controller.quorum.voters naming the stand-in's slot) and that its log shows no "
             "'raftManager fault'; `kafka-metadata-quorum --bootstrap-controller HOST:PORT "

@@ -49,9 +49,9 @@ from migrate.errors import BadFlagError, JournalWriteError
 from migrate.online.phases import IllegalTransitionError, Phase, check_transition
 from writers import atomic_write
 
-__all__ = ["Journal", "check_journal_dir", "default_journal_dir"]
+__all__ = ["JOURNAL_FILE", "Journal", "check_journal_dir", "default_journal_dir"]
 
-_FILE = "journal.json"
+JOURNAL_FILE = "journal.json"
 
 
 def default_journal_dir(first_voter: Path) -> Path:
@@ -80,9 +80,9 @@ def check_journal_dir(directory: Path, flag: str) -> None:
         existing = existing.parent
     if not existing.is_dir():
         raise BadFlagError(f"{flag} {directory}: {existing} is not a directory")
-    if existing == directory and (directory / _FILE).exists() and \
-            not (directory / _FILE).is_file():
-        raise BadFlagError(f"{flag} {directory}: {directory / _FILE} is not a file")
+    if existing == directory and (directory / JOURNAL_FILE).exists() and \
+            not (directory / JOURNAL_FILE).is_file():
+        raise BadFlagError(f"{flag} {directory}: {directory / JOURNAL_FILE} is not a file")
     probe = existing / f".zk2kraft-journal-probe.{os.getpid()}"
     try:
         if existing == directory:
@@ -131,7 +131,7 @@ class Journal:
     @property
     def path(self) -> Path:
         """The journal file."""
-        return self.directory / _FILE
+        return self.directory / JOURNAL_FILE
 
     @classmethod
     def load(cls, directory: Path) -> Journal | None:
@@ -140,7 +140,7 @@ class Journal:
         Raises:
             ValueError: the file exists but is not a journal (names the file).
         """
-        path = directory / _FILE
+        path = directory / JOURNAL_FILE
         try:
             raw = path.read_bytes()
         except FileNotFoundError:

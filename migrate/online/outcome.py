@@ -50,9 +50,12 @@ class OnlineOptions:
         overrides: attribute names of blocker override flags given.
         lag_bound_s: the gate's bound on the mirror's lag.
         handoff_timeout_s: how long to wait for a KRaft controller's claim (t2).
-        broker_wait_s: with the stand-in, how long the gate waits for every ZooKeeper broker
-            to be registered and unfenced with it (Kafka's WAIT_FOR_BROKERS) before it cuts
-            over anyway, with a warning.
+        broker_wait_s: with the stand-in and `--cutover now`, how long the gate waits for
+            every ZooKeeper broker to be registered with it and fetching (Kafka's
+            WAIT_FOR_BROKERS) before the run stops with nothing fenced
+            (`migrate.online.broker_gate`).
+        fence_without_brokers: the operator's explicit choice to cut over once
+            `broker_wait_s` ran out even so, with a warning (the old default).
     """
 
     connect: ConnectOptions
@@ -66,6 +69,7 @@ class OnlineOptions:
     lag_bound_s: float = 1.0
     handoff_timeout_s: float = 120.0
     broker_wait_s: float = 60.0
+    fence_without_brokers: bool = False
     standin: StandInSpec | None = None  # the stand-in transport instead of local voter dirs
 
 

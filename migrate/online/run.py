@@ -54,7 +54,7 @@ from typing import Any
 
 from migrate.errors import BadFlagError
 from migrate.online.fence_status import ZkFence, fence_of, marked
-from migrate.online.journal import Journal
+from migrate.online.journal import JOURNAL_FILE, Journal
 from migrate.online.outcome import (
     OnlineOptions,
     OnlineOutcome,
@@ -79,7 +79,7 @@ from migrate.online.phases.cutover import Cutover
 from migrate.online.phases.handoff import Handoff
 from migrate.online.phases.mirror import Mirror
 from migrate.online.phases.precopy import PreCopy
-from migrate.online.takeover import explain_takeover
+from migrate.online.takeover import explain_led_first, explain_takeover
 from migrate.online.transport import open_standin
 from migrate.preflight.checks import PlanSummary
 from migrate.translate.framing import trailer_records
@@ -330,8 +330,13 @@ def _run_locked(options: OnlineOptions, sink: StatusSink, trigger: threading.Eve
                     options.standin, cluster_id=cluster_id, mv=options.metadata_version,
                     resuming=journal is not None, say=sink.say)
             except QuorumLedElsewhereError as exc:
-                if journal is None:
-                    raise
+                if journal is None:  # a controller stood before the stand-in asked
+                    raise QuorumLedElsewhereError(
+                        explain_led_first(exc, read_fence_state(session), options.standin,
+                                          connect=options.connect.connect,
+                                          journal_path=options.journal_dir / JOURNAL_FILE),
+                        voter_id=exc.voter_id, leader_id=exc.leader_id,
+                        leader_epoch=exc.leader_epoch) from None
                 stopped_in = journal.phase
                 written = _finish_migration_znode(session, journal, options.standin.node_id)
                 raise QuorumLedElsewhereError(

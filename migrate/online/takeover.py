@@ -42,11 +42,15 @@ import json
 
 from migrate.flags.standin import StandInSpec
 from migrate.online.journal import Journal
+from migrate.online.operator_sequence import (
+    REVERT_BROKERS_FETCHED,
+    start_over,
+)
 from migrate.online.phases import Phase
 from writers import QuorumLedElsewhereError
 from zkreader import FenceState
 
-__all__ = ["explain_takeover", "refused_fence_advice"]
+__all__ = ["explain_led_first", "explain_takeover", "refused_fence_advice"]
 
 
 def _claim(state: FenceState) -> dict[str, object]:
@@ -75,24 +79,21 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
     claimed_by = _int(claim.get("brokerid"))
     claimed_epoch = _int(claim.get("kraftControllerEpoch"))
     ours = journal.leader_epoch
-    slot = f"{spec.node_id}@{spec.listen[0]}:{spec.listen[1]}"
     head = (f"zk2kraft's stand-in {spec.node_id} stopped in phase {stopped_in} (journal "
             f"{journal.path}) and cannot lead again: controller {leader} leads the KRaft quorum "
             f"at epoch {epoch}.")
-    start_slot = (f"start a real KRaft controller in the stand-in's slot: node.id="
-                  f"{spec.node_id}, its controller listener at {spec.listen[0]}:"
-                  f"{spec.listen[1]} (the entry {slot} of controller.quorum.voters), formatted "
-                  "with this cluster's id and configured for the migration like the others")
+    start_slot = _start_slot(spec)
     rollback = (f"stop the KRaft controllers, run `zk2kraft rollback --zookeeper {connect} "
                 f"--voter {spec.node_id}={spec.log_dir} --journal {journal.directory}`, then "
-                "remove the migration configs from the brokers and roll them")
+                f"{REVERT_BROKERS_FETCHED}")
     if claimed_epoch > ours and claimed_by != spec.node_id:
         mig = _migration(state)
         return (f"{head} Kafka has taken the migration over: controller {claimed_by} claimed "
                 f"/controller with kraftControllerEpoch {claimed_epoch}"
                 + (f" and /migration names its log up to offset {mig}" if mig >= 0 else "")
                 + ". Nothing is left for zk2kraft to do: follow Kafka's guide from there "
-                "(brokers to KRaft, then finalise), or roll back as Kafka's guide says.")
+                "(brokers to KRaft, then finalise), or roll back as Kafka's guide says, the "
+                f"brokers leaving migration mode this way: {REVERT_BROKERS_FETCHED}.")
     fenced = claimed_by == spec.node_id and claimed_epoch == ours
     if not stopped_in.reached(Phase.DRAINED):
         # Why the log Kafka aborted is not migrated on: the module docstring's last point.
@@ -116,13 +117,10 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
                 f"kraftControllerEpoch {ours}, /controller_epoch {state.controller_epoch}): its "
                 "controller can no longer write, so ZooKeeper holds every change up to the "
                 "fence and nothing is lost, but no controller serves the cluster until one "
-                f"takes over. {log_state} So hand ZooKeeper back: {rollback}, each broker "
-                "stopped, its __cluster_metadata-0 directory deleted (in its metadata.log.dir, "
-                "else the first of its log.dirs; the rest of its data stays) and started again, "
-                "and every partition's ISR full again before the next (its quorum-state names "
-                f"controller {leader} at epoch {epoch}, which a later migration's re-formatted "
-                "quorum would contradict). ZooKeeper's controller then runs the cluster again; "
-                "to migrate later, re-format the controllers, empty "
+                f"takes over. {log_state} So hand ZooKeeper back: {rollback} (each broker's "
+                f"quorum-state names controller {leader} at epoch {epoch}, which a later "
+                "migration's re-formatted quorum would contradict). ZooKeeper's controller "
+                "then runs the cluster again; to migrate later, re-format the controllers, empty "
                 f"{spec.log_dir} and follow the printed sequence from its first step.")
     done = (f"{head} The migration had committed before it stopped (ZkMigrationStateRecord"
             f"(MIGRATION) and EndTransactionRecord, offsets up to {journal.last_durable_offset}):"
@@ -140,6 +138,80 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
             f"{start_slot} to fill the stand-in's slot.")
 
 
+def _start_slot(spec: StandInSpec) -> str:
+    slot = f"{spec.node_id}@{spec.listen[0]}:{spec.listen[1]}"
+    return (f"start a real KRaft controller in the stand-in's slot: node.id="
+            f"{spec.node_id}, its controller listener at {spec.listen[0]}:"
+            f"{spec.listen[1]} (the entry {slot} of controller.quorum.voters), formatted "
+            "with this cluster's id and configured for the migration like the others")
+
+
+def explain_led_first(exc: QuorumLedElsewhereError, state: FenceState, spec: StandInSpec, *,
+                      connect: str, journal_path: object) -> str:
+    """A fresh run's refusal when a controller stood for election before the stand-in asked.
+
+    Why it happens (issue 30): the printed order starts zk2kraft first and the controllers
+    within its 120 s; a controller started earlier, or long before, stands for election once
+    its `controller.quorum.election.timeout.ms` runs out, and two of three voters are a
+    majority. Brokers in migration mode then fetch that controller's log as observers, so the
+    way out discards it on the brokers too (`start_over`). Where that controller also claimed
+    `/controller` (a KRaft epoch in the claim, or `/migration` naming a log offset), Kafka's own
+    migration is under way: the brokers registered with it and it copied ZooKeeper itself.
+
+    Args:
+        exc: the voter's refusal (the leader it named, -1 when none yet, and its epoch).
+        state: `/controller_epoch`, `/controller` and `/migration` as read after the refusal.
+        spec: the stand-in's flags.
+        connect: the `--zookeeper` connect string.
+        journal_path: the journal file this run would have written.
+    """
+    leader, epoch = exc.leader_id, exc.leader_epoch
+    if leader == spec.node_id:  # not a controller: an earlier run whose journal is gone
+        return (f"zk2kraft's stand-in {spec.node_id} cannot lead: voter {exc.voter_id} follows "
+                f"stand-in {spec.node_id} itself at epoch {epoch}, an earlier zk2kraft run that "
+                f"led this quorum, and there is no journal at {journal_path} to resume it. The "
+                "brokers in migration mode follow that run's log in their own "
+                "__cluster_metadata-0. Start over, in this order: "
+                + start_over(connect=connect, standin_dir=str(spec.log_dir),
+                             journal=str(journal_path), followed=f"{leader} at epoch {epoch}",
+                             rerun="run this command again")
+                + ".")
+    who = (f"controller {leader} leads the KRaft quorum at epoch {epoch}" if leader >= 0 else
+           f"a controller stood for election at epoch {epoch} (no leader known yet)")
+    head = (f"zk2kraft's stand-in {spec.node_id} cannot lead: {who} (voter {exc.voter_id} "
+            "answered the stand-in's vote request so). A controller was started before "
+            "zk2kraft asked for votes, or too long before: its "
+            "controller.quorum.election.timeout.ms ran out and it stood for election without "
+            "the stand-in (the other controllers are a majority). The brokers in migration mode "
+            "fetch from the leader as Raft observers: they follow "
+            + (f"controller {leader} at epoch {epoch}" if leader >= 0 else "whoever wins")
+            + " in their own __cluster_metadata-0.")
+    claim = _claim(state)
+    claimed_by = _int(claim.get("brokerid"))
+    kraft_epoch = state.kraft_controller_epoch
+    mig = _migration(state)
+    followed = f"{leader} at epoch {epoch}" if leader >= 0 else None
+    if kraft_epoch >= 0 or mig >= 0:
+        return (f"{head} Kafka's own migration is under way: controller {claimed_by} claimed "
+                f"/controller with kraftControllerEpoch {kraft_epoch}"
+                + (f" and /migration names its log up to offset {mig}" if mig >= 0 else "")
+                + " (the brokers registered with it and it copied ZooKeeper itself); zk2kraft "
+                "has nothing to do. To let it finish: " + _start_slot(spec) + ", so that "
+                "every voter is registered, then follow Kafka's guide (brokers to KRaft, then "
+                "finalise). To go back instead: stop every KRaft controller, then, as Kafka's "
+                f"guide reverts it, delete /controller (`zookeeper-shell {connect} delete "
+                "/controller`), then get and delete /migration, quickly; then "
+                f"{REVERT_BROKERS_FETCHED}. ZooKeeper's controller then runs the cluster again; "
+                "to migrate with zk2kraft later, follow the printed sequence from its first "
+                "step on re-formatted controllers.")
+    return (f"{head} ZooKeeper was not fenced and nothing was migrated: ZooKeeper's controller "
+            "still runs the cluster and holds all metadata. Start over, in this order: "
+            + start_over(connect=connect, standin_dir=str(spec.log_dir),
+                         journal=str(journal_path), followed=followed,
+                         rerun="run this command again")
+            + ".")
+
+
 def _start_over(spec: StandInSpec, journal: Journal, leader: int, epoch: int,
                 connect: str) -> str:
     """The steps that start the quorum over for zk2kraft, brokers included.
@@ -154,25 +226,9 @@ def _start_over(spec: StandInSpec, journal: Journal, leader: int, epoch: int,
     itself in `/migration` (real 3.9.1: `kraft_controller_epoch` 3, the rest -1), which a fresh
     run refuses (MIGRATION_ZNODE_EXISTS); with nothing migrated (`kraft_metadata_offset` -1) and
     the controllers stopped it goes too, and they create their empty one again on start."""
-    return (f"start over with zk2kraft, in this order: (1) stop every KRaft controller, then "
-            f"read /migration (`zookeeper-shell {connect} get /migration`) and, if its "
-            "kraft_metadata_offset is -1 (nothing was migrated; the controller that led "
-            f"meanwhile recorded itself there), delete it (`zookeeper-shell {connect} delete "
-            "/migration`); (2) "
-            "re-format each controller's metadata.log.dir (delete it, then `kafka-storage "
-            "format` it with this cluster's id and its controller.properties, as for the first "
-            f"start); (3) empty {spec.log_dir} and remove {journal.path}; (4) the brokers follow "
-            f"controller {leader} at epoch {epoch} in their own __cluster_metadata-0/"
-            "quorum-state, and a re-formatted quorum electing another leader at that epoch "
-            "makes them shut down: restart the brokers one at a time, each stopped, its "
-            "__cluster_metadata-0 directory deleted (in its metadata.log.dir, else the first of "
-            "its log.dirs; the rest of its data stays), started again, and every partition's "
-            "ISR full again before the next (ZooKeeper's controller serves them meanwhile); "
-            "(5) run this command again and, once it listens on its slot, start the "
-            "controllers within the 120 s it asks for votes (the printed sequence's order, as "
-            "at the first start: a controller started first whose "
-            "controller.quorum.election.timeout.ms runs out before the stand-in asks leads "
-            "itself, and the run refuses).")
+    return "start over with zk2kraft, in this order: " + start_over(
+        connect=connect, standin_dir=str(spec.log_dir), journal=str(journal.path),
+        followed=f"{leader} at epoch {epoch}", rerun="run this command again") + "."
 
 
 def _migration(state: FenceState) -> int:

@@ -159,7 +159,8 @@ def test_standin_plan_prints_each_nodes_properties_and_the_steps(
     # finalising waits for each restarted controller to catch up, with Kafka 3.9's own tool
     assert ("kafka-metadata-quorum.sh --bootstrap-controller "
             "10.0.0.5:9093,c1.example:9093,c2.example:9093 describe --replication lists it with "
-            "Lag 0") in steps[-1]["actions"][1]
+            "Lag 0 and a LastFetchTimestamp (milliseconds since the epoch) later than that "
+            "time") in steps[-1]["actions"][1]
     # a KRaft broker's first start logs STALE_BROKER_EPOCH on this path too, and it says so
     assert "STALE_BROKER_EPOCH" in " ".join(
         steps[titles.index("Move the brokers to KRaft")]["actions"])

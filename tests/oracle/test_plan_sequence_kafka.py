@@ -109,6 +109,7 @@ def test_printed_quorum_commands_run_against_a_kraft_controller(
     node = KafkaController(tmp_path / "node", tmp_path / "c3000", node_id=3000, heap="320m",
                            start_timeout=240, quorum={3000: port})
     storage_format(node.config_path, "5Fq3yP0nQ1-nAbq4xK2rWg")
+    started_ms = int(time.time() * 1000)
     with node:
         deadline = time.monotonic() + 120
         while True:
@@ -118,9 +119,12 @@ def test_printed_quorum_commands_run_against_a_kraft_controller(
             # LastCaughtUpTimestamp Status; the sole voter leads with lag 0
             rows = [line.split() for line in out.stdout.splitlines()]
             if rows and "Lag" in rows[0]:
-                lag = rows[0].index("Lag")
+                lag, fetched = rows[0].index("Lag"), rows[0].index("LastFetchTimestamp")
                 mine = [r for r in rows[1:] if r and r[0] == "3000"]
                 if mine and mine[0][lag] == "0" and mine[0][-1] == "Leader":
+                    # the printed check compares LastFetchTimestamp with `date +%s%3N`: Kafka
+                    # prints it in milliseconds since the epoch (issue 30, finding 4)
+                    assert started_ms <= int(mine[0][fetched]) <= time.time() * 1000 + 1, rows
                     break
             assert time.monotonic() < deadline, out.stdout + out.stderr
             time.sleep(2)

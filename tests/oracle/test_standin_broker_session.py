@@ -13,17 +13,22 @@ a broker's death, not the size), controllers 3001 and 3002 in migration mode, `z
 --cutover manual --standin ...` with the controllers' properties file as `--controller-config`.
 Once both brokers are registered and unfenced in the controllers' log, broker 1 is killed -9.
 Checked in controller 3001's own log (read with the writers' log reader): broker 1 fenced at its
-epoch within that window, broker 0 still unfenced; then SIGUSR1 and the run cuts over as usual
-(exit 0, status ok): broker 1's znode goes with its ZooKeeper session and the cutover no longer
-waits for it.
+epoch within that window, broker 0 still unfenced. Then SIGUSR1 (issue 30): the cutover is
+refused, naming broker 1 (not registered with the stand-in, not fetching: its znode went with its
+ZooKeeper session, but ZooKeeper listed it when the mirror began), and nothing is fenced; broker 1
+is started again, registers and heartbeats, the signal is given again and the run cuts over as
+usual (exit 0, status ok, no broker unregistered at the fence).
 Needs `tests/kafka/fetch.sh` (fails otherwise).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -82,6 +87,29 @@ def _unfenced_by_heartbeat(changes: list[tuple[int, int]]) -> int | None:
     return None
 
 
+class _OutputLines:
+    """zk2kraft's stdout and stderr read as they come (a refusal is only said there)."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self._lines: list[str] = []
+        self._threads = [threading.Thread(target=self._read, args=(stream,), daemon=True)
+                         for stream in (proc.stdout, proc.stderr)]
+        for t in self._threads:
+            t.start()
+
+    def _read(self, stream: Any) -> None:
+        for line in stream:
+            self._lines.append(line)
+
+    def has(self, text: str) -> bool:
+        return any(text in line for line in list(self._lines))
+
+    def finish(self) -> tuple[str, str]:
+        for t in self._threads:
+            t.join(30)
+        return "".join(self._lines), ""
+
+
 def _wait(what: str, ready: Any, timeout_s: float, poll_s: float = 0.2) -> Any:
     deadline = time.monotonic() + timeout_s
     while not (got := ready()):
@@ -125,12 +153,29 @@ def test_a_broker_killed_during_the_mirror_is_fenced_within_its_session_timeout(
                     fenced_after, log)
                 assert log[1][-1] == (epochs[1], 1), log  # fenced once, at its epoch
                 assert _unfenced_by_heartbeat(log[0]) == epochs[0], log  # the other is not
+                # issue 30: the signal over the dead broker is refused, naming it, and nothing
+                # is fenced; once it is back (registered and fetching) the signal is given again
+                epoch_before = zk.get("/controller_epoch")[0]
+                lines = _OutputLines(proc)
                 proc.send_signal(signal.SIGUSR1)
-                out, err = proc.communicate(timeout=300)
+                _wait("the refusal", lambda: lines.has("cutover refused: broker 1 (not "
+                                                       "registered with the stand-in"), 60)
+                refused_at = time.monotonic()
+                assert zk.get("/controller_epoch")[0] == epoch_before  # not fenced
+                victim.restart(ready_to_start=lambda: zk.exists("/brokers/ids/1") is None)
+                _wait("broker 1 back and unfenced", lambda: (
+                    _unfenced_by_heartbeat(_fencing(meta).get(1, [])) or -1) > epochs[1], 120)
+                while proc.poll() is None:  # the operator signals again until it is accepted
+                    assert time.monotonic() < refused_at + 300, "the cutover was not accepted"
+                    proc.send_signal(signal.SIGUSR1)
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        proc.wait(5)
+                out, err = lines.finish()
             finally:
                 if proc.poll() is None:
                     proc.kill()
             said = " ".join((out + err).split())
+            assert "cutover refused: broker 1 (not registered with the stand-in" in said, said
             logs = "\n".join(n.log_text() for n in nodes)
             assert proc.returncode == 0, said + logs[-4000:]
             doc = json.loads((root / "m.json").read_text())
@@ -139,5 +184,7 @@ def test_a_broker_killed_during_the_mirror_is_fenced_within_its_session_timeout(
             kraft_controller_took_over(zk, nodes)
             assert "Encountered fatal fault" not in logs
             cluster.brokers[0].assert_running()
+            victim.assert_running()
+            assert doc["brokers_unregistered_at_fence"] == []
     print(f"\nbroker fenced {fenced_after:.1f} s after kill -9 (session {SESSION_S:g} s); "
           f"test {time.monotonic() - started:.0f} s")

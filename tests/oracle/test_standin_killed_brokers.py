@@ -33,7 +33,8 @@ consumed every record it had acknowledged, once; no broker logged a `raftManager
   1 ("ZooKeeper was not fenced ... or start over with zk2kraft, in this order: (1)..(5)"); done
   so, the printed command's last run exits 0 with status ok.
 * `test_broker_pointed_elsewhere_broker_wait_runs_out`: broker 1's `controller.quorum.voters`
-  points at another quorum; `--broker-wait 15` runs out, the run cuts over with a warning and
+  points at another quorum; `--broker-wait 15 --fence-without-brokers`: it runs out, the run
+  cuts over with a warning and
   ends with exit 4 (`BROKERS_UNREGISTERED_AT_FENCE`); its advice (controller.quorum.voters naming
   the stand-in's slot: the printed value) brings broker 1 back under the new controller.
 Needs `tests/kafka/fetch.sh` (fails otherwise).
@@ -344,47 +345,114 @@ def test_killed_before_the_fence_then_start_over(rig: Rig) -> None:
             assert "ZooKeeper was not fenced" in said, said
             assert "Kafka's own migration must not go on from this log" in said, said
             assert "So start over with zk2kraft, in this order" in said, said
-            assert f"the brokers follow controller {leader.node_id} at epoch" in said, said
-            # start over, word for word
-            for node in nodes:  # (1) stop every KRaft controller, read /migration ...
-                node.stop()
-            assert f"zookeeper-shell {rig.connect} get /migration" in said, said
-            if rig.zk.exists("/migration") is not None:
-                if json.loads(rig.zk.get("/migration")[0])["kraft_metadata_offset"] == -1:
-                    rig.zk.delete("/migration")  # ... nothing migrated: delete it
-            for node in nodes:  # (2) re-format each controller's metadata.log.dir
-                shutil.rmtree(node.metadata_log_dir)
-                seq.format(node)
-            named = re.search(r"\(3\) empty (\S+) and remove (\S+); \(4\)", said)
-            assert named is not None, said
-            assert Path(named.group(1)) == case / "standin", named.group(1)
-            shutil.rmtree(named.group(1))  # (3) empty the stand-in's dir ...
-            Path(named.group(1)).mkdir()
-            assert Path(named.group(2)) == case / _JOURNAL, named.group(2)
-            Path(named.group(2)).unlink()  # ... and remove the journal it names
-            for broker in rig.cluster.brokers:  # (4) the brokers, one at a time
-                restart_without_metadata_log(broker, rig.zk, rig.bootstrap, TOPICS)
-            assert ("(5) run this command again and, once it listens on its slot, start the "
-                    "controllers within the 120 s it asks for votes") in said, said
-        # (5) the command again and, once it listens, the controllers (step 3's order)
-        with _step3(rig, case, seq, nodes, *rig.canary_args()) as again:
-            out, err = cut_over_by_signal(again, case / _JOURNAL)  # step 4: kill -USR1
-            rig.left_migrated = seq
-            said = " ".join((out + err).split())
-            logs = "\n".join(n.log_text() for n in nodes)
-            assert again.returncode == 0, said + logs[-5000:]
-            doc = _report(case)
-            assert (doc["status"], doc["problems"], doc["brokers_unregistered_at_fence"]) == (
-                "ok", [], []), doc["problems"]
-            assert doc["canary"]["records"]["missing"] == 0, doc["canary"]["records"]
-            wait_available(rig.bootstrap, "load-000", TOPICS)
-            report = canary.stop(None, drain_timeout_s=240)  # its consumer lags under load
-            _assert_nothing_lost(report)
-            _assert_brokers_fine(rig.cluster.brokers)
-            assert "Encountered fatal fault" not in logs
+            assert (f"the brokers in migration mode follow controller {leader.node_id} at "
+                    "epoch") in said, said
+            _start_over_word_for_word(rig, case, seq, nodes, said)
+        _run_step3_again_to_a_healthy_cluster(rig, case, seq, nodes, canary)
     finally:
         canary.stop(None, drain_timeout_s=0)
     rig.timings["before-fence case"] = time.monotonic() - started
+
+
+def _start_over_word_for_word(rig: Rig, case: Path, seq: PrintedSequence,
+                              nodes: list[KafkaController], said: str) -> None:
+    """Steps (1) to (4) of the printed "start over with zk2kraft", as `said` gives them."""
+    for node in nodes:  # (1) stop every KRaft controller, read /migration ...
+        node.stop()
+    assert f"zookeeper-shell {rig.connect} get /migration" in said, said
+    if rig.zk.exists("/migration") is not None:
+        if json.loads(rig.zk.get("/migration")[0])["kraft_metadata_offset"] == -1:
+            rig.zk.delete("/migration")  # ... nothing migrated: delete it
+    for node in nodes:  # (2) re-format each controller's metadata.log.dir
+        shutil.rmtree(node.metadata_log_dir)
+        seq.format(node)
+    named = re.search(r"\(3\) empty (\S+) and remove (\S+); \(4\)", said)
+    assert named is not None, said
+    assert Path(named.group(1)) == case / "standin", named.group(1)
+    shutil.rmtree(named.group(1), ignore_errors=True)  # (3) empty the stand-in's dir ...
+    Path(named.group(1)).mkdir()
+    assert Path(named.group(2)) == case / _JOURNAL, named.group(2)
+    Path(named.group(2)).unlink(missing_ok=True)  # ... and remove the journal it names
+    assert ("with the controllers still stopped, roll the brokers one at a time: each stopped, "
+            "its __cluster_metadata-0 directory deleted") in said, said
+    for broker in rig.cluster.brokers:  # (4) the brokers, one at a time
+        restart_without_metadata_log(broker, rig.zk, rig.bootstrap, TOPICS)
+    assert ("(5) run this command again and, once it listens on its slot, start the "
+            "controllers within the 120 s it asks for votes") in said, said
+
+
+def _run_step3_again_to_a_healthy_cluster(rig: Rig, case: Path, seq: PrintedSequence,
+                                          nodes: list[KafkaController], canary: Canary) -> None:
+    """(5) the command again and, once it listens, the controllers (step 3's order), then
+    step 4's signal: exit 0, status ok, nothing lost, every broker running without a fault."""
+    with _step3(rig, case, seq, nodes, *rig.canary_args()) as again:
+        out, err = cut_over_by_signal(again, case / _JOURNAL)  # step 4: kill -USR1
+        rig.left_migrated = seq
+        said = " ".join((out + err).split())
+        logs = "\n".join(n.log_text() for n in nodes)
+        assert again.returncode == 0, said + logs[-5000:]
+        doc = _report(case)
+        assert (doc["status"], doc["problems"], doc["brokers_unregistered_at_fence"]) == (
+            "ok", [], []), doc["problems"]
+        assert doc["canary"]["records"]["missing"] == 0, doc["canary"]["records"]
+        wait_available(rig.bootstrap, "load-000", TOPICS)
+        report = canary.stop(None, drain_timeout_s=240)  # its consumer lags under load
+        _assert_nothing_lost(report)
+        _assert_brokers_fine(rig.cluster.brokers)
+        assert "Encountered fatal fault" not in logs
+
+
+def test_controllers_started_first_then_the_printed_way_out(rig: Rig) -> None:
+    """Issue 30: the controllers started before zk2kraft, with their printed properties; once
+    the printed election timeout runs out one of them leads without the stand-in, and the
+    brokers in migration mode follow it. Step 3's `migrate` refuses (exit 1) naming the leader
+    and its epoch, that the brokers follow it, and the start-over; followed word for word (the
+    brokers rolled with their `__cluster_metadata-0` deleted), the command's next run exits 0,
+    status ok, nothing lost, no broker fault."""
+    case, seq, nodes = _case(rig, "led-first")
+    started = time.monotonic()
+    canary = _canary(rig)
+    try:
+        claim_before = rig.zk.get("/controller")[0]
+        for node in nodes:
+            node.launch()
+        for node in nodes:
+            node.wait_started()
+        leader = first_node_logging(nodes, "Completed transition to Leader",
+                                    "no controller led on its own")
+        state = json.loads((leader.metadata_log_dir / "__cluster_metadata-0"
+                            / "quorum-state").read_text())
+        epoch = int(state["leaderEpoch"])
+
+        def brokers_follow() -> bool:
+            for broker in rig.cluster.brokers:
+                qs = Path(broker.properties["log.dirs"]) / "__cluster_metadata-0" / "quorum-state"
+                try:
+                    if json.loads(qs.read_text()).get("leaderId") != leader.node_id:
+                        return False
+                except (OSError, ValueError):
+                    return False
+            return True
+
+        deadline = time.monotonic() + 120
+        while not brokers_follow():
+            assert time.monotonic() < deadline, "the brokers did not follow the leader"
+            time.sleep(0.5)
+        refused = seq.run_again(case, *rig.canary_args())
+        said = _said(refused)
+        assert refused.returncode == 1, said
+        assert (f"cannot lead: controller {leader.node_id} leads the KRaft quorum at epoch "
+                f"{epoch}") in said, said
+        assert (f"they follow controller {leader.node_id} at epoch {epoch} in their own "
+                "__cluster_metadata-0") in said, said
+        assert "ZooKeeper was not fenced and nothing was migrated" in said, said
+        assert "start controllers with a long" not in said, said
+        assert rig.zk.get("/controller")[0] == claim_before  # not fenced
+        _start_over_word_for_word(rig, case, seq, nodes, said)
+        _run_step3_again_to_a_healthy_cluster(rig, case, seq, nodes, canary)
+    finally:
+        canary.stop(None, drain_timeout_s=0)
+    rig.timings["led-first case"] = time.monotonic() - started
 
 
 def test_broker_pointed_elsewhere_broker_wait_runs_out(rig: Rig) -> None:
@@ -402,16 +470,18 @@ def test_broker_pointed_elsewhere_broker_wait_runs_out(rig: Rig) -> None:
     started = time.monotonic()
     canary = _canary(rig)
     try:
-        with _step3(rig, case, seq, nodes, *rig.canary_args(15)) as proc:
+        with _step3(rig, case, seq, nodes, *rig.canary_args(15),
+                    "--fence-without-brokers") as proc:
             out, err = cut_over_by_signal(proc, case / _JOURNAL)
             rig.left_migrated = seq
             said = " ".join((out + err).split())
             logs = "\n".join(n.log_text() for n in nodes)
             assert proc.returncode == 4, said + logs[-4000:]
             # both may still be registering when the gate starts; broker 1 never does
-            assert re.search(r"cutover waits for broker\(s\) \[(0, )?1\] to register with the "
-                             r"stand-in", said), said
-            assert "WARNING: broker(s) [1] did not register with the stand-in within 15s" in said
+            assert re.search(r"cutover waits for (broker 0 \([a-z ,-]+\); )?broker 1 \(not "
+                             r"registered with the stand-in", said), said
+            assert ("WARNING: after --broker-wait 15s still broker 1 (not registered with the "
+                    "stand-in") in said, said
             doc = _report(case)
             codes = [p["code"] for p in doc["problems"]]
             assert doc["status"] == "unconfirmed" and "BROKERS_UNREGISTERED_AT_FENCE" in codes, \

@@ -7,7 +7,10 @@ must exit 1 naming both, having asked no controller for a vote: Kafka's own file
 quorum-state that voted for or follows 3000, no LeaderChange naming 3000 and nothing appended
 under it in either controller's log), and there is no journal and nothing in the stand-in's
 directory. Once the blockers are fixed as an operator would (the topic gets its id, the event is
-handled), the same command migrates and a real controller takes over from the migrated log.
+handled), `--cutover now --broker-wait 2` stops with exit 3 naming the brokers that never
+register, nothing fenced (issue 30); the same command again (with `--fence-without-brokers`:
+the sample's brokers exist only in ZooKeeper) resumes, migrates, and a real controller takes
+over from the migrated log.
 Second: the empty `/migration` the controllers created is what the stand-in judged; rewritten
 between its pre-copy and its fence (as a controller recording itself would), the fence refuses
 with nothing applied in ZooKeeper. The refused stand-in hands the quorum over with EndQuorumEpoch
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -60,7 +64,8 @@ def _command(connect: str, ports: dict[int, int], tmp_path: Path, mode: str) -> 
             "--cutover", mode,
             "--standin", f"{STANDIN}@127.0.0.1:{ports[STANDIN]}={tmp_path / 'standin'}",
             *[f"--controller={n}@127.0.0.1:{ports[n]}" for n in REAL],
-            "--journal", str(tmp_path / "journal"), "--json", str(tmp_path / "m.json")]
+            "--journal", str(tmp_path / "journal"), "--json", str(tmp_path / "m.json"),
+            "--fence-without-brokers"]  # the sample's brokers exist only in ZooKeeper
 
 
 def _migrate(connect: str, ports: dict[int, int], tmp_path: Path
@@ -125,12 +130,29 @@ def test_a_refused_standin_run_leaves_the_controllers_untouched_and_a_fixed_reru
             {"version": 3, "partitions": {"0": brokers}, "adding_replicas": {},
              "removing_replicas": {}, "topic_id": "mFq1Ns8gS0uV6ZyHk3cTbg"}).encode())
         zk.delete(EVENT)
+        # issue 30: `--cutover now` over brokers that never register with the stand-in waits
+        # the printed --broker-wait, then stops with exit 3 naming them, nothing fenced
+        listed = sorted(int(b) for b in zk.get_children("/brokers/ids"))
+        fenced_by = {p: zk.get(p) for p in ("/controller", "/controller_epoch")}
+        waited = subprocess.run(
+            [*[a for a in _command(cluster.connect, ports, tmp_path, "now")
+               if a != "--fence-without-brokers"], "--broker-wait", "2"],
+            capture_output=True, text=True, timeout=400)
+        said = " ".join((waited.stdout + waited.stderr).split())
+        assert waited.returncode == 3, said
+        why = [f"broker {b} (not registered with the stand-in, not fetching)" for b in listed]
+        assert (f"cutover waits for {'; '.join(why)} to be registered with the stand-in and "
+                "fetching (at most 2s, --broker-wait)") in said, said
+        assert (f"cutover not done: after --broker-wait 2s still {'; '.join(why)}. Nothing was "
+                "fenced: ZooKeeper's controller keeps running the cluster.") in said, said
+        assert {p: zk.get(p) for p in fenced_by} == fenced_by
+        # the same command again, within the controllers' fetch timeout: it resumes
         done = _migrate(cluster.connect, ports, tmp_path)
         logs = "\n".join(n.log_text() for n in nodes)
         # the sample's brokers exist only in ZooKeeper: the run ends unconfirmed (exit 4)
         assert done.returncode == 4, done.stdout + done.stderr + logs[-5000:]
         doc = json.loads((tmp_path / "m.json").read_text())
-        assert doc["blockers"] == [] and doc["resumed_from"] is None
+        assert doc["blockers"] == [] and doc["resumed_from"] == "mirror", doc["resumed_from"]
         assert [p["code"] for p in doc["problems"]] == ["BROKERS_UNREGISTERED_AT_FENCE"]
         assert doc["handover"]["new_leader"] in REAL
         claim = wait_for_kraft_claim(zk, 120)
@@ -202,6 +224,26 @@ def test_the_standin_fence_refuses_a_migration_znode_rewritten_after_its_precopy
         assert "ZooKeeper was not fenced" in again, again
         assert {p: zk.get(p) for p in ("/controller", "/controller_epoch")} == {
             p: left[p] for p in ("/controller", "/controller_epoch")}
+        # issue 30: a fresh run (no journal, an empty stand-in dir) meeting a quorum a real
+        # controller leads is told who leads, that the brokers follow it, and the whole
+        # start-over, not "a long election timeout"
+        shutil.rmtree(tmp_path / "journal")
+        shutil.rmtree(tmp_path / "standin")
+        fresh = subprocess.run(_command(cluster.connect, ports, tmp_path, "manual"),
+                               capture_output=True, text=True, timeout=300)
+        first = " ".join((fresh.stdout + fresh.stderr).split())
+        assert fresh.returncode == 1, first
+        assert (f"zk2kraft's stand-in {STANDIN} cannot lead: controller {leader} leads the "
+                f"KRaft quorum at epoch {epoch}") in first, first
+        assert (f"they follow controller {leader} at epoch {epoch} in their own "
+                "__cluster_metadata-0") in first, first
+        assert "ZooKeeper was not fenced and nothing was migrated" in first, first
+        assert f"zookeeper-shell {cluster.connect} get /migration" in first, first
+        assert (f"remove {tmp_path / 'journal' / 'journal.json'}; (4) the brokers in migration "
+                f"mode follow controller {leader} at epoch {epoch}") in first, first
+        assert "each stopped, its __cluster_metadata-0 directory deleted" in first, first
+        assert "start controllers with a long" not in first, first
+        assert not (tmp_path / "journal").exists()
         assert "Encountered fatal fault" not in "\n".join(n.log_text() for n in nodes)
 
 

@@ -484,17 +484,19 @@ def _printed_catch_up_check(connect: str, root: Path, ports: dict[int, int]) -> 
     return printed.split()
 
 
-def _wait_caught_up(check: list[str], node_id: int, timeout_s: float = 180) -> None:
-    """Finalise's printed wait: the check lists the restarted controller with Lag 0."""
+def _wait_caught_up(check: list[str], node_id: int, restarted_ms: int,
+                    timeout_s: float = 180) -> None:
+    """Finalise's printed wait: the check lists the restarted controller with Lag 0 and a
+    LastFetchTimestamp after `restarted_ms` (the time noted just before its restart)."""
     deadline = time.monotonic() + timeout_s
     while True:
         out = run_kafka_class("org.apache.kafka.tools.MetadataQuorumCommand", *check,
                               check=False)
         rows = [line.split() for line in out.stdout.splitlines()]
         if rows and "Lag" in rows[0]:
-            lag = rows[0].index("Lag")
+            lag, fetched = rows[0].index("Lag"), rows[0].index("LastFetchTimestamp")
             mine = [r for r in rows[1:] if r and r[0] == str(node_id)]
-            if mine and mine[0][lag] == "0":
+            if mine and mine[0][lag] == "0" and int(mine[0][fetched]) > restarted_ms:
                 return
         assert time.monotonic() < deadline, (
             f"controller {node_id} not caught up: {out.stdout}{out.stderr}")
@@ -615,9 +617,10 @@ def test_standin_rehearsal_manual_cutover_then_brokers_to_kraft_and_finalised(
                 # restarted one with Lag 0
                 active = _active(controllers)
                 for c in sorted(controllers, key=lambda c: c is active):
+                    restarted_ms = int(time.time() * 1000)  # the printed `date +%s%3N`
                     _restart_without_migration(c)
                     if c is not active:
-                        _wait_caught_up(catch_up, c.node_id)
+                        _wait_caught_up(catch_up, c.node_id, restarted_ms)
                 deadline = time.monotonic() + 180
                 while not any("Completing the ZK migration" in c.log_text()
                               for c in controllers):

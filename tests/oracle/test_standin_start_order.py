@@ -17,8 +17,8 @@ its own fence (exit 3, "/migration changed since this run read and judged it"). 
 * the printed one (step 3: zk2kraft, then the controllers once it listens), on three real
   ZooKeeper-mode brokers in migration mode that run exactly their printed properties, holding
   `ZK2KRAFT_REHEARSAL_PARTITIONS` partitions (default 1,000, the issue's size), with the canary's
-  producer and consumer throughout (`--bootstrap-server`: the one flag added to the printed
-  command; the sequence leaves clients to the operator). Healthy means Kafka says so: exit 0,
+  producer and consumer throughout (the printed command's own `--bootstrap-server`, built from
+  the brokers' registered listeners; nothing added to it). Healthy means Kafka says so: exit 0,
   status `ok`, no problem, the new leader in DUAL_WRITE on our log, every broker running without
   a `raftManager fault`, every acknowledged record consumed once; step 4's printed `verify`
   check passes;
@@ -27,8 +27,9 @@ its own fence (exit 3, "/migration changed since this run read and judged it"). 
   race, at the smallest size): a real controller leads, claims `/controller` above our epoch
   and logs "Loaded ZK migration state of MIGRATION", with no fatal fault; the brokers never
   register, so each run ends with exit 4 and exactly one problem,
-  `BROKERS_UNREGISTERED_AT_FENCE` (item 3: no false success), after `--broker-wait 1` (added:
-  no broker can register).
+  `BROKERS_UNREGISTERED_AT_FENCE` (item 3: no false success), after `--broker-wait 1
+  --fence-without-brokers` (added: no broker can register; the printed `--bootstrap-server`
+  left out, its hosts do not exist).
 Needs `tests/kafka/fetch.sh` (fails otherwise).
 """
 
@@ -130,7 +131,7 @@ def test_the_printed_sequence_run_literally_with_brokers_in_migration_mode(
         with _stopped_at_exit(nodes) as procs:
             # step 3, in its order: zk2kraft, then the controllers once it listens (it read
             # ZooKeeper before they made /migration: "appeared or changed" below says so)
-            proc = seq.run_step3(root, nodes, "--bootstrap-server", cluster.bootstrap)
+            proc = seq.run_step3(root, nodes)  # as printed: --bootstrap-server included
             procs.append(proc)
             out, err = cut_over_by_signal(proc, root / ".zk2kraft-journal" / "journal.json")
             said = " ".join((out + err).split())
@@ -144,6 +145,10 @@ def test_the_printed_sequence_run_literally_with_brokers_in_migration_mode(
             records = doc["canary"]["records"]
             assert records["acked"] > 0 and (records["missing"], records["duplicates"]) == (
                 0, 0), records
+            # the printed command's --bootstrap-server and --html (issue 30, finding 3): the
+            # client-observed window is in the report, and the page was written
+            assert doc["window_ms"]["observed"] is not None, doc["window_ms"]
+            assert (root / "report.html").is_file()
             # step 4's check, as printed, on the new leader's metadata.log.dir
             (check,) = [a for a in seq.step("Cut over") if a.startswith("check: ")]
             argv = check.removeprefix("check: zk2kraft ").replace(
@@ -177,7 +182,8 @@ def test_the_fence_takes_over_the_controllers_empty_migration_znode_in_other_sta
         "delegation.token.secret.key": "zk2kraft-oracle-token-secret"})
     with _stopped_at_exit(nodes) as procs:
         if order == "together":
-            procs.append(seq.start_migrate(tmp_path, "--broker-wait", "1"))
+            procs.append(seq.start_migrate(
+                tmp_path, "--broker-wait", "1", "--fence-without-brokers", no_brokers=True))
         for node in nodes:
             node.launch()
         if order == "controllers_first":
@@ -186,7 +192,8 @@ def test_the_fence_takes_over_the_controllers_empty_migration_znode_in_other_sta
             _wait("the controllers to create /migration",
                   lambda: zk.exists("/migration") is not None, 60)
             assert json.loads(zk.get("/migration")[0]) == EMPTY_MIGRATION
-            procs.append(seq.start_migrate(tmp_path, "--broker-wait", "1"))
+            procs.append(seq.start_migrate(
+                tmp_path, "--broker-wait", "1", "--fence-without-brokers", no_brokers=True))
         (proc,) = procs
         out, err = cut_over_by_signal(proc, tmp_path / ".zk2kraft-journal" / "journal.json")
         logs = "\n".join(n.log_text() for n in nodes)

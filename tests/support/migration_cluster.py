@@ -438,18 +438,28 @@ class PrintedSequence:
         assert sorted(order) == ["controllers", "zk2kraft"], self.step(_STEP3)
         return order
 
-    def migrate_argv(self, *added: str) -> list[str]:
+    def migrate_argv(self, *added: str, no_brokers: bool = False) -> list[str]:
         """Step 3's `zk2kraft migrate ...` command as printed (run it in the directory its
-        relative `--json report.json` is meant for), `added` flags after it."""
+        relative `--json report.json` is meant for), `added` flags after it.
+
+        `no_brokers`: the sample's brokers exist only in ZooKeeper, so the printed
+        `--bootstrap-server` (their registered listeners) names hosts that do not exist; it
+        is the one printed flag left out (no canary)."""
         (start,) = [a for a in self.step(_STEP3) if a.startswith("start zk2kraft: ")]
         m = re.match(r"start zk2kraft: zk2kraft (migrate .*?) \(it listens", start)
         assert m is not None, start
-        return [sys.executable, "-m", "migrate.cli", *shlex.split(m.group(1)), *added]
+        argv = shlex.split(m.group(1))
+        if no_brokers:
+            at = argv.index("--bootstrap-server")
+            del argv[at:at + 2]
+        return [sys.executable, "-m", "migrate.cli", *argv, *added]
 
-    def start_migrate(self, cwd: Path, *added: str) -> subprocess.Popen[str]:
+    def start_migrate(self, cwd: Path, *added: str, no_brokers: bool = False
+                      ) -> subprocess.Popen[str]:
         """zk2kraft started as step 3 prints, in `cwd` (where report.json lands)."""
-        return subprocess.Popen(self.migrate_argv(*added), cwd=cwd, env=_cli_env(), text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return subprocess.Popen(self.migrate_argv(*added, no_brokers=no_brokers), cwd=cwd,
+                                env=_cli_env(), text=True, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
 
     def run_step3(self, cwd: Path, nodes: list[KafkaController], *added: str
                   ) -> subprocess.Popen[str]:
@@ -490,14 +500,32 @@ def _listening(port: int) -> bool:
 
 def cut_over_by_signal(proc: subprocess.Popen[str], journal: Path) -> tuple[str, str]:
     """Step 4 of `--cutover manual`: once zk2kraft mirrors (its journal's phase), `kill -USR1
-    its pid`; its stdout and stderr once it ended."""
+    its pid` (again while it still mirrors: `signal_until_cutover`); its stdout and stderr
+    once it ended."""
     deadline = time.monotonic() + 600
     while not (journal.exists() and json.loads(journal.read_text())["phase"] == "mirror"):
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "zk2kraft did not reach the mirror"
         time.sleep(0.2)
-    proc.send_signal(signal.SIGUSR1)
-    return proc.communicate(timeout=600)
+    return signal_until_cutover(proc, journal)
+
+
+def signal_until_cutover(proc: subprocess.Popen[str], journal: Path, *, every_s: float = 5.0,
+                         timeout_s: float = 600.0) -> tuple[str, str]:
+    """`kill -USR1` zk2kraft's pid, and again every `every_s` while its journal still says
+    `mirror`, as an operator gives the signal again after a refusal (a broker not yet
+    registered with the stand-in and fetching refuses it, issue 30); its stdout and stderr
+    once it ended."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        proc.send_signal(signal.SIGUSR1)
+        try:
+            return proc.communicate(timeout=every_s)
+        except subprocess.TimeoutExpired:
+            pass
+        if json.loads(journal.read_text())["phase"] != "mirror":
+            return proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        assert time.monotonic() < deadline, "the cutover was never accepted"
 
 
 def printed_sequence(connect: str, ports: Mapping[int, int], standin_dir: Path,

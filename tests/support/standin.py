@@ -292,10 +292,12 @@ def migrate_through_standin(
 ) -> Any:
     """`zk2kraft migrate --cutover CUTOVER --standin 3000@...=ROOT/standin --controller ...`
     with its journal in ROOT/journal and its report in ROOT/m.json, as an operator runs it.
-    `broker_wait` gives `--broker-wait` (0 where /brokers/ids holds no running broker, so the
-    cutover does not wait 60 s for registrations that cannot come).
+    `broker_wait` gives `--broker-wait` with `--fence-without-brokers` (where /brokers/ids holds
+    no running broker: the cutover waits that long for registrations that cannot come, then
+    fences even so).
     Returns the finished `CompletedProcess` (text), or the running `Popen` with `popen`."""
-    wait = [] if broker_wait is None else ["--broker-wait", f"{broker_wait:g}"]
+    wait = [] if broker_wait is None else ["--broker-wait", f"{broker_wait:g}",
+                                           "--fence-without-brokers"]
     cmd = [sys.executable, "-m", "migrate.cli", "migrate", "--zookeeper", connect,
            "--cutover", cutover, *wait,
            "--standin", f"{STANDIN}@127.0.0.1:{ports[STANDIN]}={root / 'standin'}",

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from writers.codec.records import ControlRecord, MetadataRecord
-from writers.errors import QuorumLedElsewhereError, VoterStateError, VoterUnavailableError
+from writers.errors import QuorumLedElsewhereError, VoterUnavailableError
 from writers.log.log_dir import EncodedBatch
 from writers.raft.commits import Commits
 from writers.raft.leader import METADATA_TOPIC, RaftLeader
@@ -95,11 +95,13 @@ class Election:
                         self._stand_for(their_epoch + 1)
                         break
                 elif their_epoch > self._raft.epoch or leader >= 0:
-                    raise VoterStateError(
-                        f"voter {n} refused the vote: it is at epoch {part.get('leaderEpoch')} "
-                        f"with leader {part.get('leaderId')}; a controller led before the "
-                        "stand-in (start controllers with a long "
-                        "controller.quorum.election.timeout.ms so the stand-in wins first)")
+                    # a controller stood for election (and may lead) before the stand-in asked:
+                    # the caller says what that means for the brokers and the way out
+                    raise QuorumLedElsewhereError(
+                        f"voter {n} refused the vote: it is at epoch {their_epoch} with "
+                        + (f"leader {leader}" if leader >= 0 else "no leader known yet")
+                        + f" (the stand-in asked at epoch {self._raft.epoch})",
+                        voter_id=n, leader_id=leader, leader_epoch=their_epoch)
             if len(granted) < majority:
                 await asyncio.sleep(0.2)
         # leader: the epoch starts with a LeaderChange record

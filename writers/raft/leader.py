@@ -153,6 +153,9 @@ class RaftLeader:
         self.epoch_start = 0
         self.hw = 0
         self.replicas = {n: Replica(n) for n in self.voters if n != node_id}
+        # observers (the brokers in migration mode) that fetched in the epoch the stand-in
+        # leads: end_offset = their last FetchOffset (reset when a new epoch starts)
+        self.observers: dict[int, Replica] = {}
 
     # -- state ------------------------------------------------------------------------------
 
@@ -180,6 +183,7 @@ class RaftLeader:
         self.leading = True
         self.led_epoch = self.epoch
         self.epoch_start = self.index.end
+        self.observers = {}
 
     def resign(self) -> None:
         """Stop leading (EndQuorumEpoch is being sent)."""
@@ -396,6 +400,10 @@ class RaftLeader:
             answer["responses"][0]["partitions"][0]["divergingEpoch"] = {
                 "epoch": epoch_found, "endOffset": epoch_end}
             return FetchStep(answer)
+        if replica is None and replica_id >= 0:
+            # an observer (a broker in migration mode): what the cutover's broker gate reads
+            seen = self.observers.setdefault(replica_id, Replica(replica_id))
+            seen.last_fetch_ms, seen.end_offset = now_ms, offset
         if replica is not None:
             # every fetch counts as a sign of life, not only one that moved the offset: an idle
             # follower long-polls at its end and would look gone to the check-quorum gate

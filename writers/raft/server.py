@@ -68,7 +68,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from writers._mv import MetadataVersion
-from writers._quorum_log import AppendResult, VoterStatus
+from writers._quorum_log import AppendResult, BrokerServing, VoterStatus
 from writers.codec.records import ControlRecord, MetadataRecord, RecordBatch
 from writers.errors import (
     VoterStateError,
@@ -200,9 +200,9 @@ class StandInLeader:
 
         Raises:
             QuorumLedElsewhereError: a voter follows another leader (a real controller won; the
-                stand-in must not lead over a log that moved on without it).
-            VoterStateError: not `rejoin`, and a voter already knows a higher epoch or the
-                stand-in as leader (a controller started an election before the stand-in).
+                stand-in must not lead over a log that moved on without it), or, not `rejoin`,
+                a voter already knows a higher epoch (a controller stood for election before
+                the stand-in asked; `leader_id` -1 when none is known yet).
             VoterUnavailableError: no majority granted within `timeout_s`.
         """
         epoch = self._serving.call(self._election.run(timeout_s, rejoin), timeout_s + 10)
@@ -232,6 +232,23 @@ class StandInLeader:
         incarnation of a broker that restarted stops counting."""
         async def read() -> dict[int, tuple[int, bool]]:
             return self._desk.registrations(self._clock())
+        return self._serving.call(read(), 10.0)
+
+    def brokers_serving(self) -> dict[int, BrokerServing]:
+        """Every broker registered with the stand-in or fetching from it in its epoch (see
+        `BrokerServing`): the cutover fences only over brokers that serve."""
+        async def read() -> dict[int, BrokerServing]:
+            now = self._clock()
+            window = self.broker_session_timeout_ms
+            registered = self._desk.registrations(now)
+            fetches = {n: (r.last_fetch_ms, r.end_offset)
+                       for n, r in self._raft.observers.items()}
+            end = self._log.index.end
+            return {n: BrokerServing(
+                        n, registered.get(n, (-1, False))[1],
+                        n in fetches and now - fetches[n][0] <= window,
+                        end - fetches[n][1] if n in fetches else None)
+                    for n in sorted(set(registered) | set(fetches))}
         return self._serving.call(read(), 10.0)
 
     def describe_quorum(self, node: int, timeout_s: float = 5.0

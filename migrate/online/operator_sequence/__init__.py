@@ -44,21 +44,25 @@ its `BrokerRegistrationRequest`, and `ControllerServer`):
 """
 
 from migrate.online.operator_sequence.common import (
+    BROKER_METADATA_ROLL,
     ELECTION_TIMEOUT_MS,
     FETCH_TIMEOUT_MS,
     OFFLINE,
     ONLINE_STANDIN,
     ONLINE_VOTER,
+    REVERT_BROKERS_FETCHED,
     SLOW_EVENT_THRESHOLD_MS,
     TOKEN_SECRET_PLACEHOLDER,
     OperatorSequence,
     Step,
     controller_dir_placeholder,
+    start_over,
 )
 from migrate.online.operator_sequence.offline import offline_sequence
 from migrate.online.operator_sequence.online import online_voter_sequence, operator_sequence
 
-__all__ = ["ELECTION_TIMEOUT_MS", "FETCH_TIMEOUT_MS", "OFFLINE", "ONLINE_STANDIN", "ONLINE_VOTER",
-           "OperatorSequence", "SLOW_EVENT_THRESHOLD_MS", "Step", "TOKEN_SECRET_PLACEHOLDER",
+__all__ = ["BROKER_METADATA_ROLL", "ELECTION_TIMEOUT_MS", "FETCH_TIMEOUT_MS", "OFFLINE",
+           "ONLINE_STANDIN", "ONLINE_VOTER", "OperatorSequence", "REVERT_BROKERS_FETCHED",
+           "SLOW_EVENT_THRESHOLD_MS", "Step", "TOKEN_SECRET_PLACEHOLDER",
            "controller_dir_placeholder", "offline_sequence", "online_voter_sequence",
-           "operator_sequence"]
+           "operator_sequence", "start_over"]

@@ -11,6 +11,7 @@ from migrate.flags.standin import StandInSpec
 from zkreader import ClusterSnapshot
 
 __all__ = [
+    "BOOTSTRAP_PLACEHOLDER",
     "DISTINCT_IDS_NOTE",
     "ELECTION_TIMEOUT_MS",
     "FETCH_TIMEOUT_MS",
@@ -19,13 +20,16 @@ __all__ = [
     "ONLINE_STANDIN",
     "ONLINE_VOTER",
     "OperatorSequence",
+    "BROKER_METADATA_ROLL",
     "REVERT_BROKERS",
+    "REVERT_BROKERS_FETCHED",
     "SLOW_EVENT_THRESHOLD_MS",
     "Step",
     "TOKEN_SECRET_PLACEHOLDER",
     "address_notes",
     "bootstrap_string",
     "bracketed_host",
+    "canary_bootstrap",
     "controller_base",
     "controller_dir_placeholder",
     "finalise_step",
@@ -35,6 +39,7 @@ __all__ = [
     "prepare_step",
     "revert_zk_action",
     "sequence_lines",
+    "start_over",
     "to_kraft_step",
     "voters_string",
 ]
@@ -240,6 +245,45 @@ def _inter_broker_listener(snapshot: ClusterSnapshot) -> tuple[str, str | None]:
             "security.inter.broker.protocol, PLAINTEXT)")
 
 
+BOOTSTRAP_PLACEHOLDER = "<host:port of the brokers' listener the canary can reach>"
+
+
+def canary_bootstrap(snapshot: ClusterSnapshot) -> tuple[str, str]:
+    """The printed `migrate`'s `--bootstrap-server` (the canary's brokers) and the note why.
+
+    Built from the listeners the brokers registered in ZooKeeper: the inter-broker listener
+    when the registrations tell it (`_inter_broker_listener`) and it needs no credentials, else
+    a PLAINTEXT listener every broker advertises (reachable without a --command-config). With
+    neither, a placeholder, and the note says why (the canary's client settings are the
+    operator's: zk2kraft does not know the brokers' credentials and must not print them).
+    """
+    ibl, _ = _inter_broker_listener(snapshot)
+    plain = sorted(set.intersection(*(
+        {e.listener for e in b.endpoints if e.security_protocol == "PLAINTEXT"}
+        for b in snapshot.brokers.values()))) if snapshot.brokers else []
+    chosen = ibl if ibl in plain else (plain[0] if plain else None)
+    if chosen is None:
+        return BOOTSTRAP_PLACEHOLDER, (
+            "--bootstrap-server: no PLAINTEXT listener is advertised by every broker in "
+            "ZooKeeper"
+            + (f" (the inter-broker listener {ibl} needs credentials)"
+               if not ibl.startswith("<") else "")
+            + ", so zk2kraft cannot choose one the canary reaches without credentials; give "
+            "the brokers' host:port list and --command-config with the client's settings "
+            "(security.protocol, sasl.*, ssl.*)")
+    hosts = ",".join(f"{bracketed_host(e.host)}:{e.port}"
+                     for _, b in sorted(snapshot.brokers.items())
+                     for e in b.endpoints if e.listener == chosen)
+    why = ("the brokers' inter-broker listener" if chosen == ibl else
+           "a PLAINTEXT listener every broker advertises; ZooKeeper does not record which is "
+           "the inter-broker listener")
+    return hosts, (f"--bootstrap-server lists each broker's {chosen} listener as registered in "
+                   f"ZooKeeper ({why}): with it the canary produces and consumes through the "
+                   "cutover, the report holds the client-observed window, and the brokers are "
+                   "asked afresh after the handoff whether they serve; --html writes the same "
+                   "report as a page")
+
+
 def _broker_protocol_map(snapshot: ClusterSnapshot, broker_id: int, listener: str,
                          protocol: str) -> str:
     broker = snapshot.brokers[broker_id]
@@ -317,10 +361,62 @@ def address_notes() -> tuple[str, ...]:
             "know it from --voter ID=DIR.",)
 
 
-REVERT_BROKERS = ("on each broker remove zookeeper.metadata.migration.enable, "
-                  "controller.quorum.voters, controller.listener.names and the "
-                  "controller listener's entry in listener.security.protocol.map, then "
-                  "roll the brokers")
+_REMOVE_MIGRATION_PROPERTIES = ("on each broker remove zookeeper.metadata.migration.enable, "
+                                "controller.quorum.voters, controller.listener.names and the "
+                                "controller listener's entry in listener.security.protocol.map")
+REVERT_BROKERS = f"{_REMOVE_MIGRATION_PROPERTIES}, then roll the brokers"
+"""Leaving migration mode before any controller ran (nothing was fetched)."""
+
+BROKER_METADATA_ROLL = ("roll the brokers one at a time: each stopped, its __cluster_metadata-0 "
+                        "directory deleted (in its metadata.log.dir, else the first of its "
+                        "log.dirs; the rest of its data stays), started again, and every "
+                        "partition's ISR full again before the next")
+"""What a broker in migration mode needs once the quorum it fetched from is discarded.
+
+Every broker in migration mode is a Raft observer: it fetches the quorum's log into its own
+`__cluster_metadata-0` and keeps the leader and epoch it followed in its `quorum-state`. A
+re-formatted quorum starts its log and epochs again, and a broker that kept the old copy shuts
+down when the new leader's answers contradict it ("raftManager fault ... leader requested
+truncation to offset 1, which is below the current high watermark", or "... inconsistent with
+current leader": real 3.9.1, issues 16 and 30). The one sentence for every way back and every
+start-over that discards a controller's log (takeover's included)."""
+
+REVERT_BROKERS_FETCHED = f"{_REMOVE_MIGRATION_PROPERTIES}, then {BROKER_METADATA_ROLL}"
+"""Leaving migration mode once the brokers may have fetched from the controllers' quorum."""
+
+
+def start_over(*, connect: str, standin_dir: str, journal: str, followed: str | None,
+               rerun: str) -> str:
+    """The start-over with zk2kraft, brokers included, in the order that works.
+
+    The controller that led without the stand-in recorded itself in `/migration` (real 3.9.1:
+    `kraft_controller_epoch` set, `kraft_metadata_offset` -1), which a fresh run refuses; with
+    nothing migrated and the controllers stopped it goes, and they create their empty one again
+    on start. The brokers' copies go with the controllers stopped (a broker restarted while they
+    run would fetch the old log again); ZooKeeper's controller serves them meanwhile.
+
+    Args:
+        connect: the `--zookeeper` connect string.
+        standin_dir: zk2kraft's `--standin` directory.
+        journal: zk2kraft's journal file.
+        followed: who the brokers followed ("controller 3002 at epoch 3"), when known.
+        rerun: the last step, what starts zk2kraft again ("run this command again").
+    """
+    whom = f"controller {followed}" if followed else "the leader of the discarded quorum"
+    return (f"(1) stop every KRaft controller (and zk2kraft), then read /migration "
+            f"(`zookeeper-shell {connect} get /migration`) and, if its kraft_metadata_offset is "
+            "-1 (nothing was migrated; a controller that led recorded itself there), delete it "
+            f"(`zookeeper-shell {connect} delete /migration`); (2) re-format each controller's "
+            "metadata.log.dir (delete it, then `kafka-storage format` it with this cluster's id "
+            "and its controller.properties, as for the first start); (3) empty "
+            f"{standin_dir} and remove {journal}; (4) the brokers in migration mode follow "
+            f"{whom} in their own __cluster_metadata-0, and a re-formatted quorum makes them "
+            f"shut down: with the controllers still stopped, {BROKER_METADATA_ROLL} "
+            f"(ZooKeeper's controller serves them meanwhile); (5) {rerun} and, once it listens "
+            "on its slot, start the controllers within the 120 s it asks for votes (the printed "
+            "sequence's order: a controller started first whose "
+            "controller.quorum.election.timeout.ms runs out before the stand-in asks leads "
+            "itself, and the run refuses)")
 
 
 def revert_zk_action(zookeeper: str, voter_flags: str, also: str) -> str:
@@ -364,7 +460,7 @@ def to_kraft_step(revert_zk: str) -> Step:
                 "on each broker remove process.roles, replace node.id with broker.id and "
                 "restore zookeeper.connect (and other zookeeper.* settings), keeping "
                 "zookeeper.metadata.migration.enable=true, and roll the brokers; then "
-                f"{revert_zk}; then {REVERT_BROKERS} (a second roll)")
+                f"{revert_zk}; then {REVERT_BROKERS_FETCHED} (a second roll)")
 
 
 def finalise_step(voters: str) -> Step:
@@ -374,8 +470,12 @@ def finalise_step(voters: str) -> Step:
                  "controller and restart the controllers one at a time; the active controller "
                  "records ZkMigrationState POST_MIGRATION",
                  "before restarting the next controller, wait until the restarted one has "
-                 f"caught up: kafka-metadata-quorum.sh --bootstrap-controller {bootstrap} "
-                 "describe --replication lists it with Lag 0 (restarting the next one earlier "
-                 "costs elections and a time with no leader)",
+                 "caught up: note the time just before restarting it (`date +%s%3N`, "
+                 "milliseconds since the epoch), then wait until kafka-metadata-quorum.sh "
+                 f"--bootstrap-controller {bootstrap} describe --replication lists it with "
+                 "Lag 0 and a LastFetchTimestamp (milliseconds since the epoch) later than that "
+                 "time: until the restarted controller fetches, the leader may still show "
+                 "its row from before the restart, Lag 0 included (restarting the next one "
+                 "earlier costs elections and a time with no leader)",
                  "ZooKeeper can then be deprovisioned (if nothing else uses it)"),
                 None)

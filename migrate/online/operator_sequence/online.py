@@ -6,14 +6,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from migrate.flags.standin import StandInSpec
+from migrate.online.journal import JOURNAL_FILE, default_journal_dir
 from migrate.online.operator_sequence.common import (
     ONLINE_STANDIN,
     ONLINE_VOTER,
     REVERT_BROKERS,
+    REVERT_BROKERS_FETCHED,
     OperatorSequence,
     Step,
     address_notes,
     bracketed_host,
+    canary_bootstrap,
     controller_dir_placeholder,
     finalise_step,
     migrating_brokers,
@@ -21,6 +24,7 @@ from migrate.online.operator_sequence.common import (
     migration_mode_step,
     prepare_step,
     revert_zk_action,
+    start_over,
     to_kraft_step,
     voters_string,
 )
@@ -60,18 +64,21 @@ def operator_sequence(
     brokers = migrating_brokers(snapshot, voters=voters, listener=controller_listener,
                                 protocol=spec.protocol, mv=mv)
     cluster_id = snapshot.cluster_id.cluster_id if snapshot.cluster_id is not None else None
+    bootstrap, bootstrap_note = canary_bootstrap(snapshot)
     notes = [
         "Kafka's own sample configurations use controller.quorum.bootstrap.servers (dynamic "
         "voters); the stand-in leads a static quorum, so every node here names the voters "
         "with controller.quorum.voters, zk2kraft's slot included.",
         *notes,
+        bootstrap_note,
     ]
     return OperatorSequence(ONLINE_STANDIN, cluster_id, mv, "3.9", spec, controllers, brokers,
                             (),
                             _standin_steps(spec, voters=voters, mv=mv, zookeeper=zookeeper,
                                            cluster_id=cluster_id,
                                            controller_ids=list(controllers),
-                                           listener=controller_listener),
+                                           listener=controller_listener,
+                                           bootstrap=bootstrap),
                             tuple(notes))
 
 
@@ -104,13 +111,14 @@ def online_voter_sequence(
 
 def _standin_steps(spec: StandInSpec, *, voters: str, mv: str, zookeeper: str,
                    cluster_id: str | None, controller_ids: Sequence[int],
-                   listener: str) -> tuple[Step, ...]:
+                   listener: str, bootstrap: str) -> tuple[Step, ...]:
     standin = f"{spec.node_id}@{bracketed_host(spec.listen[0])}:{spec.listen[1]}={spec.log_dir}"
     cid = cluster_id or "<the id in /cluster/id>"
     others = " ".join(f"--controller {n}@{bracketed_host(h)}:{p}"
                       for n, (h, p) in spec.voters.items() if n != spec.node_id)
     revert_zk = revert_zk_action(zookeeper, f"--voter {spec.node_id}={spec.log_dir}",
                                  " (and zk2kraft if it still runs)")
+    journal = str(default_journal_dir(spec.log_dir) / JOURNAL_FILE)
     return (
         prepare_step(mv),
         migration_mode_step(voters),
@@ -120,15 +128,20 @@ def _standin_steps(spec: StandInSpec, *, voters: str, mv: str, zookeeper: str,
               "--config controller.properties (static voters: no --standalone, no "
               "--initial-controllers)",
               f"start zk2kraft: zk2kraft migrate --zookeeper {zookeeper} --standin {standin} "
-              f"{others} --metadata-version {mv} --cutover manual --json report.json "
+              f"{others} --metadata-version {mv} --cutover manual --bootstrap-server "
+              f"{bootstrap} --json report.json --html report.html "
               "(it listens on its slot and asks for votes for up to 120 s)",
               f"then, within those 120 s, start controllers "
               f"{', '.join(map(str, controller_ids))} with their properties above; they create "
               "an empty /migration (zk2kraft takes it over at the fence), vote for the "
               "stand-in and replicate the pre-copy and the mirror to their own disks"),
              "before the fence (pre-copy, mirror): stop zk2kraft (Ctrl-C) and the controllers, "
-             "clear their metadata.log.dirs and zk2kraft's; ZooKeeper's controller never "
-             f"stopped; then, to leave migration mode, {REVERT_BROKERS}"),
+             f"clear their metadata.log.dirs, {spec.log_dir} and zk2kraft's journal {journal}; "
+             "ZooKeeper's controller never stopped; the brokers in migration mode may have "
+             "fetched the discarded log, so to leave migration mode, "
+             f"{REVERT_BROKERS_FETCHED}; or, to start again instead, "
+             + start_over(connect=zookeeper, standin_dir=str(spec.log_dir), journal=journal,
+                          followed=None, rerun="run step 3's zk2kraft migrate command again")),
         Step("Cut over",
              ("press Enter in zk2kraft's terminal or kill -USR1 its pid: it fences ZooKeeper's "
               "controller, commits the final delta and ZkMigrationState MIGRATION, writes "
@@ -136,13 +149,13 @@ def _standin_steps(spec: StandInSpec, *, voters: str, mv: str, zookeeper: str,
               "/controller and enters dual-write (it sends the brokers full metadata)",
               f"check: zk2kraft verify --zookeeper {zookeeper} --voter N=DIR (a controller's "
               f"metadata.log.dir) --quorum-voters {voters}"),
-             f"{revert_zk}; then {REVERT_BROKERS}"),
+             f"{revert_zk}; then {REVERT_BROKERS_FETCHED}"),
         Step(f"Give the stand-in's slot {spec.node_id} to a real controller",
              (f"after zk2kraft exited, start a controller with node.id={spec.node_id}, "
               f"listeners={listener}://{bracketed_host(spec.listen[0])}:{spec.listen[1]}, "
               f"the other controllers' properties and the stand-in's directory "
               f"{spec.log_dir} as its metadata.log.dir and log.dirs; it follows and catches up",),
-             f"as for step 4: {revert_zk}; then {REVERT_BROKERS}"),
+             f"as for step 4: {revert_zk}; then {REVERT_BROKERS_FETCHED}"),
         to_kraft_step(revert_zk),
         finalise_step(voters),
     )
@@ -170,7 +183,7 @@ def _voter_steps(*, voter_flags: str, voters: str, mv: str, zookeeper: str,
               "/migration, releases the locks and runs --on-cutover; a controller is elected, "
               "claims /controller and enters dual-write",
               f"check: zk2kraft verify --zookeeper {zookeeper} {voter_flags}"),
-             f"{revert_zk}; then {REVERT_BROKERS}"),
+             f"{revert_zk}; then {REVERT_BROKERS_FETCHED}"),
         to_kraft_step(revert_zk),
         finalise_step(voters),
     )

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from migrate.errors import BlockersFoundError
+from migrate.online.broker_gate import BrokerGate
 from migrate.online.fence_status import ZkFence, zk_lost
 from migrate.online.phases.context import IGNORED, RunContext, SessionExpired
 from migrate.translate.delta import delta_records
@@ -33,7 +34,10 @@ class Mirror:
         self.c = c
         self._rate: list[tuple[float, int]] = []  # (when, notifications) for changes/s
         self._last_lag = 0.0  # the oldest pending notification's age at the last step
-        self._broker_wait_start: float | None = None  # the gate began waiting for brokers
+        self.brokers = BrokerGate(
+            serving=c.quorum.brokers_serving, listed=lambda: c.log.image.cluster.brokers,
+            say=c.sink.say, warn_once=c.warn_once, clock=c.clock, clear_signal=c.trigger.clear,
+            broker_wait_s=c.o.broker_wait_s, fence_without_brokers=c.o.fence_without_brokers)
 
     def until_cutover(self) -> None:
         """Mirror until the cutover is asked for (`now`, or the trigger) and the gate opens.
@@ -65,6 +69,7 @@ class Mirror:
             self.c.sink.mirror(self._figures())
             wants_cutover = self.c.o.cutover == "now" or self.c.trigger.is_set()
             if not wants_cutover:
+                gate_start = None  # a refused signal (broker_gate): the next one starts anew
                 continue
             if gate_start is None:
                 gate_start = self.c.clock()
@@ -182,7 +187,8 @@ class Mirror:
         return {"records_mirrored": self.c.out.mirrored_records, "changes_per_s": rate,
                 "lag_s": self._last_lag, "last_offset": self.c.quorum.last_offset,
                 "voters": self.c.voters(), "steps": self.c.out.mirror_steps,
-                "zookeeper": self.c.session.state}
+                "zookeeper": self.c.session.state,
+                "brokers": self.brokers.status()}
 
     def _gate_open(self, *, caught_up: bool) -> bool:
         if not self.c.quorum.majority_writable:
@@ -204,32 +210,11 @@ class Mirror:
         return self._brokers_registered()
 
     def _brokers_registered(self) -> bool:
-        """With the stand-in: every broker ZooKeeper lists is registered with it, unfenced and
-        heartbeating (only a heartbeat to the stand-in unfences; a ZooKeeper copy is fenced).
-        Kafka's own migration waits for the brokers in WAIT_FOR_BROKERS; a broker that registers
-        only with the next controller makes it repeat its UpdateMetadata round (docs/design.md).
-        """
+        """With the stand-in: every broker ZooKeeper lists (or listed when the mirror began)
+        is registered with it and fetching (`migrate.online.broker_gate`); Kafka's own
+        migration waits for the brokers in WAIT_FOR_BROKERS too."""
         self.c.absorb_quorum_records()
-        held = self.c.quorum.broker_registrations()
-        if held is None:  # local voters: the brokers register with the controllers started next
-            return True
-        waiting = sorted(b for b in self.c.log.image.cluster.brokers
-                         if b not in held or not held[b][1])
-        if not waiting:
-            if self._broker_wait_start is not None:
-                self.c.sink.say("every broker is registered with the stand-in and unfenced")
-            self.c.out.brokers_unregistered = []
-            return True
-        now = self.c.clock()
-        if self._broker_wait_start is None:
-            self._broker_wait_start = now
-            self.c.sink.say(f"cutover waits for broker(s) {waiting} to register with the stand-in "
-                            f"and be unfenced (at most {self.c.o.broker_wait_s:g}s)")
-        if now - self._broker_wait_start < self.c.o.broker_wait_s:
-            return False
-        self.c.out.brokers_unregistered = waiting
-        self.c.warn_once("brokers", f"WARNING: broker(s) {waiting} did not register with the "
-                         f"stand-in within {self.c.o.broker_wait_s:g}s (are they in migration mode "
-                         "with controller.quorum.voters?); cutting over: they register with the "
-                         "next controller")
-        return True
+        ok, over = self.brokers.open(manual=self.c.o.cutover == "manual")
+        if ok:
+            self.c.out.brokers_unregistered = over
+        return ok

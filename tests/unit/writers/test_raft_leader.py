@@ -456,3 +456,17 @@ def test_a_newer_api_versions_is_answered_with_unsupported_version_and_the_list(
     keys = {k["apiKey"]: (k["minVersion"], k["maxVersion"]) for k in body["apiKeys"]}
     assert keys == {1: (17, 17), 18: (0, 4), 52: (0, 0), 53: (0, 0), 54: (0, 0), 62: (0, 4),
                     63: (0, 1), 70: (0, 0)}
+
+
+def test_an_observers_fetches_are_kept_for_the_broker_gate_without_moving_the_watermark() -> None:
+    raft = _leader()  # leads epoch 3, log end 10
+    raft.fetch_step(100, _part(7, 3, 3), 1000.0, can_wait=False, handover_pending=False)
+    raft.fetch_step(100, _part(10, 3, 3), 1500.0, can_wait=False, handover_pending=False)
+    raft.fetch_step(101, _part(4, 1, 2), 1600.0, can_wait=False, handover_pending=False)
+    observed = {n: (r.last_fetch_ms, r.end_offset) for n, r in raft.observers.items()}
+    # 101 asked at an older epoch: fenced, not a fetch of this epoch's log
+    assert observed == {100: (1500.0, 10)}
+    assert raft.hw == 0  # an observer is no voter: no majority from it
+    raft.resign()
+    raft.fetch_step(100, _part(10, 3, 3), 2000.0, can_wait=False, handover_pending=False)
+    assert raft.observers[100].last_fetch_ms == 1500.0  # not leading: not counted
