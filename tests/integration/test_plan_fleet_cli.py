@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from tests.support.ports import free_port
+from tests.support.toxiproxy import Toxiproxy
 from tests.support.zk import ZkServer, client_in_new_chroot
 from zkreader import SampleSpec
 
@@ -34,6 +35,12 @@ def _zk2kraft(*args: str, env: dict[str, str] | None = None) -> subprocess.Compl
     return subprocess.run([sys.executable, "-m", "migrate.cli", *args], capture_output=True,
                           text=True, timeout=600, stdin=subprocess.DEVNULL,
                           env={**os.environ, **(env or {})})
+
+
+def _start(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "migrate.cli", *args], text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL)
 
 
 @pytest.fixture(scope="module")
@@ -87,11 +94,16 @@ def test_fleet_on_spark_matches_plan_on_each_cluster(fleet: dict[str, str],
                                                       tmp_path: Path) -> None:
     # "ready-offline" is "ready" planned --offline: its registered brokers then block
     clusters = {**fleet, "ready-offline": fleet["ready"]}
-    fleet_file = _fleet_file(tmp_path / "fleet.txt", clusters,
-                             {"gone": "--zk-timeout 2", "ready-offline": "--offline"})
     out_json, out_html = tmp_path / "fleet.json", tmp_path / "fleet.html"
-    proc = _zk2kraft("plan", "--fleet", str(fleet_file), "--json", str(out_json),
-                     "--html", str(out_html))
+    with Toxiproxy() as toxiproxy:
+        # "warned" is remote: 10 ms each way (20 ms RTT) between the task and its ZooKeeper
+        upstream, chroot = fleet["warned"].split("/", 1)
+        remote = {**clusters,
+                  "warned": toxiproxy.proxy("warned", upstream, latency_ms=10) + "/" + chroot}
+        fleet_file = _fleet_file(tmp_path / "fleet.txt", remote,
+                                 {"gone": "--zk-timeout 2", "ready-offline": "--offline"})
+        proc = _zk2kraft("plan", "--fleet", str(fleet_file), "--json", str(out_json),
+                         "--html", str(out_html))
     assert proc.returncode == 3, proc.stdout + proc.stderr  # unreachable wins over blocked
     doc = json.loads(out_json.read_text())
     rows = {c["name"]: c for c in doc["clusters"]}
@@ -103,22 +115,23 @@ def test_fleet_on_spark_matches_plan_on_each_cluster(fleet: dict[str, str],
     assert all(r["engine"] == doc["engine"] for r in rows.values())
     assert doc["counts"] == {"ready": 1, "warnings": 1, "blocked": 4, "unreachable": 1}
 
+    # every cluster planned alone, side by side (each its own `zk2kraft plan`)
+    alone = {name: _start("plan", "--zookeeper", clusters[name], "--json", "-", "--quiet")
+             for name in ("ready", "warned", "no-id", "two-kinds", "malformed")}
+    alone["ready-offline"] = _start("plan", "--zookeeper", clusters["ready"], "--offline",
+                                    "--json", "-", "--quiet")
+    done = {name: (p.communicate(timeout=600), p.returncode) for name, p in alone.items()}
     # every judged cluster: exactly what `plan --json` says of it alone
-    for name in ("ready", "warned", "no-id", "two-kinds"):
-        alone = _zk2kraft("plan", "--zookeeper", clusters[name], "--json", "-", "--quiet")
-        assert alone.returncode == (1 if rows[name]["status"] == "blocked" else 0), alone.stderr
-        expected = json.loads(alone.stdout)
+    for name in ("ready", "warned", "no-id", "two-kinds", "ready-offline"):
+        (stdout, stderr), code = done[name]
+        assert code == (1 if rows[name]["status"] == "blocked" else 0), stderr
+        expected = json.loads(stdout)
         assert {k: rows[name][k] for k in PLAN_KEYS} == {k: expected[k] for k in PLAN_KEYS}, name
-    offline = _zk2kraft("plan", "--zookeeper", clusters["ready"], "--offline", "--json", "-",
-                        "--quiet")
-    expected = json.loads(offline.stdout)
-    assert {k: rows["ready-offline"][k] for k in PLAN_KEYS} == {k: expected[k] for k in PLAN_KEYS}
     assert rows["ready-offline"]["path"]["offline"] is True
     assert rows["ready"]["partitions"] == 6 and rows["ready"]["topics"] == 3
 
     # the ones plan cannot judge: their error, as plan alone ends (2 malformed, 3 unreachable)
-    alone = _zk2kraft("plan", "--zookeeper", clusters["malformed"], "--quiet")
-    assert alone.returncode == 2
+    assert done["malformed"][1] == 2
     assert rows["malformed"]["error"]["exit_code"] == 2
     assert rows["malformed"]["error"]["kind"] == "ZnodeFormatError"
     assert "/brokers/topics/" in rows["malformed"]["error"]["message"]
@@ -128,7 +141,7 @@ def test_fleet_on_spark_matches_plan_on_each_cluster(fleet: dict[str, str],
 
     # blockers grouped by kind across the fleet, with the clusters each hits (hand-written)
     kinds = doc["blockers_by_kind"]
-    assert kinds["TOPIC_ID_MISSING"] == ["no-id", "two-kinds"]
+    assert kinds["TOPIC_WITHOUT_ID"] == ["no-id", "two-kinds"]
     assert kinds["LOG_DIR_EVENT_PENDING"] == ["two-kinds"]
     assert kinds["error:ZnodeFormatError"] == ["malformed"]
     assert kinds["error:ZkUnreachableError"] == ["gone"]
@@ -139,7 +152,7 @@ def test_fleet_on_spark_matches_plan_on_each_cluster(fleet: dict[str, str],
     assert "readiness: 1 ready, 1 warnings, 4 blocked, 1 unreachable" in proc.stdout
     page = out_html.read_text()
     assert out_html.stat().st_mode & 0o777 == 0o600
-    assert "TOPIC_ID_MISSING" in page and "no-id, two-kinds" in page
+    assert "TOPIC_WITHOUT_ID" in page and "no-id, two-kinds" in page
     assert "ZkUnreachableError" in page and "<script" not in page and "http" not in page
     assert "offline to Kafka 3.9" in page
 
