@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from migrate.bulk.spark_start import SparkStarter  # noqa: E402
+from migrate.cli.plan import plan_result  # noqa: E402
 from migrate.fleet.file import FleetCluster  # noqa: E402
 from migrate.fleet.job import FleetResult, fleet_master, run_fleet, run_fleet_in_process  # noqa: E402
 from tests.support.toxiproxy import Toxiproxy  # noqa: E402
@@ -99,7 +100,7 @@ def main() -> int:
         t0 = time.perf_counter()
         starter = SparkStarter(master).start()
         runtime = starter.get(timeout=600)
-        run_fleet(runtime, clusters[:1])  # the Python workers forked and imported once
+        run_fleet(runtime, clusters[:1], plan_result)  # the Python workers forked and imported once
         print(f"Spark {master}: started and warmed in {time.perf_counter() - t0:.1f} s",
               flush=True)
         figures: dict[str, object] = {"clusters": len(clusters), "partitions": sum(sizes),
@@ -111,8 +112,8 @@ def main() -> int:
             last: dict[str, FleetResult] = {}
             for _ in range(args.rounds):
                 load = os.getloadavg()[0]
-                last["in-process"] = run_fleet_in_process(clusters)
-                last["spark"] = run_fleet(runtime, clusters)
+                last["in-process"] = run_fleet_in_process(clusters, plan_result)
+                last["spark"] = run_fleet(runtime, clusters, plan_result)
                 _check_same(last["in-process"], last["spark"])
                 for name, result in last.items():
                     walls[name].append(result.seconds)

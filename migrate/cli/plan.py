@@ -181,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
     if args.fleet is not None:
         from migrate.fleet.command import run_fleet_plan
 
-        return run_fleet_plan(args)
+        return run_fleet_plan(args, plan_result)  # the fleet judges with this very function
     if args.zookeeper is None:
         raise BadFlagError("--zookeeper CONNECT is required (or --fleet FILE)")
     if args.spark_master is not None:

@@ -13,6 +13,7 @@ import argparse
 from migrate._private_file import check_output_path, write_json_report, write_report
 from migrate._progress import ProgressBars, progress_wanted
 from migrate.errors import BadFlagError
+from migrate.fleet.job import Judge
 
 __all__ = ["run_fleet_plan"]
 
@@ -42,9 +43,9 @@ def _check_flags(args: argparse.Namespace) -> None:
     check_output_path("--html", args.html)
 
 
-def run_fleet_plan(args: argparse.Namespace) -> int:
-    """Run `plan --fleet`; returns 3 if any cluster is unreachable, else 1 if any is blocked,
-    else 0.
+def run_fleet_plan(args: argparse.Namespace, judge: Judge) -> int:
+    """Run `plan --fleet` with `plan`'s judgement (`judge`, `cli.plan.plan_result`); returns 3
+    if any cluster is unreachable, else 1 if any is blocked, else 0.
 
     Raises:
         BadFlagError: a flag, or a line of the fleet file (exit 2, naming it).
@@ -63,14 +64,14 @@ def run_fleet_plan(args: argparse.Namespace) -> int:
     with ProgressBars(enabled=wanted, delay_s=0.0) as bars:
         progress = bars.task("planning clusters")
         if master == "in-process":
-            result = run_fleet_in_process(clusters, progress=progress)
+            result = run_fleet_in_process(clusters, judge, progress=progress)
         else:
             from migrate.bulk.spark_start import SparkStarter
 
             starter = SparkStarter(fleet_master(master, len(clusters))).start()
             try:
                 runtime = starter.get(timeout=spark_start_timeout_s())
-                result = run_fleet(runtime, clusters, progress=progress)
+                result = run_fleet(runtime, clusters, judge, progress=progress)
             finally:
                 starter.stop()
     write_json_report(args.json, fleet_json(result))

@@ -1,9 +1,10 @@
 """`plan --fleet`'s work: plan each cluster in its own task, aggregate the fleet's judgement.
 
 A task (`plan_cluster`) reads one cluster with the pipelined reader
-(`flags.zookeeper.read_snapshot`, the read `plan` does) and judges it with
-`cli.plan.plan_result`, `plan`'s own translate + judge: there is no second implementation of
-the pre-flight. Whatever ends that cluster's read or
+(`flags.zookeeper.read_snapshot`, the read `plan` does) and judges it with the `Judge` it is
+handed: `cli.plan.plan_result`, `plan`'s own translate + judge (passed in by `plan`, so this
+package never imports the command that calls it): there is no second implementation of the
+pre-flight. Whatever ends that cluster's read or
 judgement with one of our errors (unreachable within its `--zk-timeout`, authentication refused,
 a malformed znode) is caught in the task and becomes the cluster's row, with the exit code
 `plan` would have ended with; the job itself never fails for one cluster.
@@ -26,14 +27,20 @@ import resource
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from migrate.fleet.file import FleetCluster
 
 if TYPE_CHECKING:
     from migrate.bulk.spark import SparkRuntime
+    from migrate.preflight.checks import PlanSummary
 
-__all__ = ["STATUSES", "FleetResult", "fleet_master", "plan_cluster", "run_fleet",
+# `cli.plan.plan_result`'s shape: (snapshot, metadata_version=, password_encoder_secret=,
+# offline=, target_kafka=) -> (translation, summary)
+Judge = Callable[..., "tuple[Any, PlanSummary]"]
+
+__all__ = ["STATUSES", "FleetResult", "Judge", "fleet_master", "plan_cluster", "run_fleet",
            "run_fleet_in_process"]
 
 STATUSES = ("ready", "warnings", "blocked", "unreachable")
@@ -99,8 +106,8 @@ def _status(blockers: Sequence[object], warnings: Sequence[object]) -> str:
     return "blocked" if blockers else "warnings" if warnings else "ready"
 
 
-def plan_cluster(cluster: FleetCluster) -> dict[str, object]:
-    """One task: read one cluster and judge it as `plan` does; its error is its row.
+def plan_cluster(cluster: FleetCluster, *, judge: Judge) -> dict[str, object]:
+    """One task: read one cluster and judge it with `judge` (`plan`'s); its error is its row.
 
     Returns:
         `plan --json`'s document for the cluster plus `name`, `status`, `error` (None, or
@@ -109,7 +116,6 @@ def plan_cluster(cluster: FleetCluster) -> dict[str, object]:
     """
     from migrate._progress import ProgressBars
     from migrate.cli.exit_codes import EXIT_INTERNAL, EXIT_UNREACHABLE, exit_code_for
-    from migrate.cli.plan import plan_result
     from migrate.flags.zookeeper import read_snapshot
 
     _reset_peak_rss()
@@ -118,7 +124,7 @@ def plan_cluster(cluster: FleetCluster) -> dict[str, object]:
     try:
         with ProgressBars(enabled=False) as bars:
             snapshot = read_snapshot(cluster.connect, bars)
-        _, summary = plan_result(
+        _, summary = judge(
             snapshot,
             metadata_version=cluster.metadata_version,
             password_encoder_secret=cluster.password_encoder_secret,
@@ -178,7 +184,7 @@ def _result(rows: list[dict[str, object]], grouped: dict[str, list[str]],
     return FleetResult(rows, by_status, blockers_by_kind, engine)
 
 
-def run_fleet(runtime: SparkRuntime, clusters: Sequence[FleetCluster], *,
+def run_fleet(runtime: SparkRuntime, clusters: Sequence[FleetCluster], judge: Judge, *,
               progress: Callable[[int, int], None] | None = None) -> FleetResult:
     """Plan every cluster as one Spark job; the grouping is done in Spark too.
 
@@ -186,8 +192,9 @@ def run_fleet(runtime: SparkRuntime, clusters: Sequence[FleetCluster], *,
         SparkError: the job itself failed (never for one cluster's error).
     """
     t0 = time.perf_counter()
-    rows, grouped = runtime.map_each_grouped(clusters, plan_cluster, fleet_pairs,
-                                             progress=progress)
+    # a partial of two top-level functions: pickled by reference, imported by the workers
+    rows, grouped = runtime.map_each_grouped(clusters, partial(plan_cluster, judge=judge),
+                                             fleet_pairs, progress=progress)
     result = _result(rows, grouped, {"name": "spark", "master": runtime.master})
     result.seconds = time.perf_counter() - t0
     result.driver_peak_rss_bytes = {
@@ -197,14 +204,14 @@ def run_fleet(runtime: SparkRuntime, clusters: Sequence[FleetCluster], *,
     return result
 
 
-def run_fleet_in_process(clusters: Sequence[FleetCluster], *,
+def run_fleet_in_process(clusters: Sequence[FleetCluster], judge: Judge, *,
                          progress: Callable[[int, int], None] | None = None) -> FleetResult:
     """The same task function, one cluster after another in this process."""
     t0 = time.perf_counter()
     rows: list[dict[str, object]] = []
     grouped: dict[str, list[str]] = {}
     for cluster in clusters:
-        rows.append(plan_cluster(cluster))
+        rows.append(plan_cluster(cluster, judge=judge))
         for key, name in fleet_pairs(rows[-1]):
             grouped.setdefault(key, []).append(name)
         if progress is not None:
