@@ -100,7 +100,8 @@ def main() -> int:
         t0 = time.perf_counter()
         starter = SparkStarter(master).start()
         runtime = starter.get(timeout=600)
-        run_fleet(runtime, clusters[:1], plan_result)  # the Python workers forked and imported once
+        # every Python worker forked and its imports done (the smallest clusters, one a slot)
+        run_fleet(runtime, clusters[:runtime.default_parallelism], plan_result)
         print(f"Spark {master}: started and warmed in {time.perf_counter() - t0:.1f} s",
               flush=True)
         figures: dict[str, object] = {"clusters": len(clusters), "partitions": sum(sizes),
