@@ -40,8 +40,8 @@ if TYPE_CHECKING:
 # offline=, target_kafka=) -> (translation, summary)
 Judge = Callable[..., "tuple[Any, PlanSummary]"]
 
-__all__ = ["STATUSES", "FleetResult", "Judge", "fleet_master", "plan_cluster", "run_fleet",
-           "run_fleet_in_process"]
+__all__ = ["STATUSES", "FleetResult", "Judge", "fleet_master", "peak_rss_bytes", "plan_cluster",
+           "reset_peak_rss", "run_fleet", "run_fleet_in_process"]
 
 STATUSES = ("ready", "warnings", "blocked", "unreachable")
 SLOTS_PER_CORE = 4  # local[*] for a fleet: tasks wait on the network (module docstring)
@@ -81,7 +81,7 @@ def fleet_master(master: str, clusters: int, cores: int | None = None) -> str:
     return f"local[{max(1, min(clusters, SLOTS_PER_CORE * cores))}]"
 
 
-def _reset_peak_rss() -> None:
+def reset_peak_rss() -> None:
     """Reset this process's VmHWM (Linux `clear_refs` 5), so the task's own peak is measured
     in a reused Python worker; harmless where the kernel refuses."""
     try:
@@ -91,7 +91,8 @@ def _reset_peak_rss() -> None:
         pass
 
 
-def _peak_rss_bytes() -> int:
+def peak_rss_bytes() -> int:
+    """This process's peak resident memory since the last `reset_peak_rss` (VmHWM)."""
     try:
         with open("/proc/self/status", encoding="ascii") as status:
             for line in status:
@@ -118,7 +119,7 @@ def plan_cluster(cluster: FleetCluster, *, judge: Judge) -> dict[str, object]:
     from migrate.cli.exit_codes import EXIT_INTERNAL, EXIT_UNREACHABLE, exit_code_for
     from migrate.flags.zookeeper import read_snapshot
 
-    _reset_peak_rss()
+    reset_peak_rss()
     t0 = time.perf_counter()
     row: dict[str, object] = {"name": cluster.name}
     try:
@@ -146,7 +147,7 @@ def plan_cluster(cluster: FleetCluster, *, judge: Judge) -> dict[str, object]:
     row["path"] = {"offline": cluster.offline, "target_kafka": cluster.target_kafka,
                    "metadata_version": str(cluster.metadata_version)}
     row["task_seconds"] = round(time.perf_counter() - t0, 3)
-    row["task_peak_rss_bytes"] = _peak_rss_bytes()
+    row["task_peak_rss_bytes"] = peak_rss_bytes()
     return row
 
 
