@@ -14,9 +14,10 @@ in file order, and the statuses and blocker kinds are grouped in Spark (key -> c
 `run_fleet_in_process` runs the very same task function one cluster after another, for the
 benchmark's comparison and for `--spark-master in-process`.
 
-Why `local[*]` starts more task slots than cores for a fleet (`fleet_master`): a task spends most
-of its time waiting on its ZooKeeper's round trips, not on a core, so four slots a core keep the
-cores busy while other tasks wait (docs/benchmarks.md has the measurement).
+Why `local[*]` starts more task slots than cores for a fleet (`fleet_master`): a task's waits on
+its ZooKeeper's round trips leave its core idle, so four slots a core keep the cores busy while
+other tasks wait. On 2 cores the fleet measured CPU-bound up to 20 ms RTT (docs/benchmarks.md,
+"Fleet pre-flight"); four slots against one a core was not measured.
 """
 
 from __future__ import annotations

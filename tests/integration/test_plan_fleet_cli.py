@@ -191,3 +191,19 @@ def test_bad_fleet_file_is_exit_2_naming_the_line(tmp_path: Path, line: str,
         assert name in proc.stderr
     assert "hunter2" not in proc.stdout + proc.stderr  # a secret is never echoed
     assert not (tmp_path / "out.json").exists()  # nothing written, nothing started
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ((), "--zookeeper CONNECT is required (or --fleet FILE)"),
+    (("--zookeeper", "127.0.0.1:1", "--spark-master", "local[2]"), "--spark-master needs --fleet"),
+    (("--fleet", "f.txt", "--zookeeper", "127.0.0.1:1"), "--zookeeper with --fleet"),
+    (("--fleet", "f.txt", "--offline"), "--offline with --fleet"),
+])
+def test_plan_flags_with_and_without_fleet(tmp_path: Path, args: tuple[str, ...],
+                                           message: str) -> None:
+    (tmp_path / "f.txt").write_text("a 127.0.0.1:1\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "migrate.cli", "plan", *args],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert message in proc.stderr
