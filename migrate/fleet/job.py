@@ -94,14 +94,10 @@ def reset_peak_rss() -> None:
 
 def peak_rss_bytes() -> int:
     """This process's peak resident memory since the last `reset_peak_rss` (VmHWM)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    from migrate.bulk.spark import _vm_hwm  # the one /proc reader of VmHWM
+
+    peak = _vm_hwm(os.getpid())
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 if peak is None else peak
 
 
 def _status(blockers: Sequence[object], warnings: Sequence[object]) -> str:
