@@ -16,7 +16,10 @@
 #      KRaft controllers in production, runs a helper that claims /controller as Kafka's KRaft
 #      controller does (tests/support/migration_cluster.py);
 #   6. `zk2kraft verify` (exit 0 = the log and ZooKeeper agree, every writer change included),
-#      and the first records of `zk2kraft inspect --json`.
+#      and the first records of `zk2kraft inspect --json`;
+#   7. `zk2kraft plan --fleet` over three clusters (a ready sample, a sample with every blocker,
+#      and a ZooKeeper that does not answer) on Spark local[*]: the fleet's table and fleet.html
+#      (exit 3, expected: one cluster is unreachable).
 # With --standin (needs Kafka's jars, tests/kafka/jars): real Kafka 3.9.1 controllers 3001 and
 # 3002 in migration mode instead of local voter dirs; zk2kraft leads them as stand-in 3000
 # (plan prints the operator's sequence), replicates the pre-copy and the mirror to their disks,
@@ -77,6 +80,7 @@ reports=$(mktemp -d -t zk2kraft-demo-report.XXXXXX)
 zk_pid=""
 zk_container=0
 gen_pid=""
+fleet_pids=()
 writer_pid=""
 controllers_pid=""
 status=0
@@ -94,6 +98,7 @@ cleanup() {
   [ -n "$writer_pid" ] && kill "$writer_pid" 2>/dev/null && wait "$writer_pid" 2>/dev/null || true
   stop_controllers
   [ -n "$gen_pid" ] && kill "$gen_pid" 2>/dev/null && wait "$gen_pid" 2>/dev/null || true
+  for pid in "${fleet_pids[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
   [ -n "$zk_pid" ] && kill "$zk_pid" 2>/dev/null && wait "$zk_pid" 2>/dev/null || true
   if [ "$zk_container" = 1 ]; then
     "${compose[@]}" down -v -t 5 >/dev/null 2>&1 || true
@@ -310,8 +315,45 @@ fi
 section "zk2kraft inspect $first_voter --json (first 3 records)"
 zk2kraft inspect "$first_voter" --json | head -n 3 || true
 
-section "done in $(since "$demo_t0") s; stopping the writer, the generator and ZooKeeper"
+# -- 7. a fleet's pre-flight: three clusters in one Spark job -------------------------------------
+# Two more sample clusters in the same ZooKeeper (their generators hold the broker sessions), and
+# one whose ZooKeeper does not answer: planned together on Spark local[*] (its JVM start takes
+# tens of seconds). Exit 3 is expected: one cluster is unreachable (3 wins over 1, the blocked one).
+fleet_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+for shape in ready blocked; do
+  preset=clean
+  [ "$shape" = blocked ] && preset=everything
+  python3 -m zkreader.sample --zookeeper "127.0.0.1:$port/fleet-$shape" --topics 4 \
+    --partitions 2 --preset "$preset" --hold --ready-file "$work/fleet-$shape.ready" \
+    >"$work/fleet-$shape.out" 2>&1 &
+  fleet_pids+=($!)
+done
+for shape in ready blocked; do
+  for _ in $(seq 1 300); do  # up to ~60 s
+    [ -s "$work/fleet-$shape.ready" ] && break
+    sleep 0.2
+  done
+  [ -s "$work/fleet-$shape.ready" ] || { cat "$work/fleet-$shape.out" >&2; exit 1; }
+done
+cat >"$work/fleet.txt" <<EOF
+# NAME     CONNECT                         [FLAG ...]
+ready      127.0.0.1:$port/fleet-ready
+blocked    127.0.0.1:$port/fleet-blocked
+gone       127.0.0.1:$fleet_port/kafka      --zk-timeout 3   # nothing listens there
+EOF
+section "zk2kraft plan --fleet (three clusters: ready, blocked, unreachable) on Spark local[*]"
+cat "$work/fleet.txt"
+fleet_t0=$(date +%s.%N)
+set +e
+zk2kraft plan --fleet "$work/fleet.txt" --json "$work/fleet.json" --html "$reports/fleet.html"
+status=$?
+set -e
+echo "zk2kraft plan --fleet exit code: $status ($(since "$fleet_t0") s; 3 = a cluster unreachable)"
+[ "$status" -eq 3 ] || exit 1
+
+section "done in $(since "$demo_t0") s; stopping the writer, the generators and ZooKeeper"
 echo "reports (self-contained HTML, mode 0600), kept after the demo:"
 echo "  $reports/plan.html     the pre-flight"
 echo "  $reports/migrate.html  the online migration: the window's parts as a stacked bar"
+echo "  $reports/fleet.html    the fleet's pre-flight: readiness, blockers by kind"
 exit 0

@@ -25,6 +25,7 @@ need_apt=()
 command -v java >/dev/null || need_apt+=(default-jdk-headless)
 command -v mvn >/dev/null || need_apt+=(maven)
 command -v chattr >/dev/null || need_apt+=(e2fsprogs)  # the voter fault tests freeze files
+command -v go >/dev/null || need_apt+=(golang-go)  # builds Toxiproxy (install-toxiproxy.sh)
 command -v "$PY" >/dev/null || need_apt+=(python3)
 
 in_venv() { "$PY" -c 'import sys; sys.exit(0 if sys.prefix != sys.base_prefix else 1)'; }
@@ -62,6 +63,9 @@ if [ "${ZK2KRAFT_SKIP_KAFKA:-0}" != "1" ] && [ -x tests/kafka/fetch.sh ]; then
   tests/kafka/fetch.sh
   tests/kafka/fetch.sh 4.1   # the offline rehearsal straight to Kafka 4.x
 fi
+# Toxiproxy (built once with Go, cached in .cache/toxiproxy/): the fleet test and benchmark put
+# it in front of ZooKeeper to model a remote cluster's latency
+scripts/install-toxiproxy.sh
 # --- container path: Docker engine, Compose, local ZooKeeper/Kafka images ------------
 # Kept in its own script (scripts/install-containers.sh): it starts dockerd when none answers and
 # builds the images from Debian's packages (cached by a stamp: seconds when nothing changed).

@@ -4,7 +4,7 @@ Public API only; implementation modules are `_`-prefixed.
 """
 
 from verify._expected import expected_image, parse_scram
-from verify._html import render_html, write_report_file
+from verify._html import render_fleet_html, render_html, write_report_file
 from verify._loader import (
     LoadedLog,
     MetadataLoader,
@@ -153,6 +153,7 @@ __all__ = [
     "parity_report",
     "parse_scram",
     "plan_console",
+    "render_fleet_html",
     "render_html",
     "render_parity",
     "render_inspect",

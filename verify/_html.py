@@ -25,7 +25,7 @@ from verify._report import (
 from verify._window import WindowParts
 from writers import atomic_write
 
-__all__ = ["render_html", "write_report_file"]
+__all__ = ["render_fleet_html", "render_html", "write_report_file"]
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2em;color:#222}
@@ -227,6 +227,87 @@ def render_html(
         parts.append(_parity(report.parity, policy, max_rows))
     parts.append("</body></html>\n")
     return "\n".join(p for p in parts if p)
+
+
+def render_fleet_html(
+    *,
+    title: str,
+    engine: str,
+    rows: Sequence[Mapping[str, JsonValue]],
+    by_status: Mapping[str, Sequence[str]],
+    blockers_by_kind: Mapping[str, Sequence[str]],
+) -> str:
+    """The fleet's page (`plan --fleet --html`): readiness counts, one row a cluster (status,
+    the path its line plans, sizes, expected records, its blockers or its error), and the
+    blocker kinds across the fleet with the clusters each hits.
+
+    Args:
+        title: page title.
+        engine: what ran the job (e.g. "spark local[8]").
+        rows: `plan --fleet --json`'s cluster objects (plan's document plus `name`, `status`,
+            `error`, `path`).
+        by_status: status -> clusters, in the order the statuses are shown.
+        blockers_by_kind: blocker code (or `error:<kind>`) -> clusters it hits.
+
+    Returns:
+        A complete HTML5 document with inline CSS and no external references.
+    """
+    css = {"ready": "ok", "warnings": "warn", "blocked": "bad", "unreachable": "bad"}
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{_e(title)}</h1>",
+        f"<p>{len(rows)} cluster(s), planned on {_e(engine)}.</p>",
+        "<h2>Readiness</h2>",
+        "<table><thead><tr><th>status</th><th>clusters</th><th>which</th></tr></thead><tbody>",
+    ]
+    for status, names in by_status.items():
+        parts.append(f'<tr><td class="{css.get(status, "")}">{_e(status)}</td>'
+                     f'<td class="num">{len(names)}</td><td>{_e(", ".join(names))}</td></tr>')
+    parts.append("</tbody></table>")
+    parts.append("<h2>Clusters</h2>")
+    table = []
+    for row in rows:
+        path = row.get("path")
+        path_text = ""
+        if isinstance(path, Mapping):
+            path_text = (f"{'offline' if path.get('offline') else 'online'} to Kafka "
+                         f"{path.get('target_kafka')}, metadata.version "
+                         f"{path.get('metadata_version')}")
+        records = row.get("records")
+        total = sum(v for v in records.values() if isinstance(v, int)) \
+            if isinstance(records, Mapping) else 0
+        error = row.get("error")
+        blockers = row.get("blockers")
+        what = (f"{error.get('kind')} (exit {error.get('exit_code')}): {error.get('message')}"
+                if isinstance(error, Mapping)
+                else ", ".join(sorted({str(b.get("code")) for b in blockers
+                                       if isinstance(b, Mapping)}))
+                if isinstance(blockers, list) else "")
+        warnings = row.get("warnings")
+        sizes = [row.get("brokers"), row.get("topics"), row.get("partitions")]
+        table.append(
+            f'<tr><td>{_e(row.get("name"))}</td>'
+            f'<td class="{css.get(str(row.get("status")), "")}">{_e(row.get("status"))}</td>'
+            f"<td>{_e(path_text)}</td>"
+            + "".join(f'<td class="num">{_e("" if v is None else v)}</td>' for v in sizes)
+            + f'<td class="num">{_e(total if error is None else "")}</td>'
+            f'<td class="num">{_e(len(warnings) if isinstance(warnings, list) else "")}</td>'
+            f"<td>{_e(what)}</td></tr>")
+    heads = ["cluster", "status", "path planned", "brokers", "topics", "partitions",
+             "records expected", "warnings", "blockers / error"]
+    parts.append("<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in heads)
+                 + "</tr></thead><tbody>" + "".join(table) + "</tbody></table>")
+    parts.append(f'<h2 class="bad">Blockers by kind ({len(blockers_by_kind)})</h2>')
+    if blockers_by_kind:
+        parts.append(_table(["kind", "clusters", "which"],
+                            [[k, str(len(v)), ", ".join(v)] for k, v in blockers_by_kind.items()],
+                            numeric=1))
+    else:
+        parts.append("<p>None.</p>")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
 
 
 def write_report_file(path: str | os.PathLike[str], text: str) -> None:

@@ -79,6 +79,7 @@ __all__ = [
     "judge",
     "overrides_given",
     "run_bulk",
+    "spark_start_timeout_s",
 ]
 
 log = logging.getLogger(__name__)
@@ -296,7 +297,7 @@ def _run_locked(
     try:
         if starter is not None:
             starter.start()
-            runtime = starter.get(timeout=_spark_start_timeout_s())
+            runtime = starter.get(timeout=spark_start_timeout_s())
         t_spark = clock()
         encoded: EncodedLog = encode_log(
             snapshot,
@@ -372,9 +373,9 @@ def _run_locked(
     return outcome
 
 
-def _spark_start_timeout_s() -> float:
-    """How long `migrate` waits for Spark to start (`ZK2KRAFT_SPARK_START_TIMEOUT`, 300 s),
-    read when the wait starts."""
+def spark_start_timeout_s() -> float:
+    """How long `migrate` and `plan --fleet` wait for Spark to start
+    (`ZK2KRAFT_SPARK_START_TIMEOUT`, 300 s), read when the wait starts."""
     return float(os.environ.get("ZK2KRAFT_SPARK_START_TIMEOUT", "300"))
 
 

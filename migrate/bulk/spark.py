@@ -236,6 +236,62 @@ class SparkRuntime:
             results = rdd.mapPartitions(_guard_chunks(fn), preservesPartitioning=True).collect()
         return _raise_failures(results)
 
+    def map_each_grouped(
+        self,
+        items: Sequence[T],
+        fn: Callable[[T], R],
+        pairs: Callable[[R], Iterable[tuple[K, V]]],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> tuple[list[R], dict[K, list[V]]]:
+        """One task per item (`fn(item)`), the results collected in order, plus every result's
+        `pairs` grouped by key in Spark (`groupByKey` over the cached results).
+
+        `fn` must catch what it means to report (the fleet's tasks turn an unreachable cluster
+        into a row): anything it raises fails the job. `progress(done, total)` is called on this
+        thread with the finished tasks while the job runs (Spark's status tracker, read each
+        time the collecting thread has not finished within a quarter second).
+
+        Raises:
+            SparkError: the job failed.
+        """
+        import threading
+
+        if not items:
+            return [], {}
+        context = self._context
+        total = len(items)
+        with _spark_errors(self, "fleet job"):
+            results_rdd = context.parallelize(list(items), numSlices=total).map(fn).cache()
+            collected: list[list[R]] = []
+            failed: list[BaseException] = []
+
+            def collect() -> None:
+                try:
+                    collected.append(results_rdd.collect())
+                except BaseException as exc:  # noqa: BLE001 - re-raised on this thread
+                    failed.append(exc)
+
+            worker = threading.Thread(target=collect, name="spark-collect", daemon=True)
+            worker.start()
+            tracker = context.statusTracker()
+            while worker.is_alive():
+                worker.join(0.25)  # waits on the job, not a pause: returns as soon as it ends
+                if progress is not None:
+                    done = 0
+                    for stage_id in tracker.getActiveStageIds():
+                        info = tracker.getStageInfo(stage_id)
+                        done += info.numCompletedTasks if info is not None else 0
+                    progress(min(done, total), total)
+            if failed:
+                raise failed[0]
+            if progress is not None:
+                progress(total, total)
+            grouped = dict(results_rdd.flatMap(pairs).groupByKey()
+                           .mapValues(list).collect())
+            results_rdd.unpersist()
+        return collected[0], grouped
+
     def map_batches(
         self,
         batches: Sequence[pa.RecordBatch],

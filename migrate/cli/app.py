@@ -66,10 +66,13 @@ a typical online migration (the brokers keep serving):
   zk2kraft inspect /mnt/c0/meta --json | head
 with every broker stopped (--offline; then, on each broker host, before its first KRaft start):
   zk2kraft prepare-broker --log-dirs /var/lib/kafka/data
+many clusters' pre-flight in one Spark job (FILE: NAME CONNECT [FLAG ...] a line):
+  zk2kraft plan --fleet clusters.txt --json fleet.json --html fleet.html
 
 exit codes:
   0  success
-  1  blockers found (plan/migrate) or parity differences (verify)
+  1  blockers found (plan/migrate) or parity differences (verify); plan --fleet: a
+     cluster blocked (3 when one is unreachable)
   2  bad flags, or malformed data in ZooKeeper or in a log (the message names the path/flag)
   3  ZooKeeper or a voter directory cannot be reached, written or locked; a report
      could not be written after the work was done (a --json/--html file, or stdout

@@ -1,8 +1,9 @@
 """The README's main job, `scripts/demo.sh`, run as a newcomer runs it (small sizes).
 
 It must show the product's core: a writer changing the cluster, `migrate --cutover now` with
-the window's parts, the writer fenced, `verify` at parity, the HTML report where it says, and
-nothing left running. Expected texts are the demo's contract, written by hand.
+the window's parts, the writer fenced, `verify` at parity, the HTML report where it says, then a
+fleet's pre-flight on Spark (ready, blocked, unreachable: exit 3, fleet.html), and nothing left
+running. Expected texts are the demo's contract, written by hand.
 """
 
 from __future__ import annotations
@@ -39,6 +40,14 @@ def test_demo_runs_an_online_migration_to_parity(tmp_path: Path) -> None:
     assert report.parent.parent == tmp_path
     assert report.stat().st_mode & 0o777 == 0o600
     assert 'data-part="tool"' in report.read_text()
+    # the fleet's pre-flight: one cluster ready, one blocked, one unreachable (3 wins)
+    assert re.search(r"zk2kraft plan --fleet exit code: 3 \(\d+\.\d s;", out)
+    assert "readiness: 1 ready, 0 warnings, 1 blocked, 1 unreachable" in out
+    fleet = report.parent / "fleet.html"
+    assert fleet.stat().st_mode & 0o777 == 0o600
+    page = fleet.read_text()
+    assert "planned on spark local[" in page and "ZkUnreachableError" in page
+    assert "TOPIC_WITHOUT_ID" in page and "LOG_DIR_EVENT_PENDING" in page  # "everything"
     assert sorted(p.name for p in tmp_path.iterdir()) == [report.parent.name]
     port = int(re.findall(r"starting ZooKeeper on 127\.0\.0\.1:(\d+)", out)[0])
     with pytest.raises(OSError):  # ZooKeeper was stopped
