@@ -32,6 +32,7 @@ from kazoo.handlers.utils import fileobj_to_fd
 from kazoo.protocol.states import Callback
 from kazoo.protocol.states import ZnodeStat as KazooStat
 from kazoo.retry import KazooRetry
+from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from zkreader._log_redaction import install_kazoo_redaction
 from zkreader._model import ZnodeStat
@@ -160,22 +161,23 @@ class ZkSession:
         """
         limit = self.retry_s if timeout_s is None else timeout_s
         deadline = time.monotonic() + limit
-        attempts = 0
-        while True:
-            try:
-                return self.wait(send(), path, deadline=deadline, limit_s=limit)
-            except NoNodeError:
-                if missing_ok:
-                    return None
-                raise map_kazoo_error(NoNodeError(), path) from None
-            except _RETRYABLE as exc:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise map_kazoo_error(exc, path) from exc
-                attempts += 1
-                # kazoo queues a request made while it reconnects: the first resend needs no
-                # pause, later ones back off (never past the deadline)
-                time.sleep(min(0.05 * (attempts - 1), 1.0, left))
+        # kazoo queues a request made while it reconnects: resend with a short backoff until
+        # the deadline; every wait on a reply is itself cut at the deadline (`wait`), so the
+        # retryer's own stop is always reached.
+        retryer = Retrying(
+            retry=retry_if_exception_type(_RETRYABLE),
+            stop=stop_after_delay(limit),
+            wait=wait_exponential(multiplier=0.05, max=1.0),
+            reraise=True,
+        )
+        try:
+            return retryer(lambda: self.wait(send(), path, deadline=deadline, limit_s=limit))
+        except NoNodeError:
+            if missing_ok:
+                return None
+            raise map_kazoo_error(NoNodeError(), path) from None
+        except _RETRYABLE as exc:
+            raise map_kazoo_error(exc, path) from exc
 
     def wait(self, reply: Any, path: str | None = None, *, deadline: float,
              limit_s: float) -> Any:
