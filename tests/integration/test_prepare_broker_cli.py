@@ -310,3 +310,25 @@ def test_a_dir_that_is_not_a_broker_log_dir_is_bad_input(tmp_path: Path, zk: str
     assert bad.returncode == 2
     assert "needs broker.id and cluster.id" in bad.stderr
     assert (odd / "meta.properties").read_text() == "version=0\n"
+
+
+def test_a_copy_of_a_voters_log_is_the_same_source(tmp_path: Path, zk: str) -> None:
+    voter = tmp_path / "c3000"
+    migrated = subprocess.run([*ZK2KRAFT, "migrate", "--zookeeper", zk, "--offline",
+                               f"--voter=3000={voter}", "--spark-master", "in-process"],
+                              capture_output=True, text=True, timeout=600)
+    assert migrated.returncode == 0, migrated.stdout + migrated.stderr
+    d = broker_dir(tmp_path / "d", partitions={"rf1-0": None, "orders-0": pm(FOREIGN_ID)})
+    refused = run("--log-dirs", str(d), "--metadata-log", str(voter))
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert f"{d / 'orders-0'}: refused: topic id differs from the migrated one" in refused.stderr
+    assert f"the metadata log in {voter}" in refused.stdout
+    (d / "orders-0" / "partition.metadata").unlink()
+    done = run("--log-dirs", str(d), "--metadata-log", str(voter))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (d / "rf1-0" / "partition.metadata").read_bytes() == (
+        b"version: 0\ntopic_id: Xr2y2Ue7T5yAdAx8xGGoXg")
+    assert (d / "orders-0" / "partition.metadata").read_bytes() == (
+        b"version: 0\ntopic_id: oAccmSkkRVmvd0ZGKDBw8w")
+    assert "summary: 2 replica directories: 0 ok, 2 partition.metadata written, 0 refused" in (
+        done.stdout)
