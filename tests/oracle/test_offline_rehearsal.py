@@ -763,4 +763,4 @@ def test_offline_to_kafka_3_9(stopped_cluster: StoppedCluster, tmp_path: Path) -
 
 
 def test_offline_straight_to_kafka_4_1(stopped_cluster: StoppedCluster, tmp_path: Path) -> None:
-    _rehearse(KAFKA_41, stopped_cluster, tmp_path, "--target-kafka", "4.x")
+    _rehearse(KAFKA_41, stopped_cluster, tmp_path, "--target-kafka", "4.1")

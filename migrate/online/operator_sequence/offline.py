@@ -141,8 +141,8 @@ def _offline_steps(*, voter_flags: str, voters: str, mv: str, zookeeper: str,
                    target_kafka: str, broker_ids: Sequence[int]) -> tuple[Step, ...]:
     target = "" if target_kafka == "3.9" else f" --target-kafka {target_kafka}"
     release = {"3.9": "Kafka 3.9 (3.9.1 rehearsed)", "4.0": "Kafka 4.0",
-               "4.1": "Kafka 4.1 (4.1.1 rehearsed)"}.get(
-        target_kafka, "Kafka 4.0 or 4.1 (4.1.1 rehearsed)")
+               "4.1": "Kafka 4.1 (4.1.1 rehearsed)", "4.2": "Kafka 4.2", "4.3": "Kafka 4.3",
+               "4.4": "Kafka 4.4 (4.4.0)"}.get(target_kafka, "Kafka 4.4 (4.4.0)")
     bootstrap = bootstrap_string(voters)
     untouched = ("nothing to undo: ZooKeeper is untouched; start the brokers again in "
                  "ZooKeeper mode with their old configuration")
