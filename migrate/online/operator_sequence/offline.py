@@ -148,8 +148,9 @@ def _offline_steps(*, voter_flags: str, voters: str, mv: str, zookeeper: str,
                  "ZooKeeper mode with their old configuration")
     before_start = ("until the KRaft nodes first start: start the old brokers in ZooKeeper mode "
                     "with their old configuration (ZooKeeper is untouched; delete the "
-                    "directory.id line prepare-broker added to be exact; the voter directories "
-                    "can simply be deleted)")
+                    "directory.id line prepare-broker added to be exact; the partition.metadata "
+                    "files it wrote hold ZooKeeper's own topic ids, as ZooKeeper-mode brokers "
+                    "write them; the voter directories can simply be deleted)")
     after_start = ("not rehearsed: whatever clients wrote in KRaft mode exists only in the "
                    "KRaft log; copy the brokers' data directories before the KRaft start if a "
                    "way back must stay open")
