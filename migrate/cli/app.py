@@ -54,7 +54,7 @@ which path fits which cluster (controller node ids must differ from every broker
       migrate --voter ID=DIR ... --cutover now|manual --on-cutover CMD
   brokers running, controllers on their own hosts
       migrate --standin ID@HOST:PORT=DIR --controller ID@HOST:PORT ... --cutover now|manual
-  every broker stopped, to Kafka 3.9 or straight to 4.0/4.1 (no way back once KRaft starts)
+  every broker stopped, to Kafka 3.9 or straight to 4.0 ... 4.4 (no way back once KRaft starts)
       migrate --offline [--target-kafka 4.1] --voter ID=DIR ...
   a copy only, ZooKeeper untouched (a rehearsal to verify and inspect)
       migrate --voter ID=DIR ... --cutover none
@@ -65,14 +65,15 @@ a typical online migration (the brokers keep serving):
   zk2kraft verify  --zookeeper zk1:2181/kafka --voter 3000=/mnt/c0/meta ... --json parity.json
   zk2kraft inspect /mnt/c0/meta --json | head
 with every broker stopped (--offline; then, on each broker host, before its first KRaft start):
-  zk2kraft prepare-broker --log-dirs /var/lib/kafka/data
+  zk2kraft prepare-broker --log-dirs /var/lib/kafka/data --zookeeper zk1:2181/kafka
 many clusters' pre-flight in one Spark job (FILE: NAME CONNECT [FLAG ...] a line):
   zk2kraft plan --fleet clusters.txt --json fleet.json --html fleet.html
 
 exit codes:
   0  success
   1  blockers found (plan/migrate) or parity differences (verify); plan --fleet: a
-     cluster blocked (3 when one is unreachable)
+     cluster blocked (3 when one is unreachable); prepare-broker: partition directories
+     Kafka would treat as stray (named; nothing written)
   2  bad flags, or malformed data in ZooKeeper or in a log (the message names the path/flag)
   3  ZooKeeper or a voter directory cannot be reached, written or locked; a report
      could not be written after the work was done (a --json/--html file, or stdout

@@ -143,7 +143,7 @@ def test_a_stopped_cluster_plans_migrates_and_verifies_without_touching_zookeepe
     partitions = [r for r in recs if r["type"] == "PARTITION_RECORD"]
     assert {r["version"] for r in partitions} == {1}
     broker_dir = _broker_log_dir(tmp_path / "broker1", cluster.client, broker_id=1)
-    prepared = run("prepare-broker", "--log-dirs", str(broker_dir))
+    prepared = run("prepare-broker", "--log-dirs", str(broker_dir), "--zookeeper", cluster.connect)
     assert prepared.returncode == 0, prepared.stderr
     directory_id = _meta(broker_dir)["directory.id"]
     for r in partitions:
@@ -176,8 +176,10 @@ def test_target_kafka_4x_writes_a_kafka_4_metadata_version(
                   "4.x", *voter_flags(tmp_path), "--quiet")
     assert migrate.returncode == 0, migrate.stderr
     recs = records(tmp_path / "c3001")
-    assert recs[0]["data"] == {"name": "metadata.version", "featureLevel": 25}  # 4.0-IV3
-    # 4.0-IV3 has ELR (4.0-IV1): PartitionRecord version 2, still naming the directories
+    # 4.x is the newest line, 4.4: its LATEST_PRODUCTION 4.4-IV2 is feature level 33 (Kafka
+    # 4.4.0's MetadataVersion)
+    assert recs[0]["data"] == {"name": "metadata.version", "featureLevel": 33}
+    # 4.4-IV2 has ELR (4.0-IV1): PartitionRecord version 2, still naming the directories
     partitions = [r for r in recs if r["type"] == "PARTITION_RECORD"]
     assert {r["version"] for r in partitions} == {2}
     assert all(len(r["data"]["directories"]) == len(r["data"]["replicas"]) for r in partitions)

@@ -141,15 +141,16 @@ def _offline_steps(*, voter_flags: str, voters: str, mv: str, zookeeper: str,
                    target_kafka: str, broker_ids: Sequence[int]) -> tuple[Step, ...]:
     target = "" if target_kafka == "3.9" else f" --target-kafka {target_kafka}"
     release = {"3.9": "Kafka 3.9 (3.9.1 rehearsed)", "4.0": "Kafka 4.0",
-               "4.1": "Kafka 4.1 (4.1.1 rehearsed)"}.get(
-        target_kafka, "Kafka 4.0 or 4.1 (4.1.1 rehearsed)")
+               "4.1": "Kafka 4.1 (4.1.1 rehearsed)", "4.2": "Kafka 4.2", "4.3": "Kafka 4.3",
+               "4.4": "Kafka 4.4 (4.4.0)"}.get(target_kafka, "Kafka 4.4 (4.4.0)")
     bootstrap = bootstrap_string(voters)
     untouched = ("nothing to undo: ZooKeeper is untouched; start the brokers again in "
                  "ZooKeeper mode with their old configuration")
     before_start = ("until the KRaft nodes first start: start the old brokers in ZooKeeper mode "
                     "with their old configuration (ZooKeeper is untouched; delete the "
-                    "directory.id line prepare-broker added to be exact; the voter directories "
-                    "can simply be deleted)")
+                    "directory.id line prepare-broker added to be exact; the partition.metadata "
+                    "files it wrote hold ZooKeeper's own topic ids, as ZooKeeper-mode brokers "
+                    "write them; the voter directories can simply be deleted)")
     after_start = ("not rehearsed: whatever clients wrote in KRaft mode exists only in the "
                    "KRaft log; copy the brokers' data directories before the KRaft start if a "
                    "way back must stay open")
@@ -187,10 +188,18 @@ def _offline_steps(*, voter_flags: str, voters: str, mv: str, zookeeper: str,
              untouched),
         Step("Prepare each broker's log dirs",
              tuple(f"on broker {b}'s host, broker stopped: zk2kraft prepare-broker --log-dirs "
-                   f"<broker {b}'s log.dirs>" for b in broker_ids)
-             + ("add --dry-run first to see the directory.id it would write and the "
-                "meta.properties it found (cluster.id, broker.id) without changing anything; it "
-                "refuses while the broker runs",),
+                   f"<broker {b}'s log.dirs> --zookeeper {zookeeper}" for b in broker_ids)
+             + ("it checks every partition directory against the migrated topic ids and "
+                "assignments: it writes the partition.metadata brokers older than 3.0 may have "
+                "left out (Kafka would rename such a directory away as stray at its first "
+                "KRaft start, and a single-replica partition would lose its data), and refuses, "
+                "naming each, a directory whose topic id differs or whose partition is not "
+                "assigned to that broker (exit 1, nothing written: move it out of the log dirs "
+                "and run again)",
+                "add --dry-run first to list every directory and what it would write, with a "
+                "summary, without changing anything; --metadata-log <a copy of a voter "
+                "directory> replaces --zookeeper where the broker host cannot reach ZooKeeper; "
+                "it refuses while the broker runs"),
              before_start),
         Step("Configure the controllers",
              (f"install {release} on every controller host",
