@@ -195,17 +195,20 @@ TARGET_44 = "4.4"
 TARGET_4X = "4.x"
 TARGETS = (TARGET_39, TARGET_40, TARGET_41, TARGET_42, TARGET_43, TARGET_44, TARGET_4X)
 KAFKA_4_TARGETS = frozenset({TARGET_40, TARGET_41, TARGET_42, TARGET_43, TARGET_44, TARGET_4X})
-"""`--target-kafka` values naming ZooKeeper-free Kafka 4 (4.x: the newest line, 4.4)."""
+"""`--target-kafka` values naming ZooKeeper-free Kafka 4 (4.x: any line, 4.0 ... 4.4)."""
 _HIGHEST_LEVEL = {TARGET_40: KAFKA_4_0_LATEST_PRODUCTION, TARGET_41: KAFKA_4_1_LATEST_PRODUCTION,
                   TARGET_42: KAFKA_4_2_LATEST_PRODUCTION, TARGET_43: KAFKA_4_3_LATEST_PRODUCTION,
                   TARGET_44: KAFKA_4_4_LATEST_PRODUCTION, TARGET_4X: KAFKA_4_4_LATEST_PRODUCTION}
 """The highest metadata.version each Kafka 4 target runs (its release's LATEST_PRODUCTION)."""
 DEFAULT_METADATA_VERSION = {TARGET_39: "3.9-IV0",
-                            **{t: mv.name for t, mv in _HIGHEST_LEVEL.items()}}
-"""`--metadata-version` by `--target-kafka`: each release's own LATEST_PRODUCTION, the level its
-`kafka-storage format` gives a new cluster, so the migrated cluster needs no `kafka-features
-upgrade` afterwards (3.9-IV0; 4.0-IV3, 4.1-IV1, 4.2-IV1, 4.3-IV0, 4.4-IV2; 4.x = 4.4). A log
-for several 4.x lines at once takes `--metadata-version 4.0-IV3`, which every 4.x runs. The
+                            **{t: mv.name for t, mv in _HIGHEST_LEVEL.items()},
+                            TARGET_4X: KAFKA_4_0_LATEST_PRODUCTION.name}
+"""`--metadata-version` by `--target-kafka`: each named release's own LATEST_PRODUCTION, the level
+its `kafka-storage format` gives a new cluster, so the migrated cluster needs no `kafka-features
+upgrade` afterwards (3.9-IV0; 4.0-IV3, 4.1-IV1, 4.2-IV1, 4.3-IV0, 4.4-IV2). `4.x` means "some
+4.x line" and writes 4.0-IV3, which every 4.x runs (as it always has: a log written for 4.x must
+not stop starting on 4.0 or 4.1 because a newer line was released); `kafka-features upgrade`
+raises it afterwards, up to 4.4-IV2 (the highest `--metadata-version` 4.x accepts). The
 records a migration writes are the same from 4.0-IV1 up (docs/design.md, 2026-11-29)."""
 
 
