@@ -47,6 +47,7 @@ only in those cases.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import threading
 from collections.abc import Callable
@@ -79,9 +80,14 @@ from migrate.online.phases.cutover import Cutover
 from migrate.online.phases.handoff import Handoff
 from migrate.online.phases.mirror import Mirror
 from migrate.online.phases.precopy import PreCopy
-from migrate.online.takeover import explain_led_first, explain_takeover
+from migrate.online.takeover import (
+    explain_led_first,
+    explain_recorded_leader,
+    explain_takeover,
+)
 from migrate.online.transport import open_standin
 from migrate.preflight.checks import PlanSummary
+from migrate.preflight.findings import Finding
 from migrate.translate.framing import trailer_records
 from writers import (
     LocalVoterQuorum,
@@ -320,7 +326,7 @@ def _run_locked(options: OnlineOptions, sink: StatusSink, trigger: threading.Eve
         if journal is None:
             preflight = _preflight(options, session, clocks)
             if preflight.summary.report.blockers:
-                return _refused(options, preflight.summary)
+                return _refused(options, _with_recorded_leader(options, preflight))
         quorum: QuorumLog
         repairs: list[TailRepair] = []  # what opening local voters changed after a crash
         opened_at = -1
@@ -376,6 +382,23 @@ def _run_locked(options: OnlineOptions, sink: StatusSink, trigger: threading.Eve
             return out
         finally:
             quorum.close()
+
+
+def _with_recorded_leader(options: OnlineOptions, preflight: Preflight) -> PlanSummary:
+    """The refusal's summary, its `MIGRATION_ZNODE_EXISTS` saying who led and the way out when
+    a controller that led without the stand-in recorded itself in `/migration`
+    (`explain_recorded_leader`)."""
+    summary, m = preflight.summary, preflight.snapshot.migration
+    if options.standin is None or m is None:
+        return summary
+    said = explain_recorded_leader(m, options.standin, connect=options.connect.connect,
+                                   journal_path=options.journal_dir / JOURNAL_FILE)
+    if said is None:
+        return summary
+    blockers = tuple(Finding(f.code, said, f.path) if f.code == "MIGRATION_ZNODE_EXISTS" else f
+                     for f in summary.report.blockers)
+    return dataclasses.replace(summary, report=type(summary.report)(blockers,
+                                                                    summary.report.warnings))
 
 
 def _refused(options: OnlineOptions, summary: PlanSummary) -> OnlineOutcome:

@@ -48,7 +48,7 @@ from migrate.online.operator_sequence import (
 )
 from migrate.online.phases import Phase
 from writers import QuorumLedElsewhereError
-from zkreader import FenceState
+from zkreader import FenceState, MigrationZnode
 
 __all__ = ["explain_led_first", "explain_takeover", "refused_fence_advice"]
 
@@ -267,3 +267,30 @@ def refused_fence_advice(refusal: str, new_leader: int, new_epoch: int, *, conne
             f"{connect} delete /migration`; the controllers in migration mode create their "
             "empty one again when they start) and run this same command again (journal "
             f"{journal_path}): {rerun}")
+
+
+def explain_recorded_leader(m: MigrationZnode, spec: StandInSpec, *, connect: str,
+                            journal_path: object) -> str | None:
+    """A fresh stand-in run's `MIGRATION_ZNODE_EXISTS`, when a controller that led recorded itself.
+
+    A KRaft controller in migration mode that becomes active records its epoch in `/migration`
+    before it migrates anything (real 3.9.1: `kraft_controller_epoch` set, metadata offset -1).
+    Which a fresh run meets first depends on timing: the controller's vote refusal
+    (`explain_led_first`) or this record, read before any vote is asked. Either way the cause
+    and the way out are the same (issue 30): controllers started before zk2kraft led without
+    it, the brokers in migration mode follow that leader, and the start-over discards its log on
+    the brokers too. None when `/migration` says something else (it keeps the plain blocker).
+    """
+    if m.kraft_metadata_offset != -1 or m.kraft_controller_epoch < 0:
+        return None
+    return (f"/migration records a KRaft controller that became active at epoch "
+            f"{m.kraft_controller_epoch} with nothing migrated (metadata offset -1): a "
+            "controller was started before zk2kraft asked for votes, or too long before, and "
+            "led the quorum without the stand-in (its controller.quorum.election.timeout.ms ran "
+            "out). The brokers in migration mode follow that controller in their own "
+            "__cluster_metadata-0. ZooKeeper was not fenced and nothing was migrated. Start "
+            "over, in this order: "
+            + start_over(connect=connect, standin_dir=str(spec.log_dir),
+                         journal=str(journal_path),
+                         followed=None, rerun="run this command again")
+            + ".")

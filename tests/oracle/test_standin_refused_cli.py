@@ -233,14 +233,26 @@ def test_the_standin_fence_refuses_a_migration_znode_rewritten_after_its_precopy
                                capture_output=True, text=True, timeout=300)
         first = " ".join((fresh.stdout + fresh.stderr).split())
         assert fresh.returncode == 1, first
-        assert (f"zk2kraft's stand-in {STANDIN} cannot lead: controller {leader} leads the "
-                f"KRaft quorum at epoch {epoch}") in first, first
-        assert (f"they follow controller {leader} at epoch {epoch} in their own "
-                "__cluster_metadata-0") in first, first
+        migration = json.loads(zk.get("/migration")[0]) if zk.exists("/migration") else None
+        if migration is not None and migration["kraft_controller_epoch"] >= 0:
+            # the leader recorded itself in /migration before this run read it (real 3.9.1
+            # does, racing the run's read): the pre-flight refuses on it, with the same cause
+            # and way out as the vote refusal below
+            assert (f"/migration records a KRaft controller that became active at epoch "
+                    f"{migration['kraft_controller_epoch']} with nothing migrated") in first, first
+            assert ("The brokers in migration mode follow that controller in their own "
+                    "__cluster_metadata-0") in first, first
+            assert (f"remove {tmp_path / 'journal' / 'journal.json'}; (4) the brokers in "
+                    "migration mode follow the leader of the discarded quorum") in first, first
+        else:
+            assert (f"zk2kraft's stand-in {STANDIN} cannot lead: controller {leader} leads "
+                    f"the KRaft quorum at epoch {epoch}") in first, first
+            assert (f"they follow controller {leader} at epoch {epoch} in their own "
+                    "__cluster_metadata-0") in first, first
+            assert (f"remove {tmp_path / 'journal' / 'journal.json'}; (4) the brokers in "
+                    f"migration mode follow controller {leader} at epoch {epoch}") in first, first
         assert "ZooKeeper was not fenced and nothing was migrated" in first, first
         assert f"zookeeper-shell {cluster.connect} get /migration" in first, first
-        assert (f"remove {tmp_path / 'journal' / 'journal.json'}; (4) the brokers in migration "
-                f"mode follow controller {leader} at epoch {epoch}") in first, first
         assert "each stopped, its __cluster_metadata-0 directory deleted" in first, first
         assert "start controllers with a long" not in first, first
         assert not (tmp_path / "journal").exists()

@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 from migrate.flags.standin import StandInSpec
-from migrate.online.takeover import explain_led_first
+from migrate.online.takeover import explain_led_first, explain_recorded_leader
 from writers import QuorumLedElsewhereError
-from zkreader import FenceState
+from zkreader import FenceState, MigrationZnode, ZnodeStat
 
 ZK = "zk1:2181/kafka"
 SPEC = StandInSpec(3000, ("10.0.0.9", 9093), Path("/var/lib/zk2kraft/meta"),
@@ -92,3 +92,38 @@ def test_voters_following_an_earlier_run_of_the_standin_are_not_called_a_control
         f"{JOURNAL} to resume it.")
     assert "controller 3000 leads" not in said
     assert "(4) the brokers in migration mode follow controller 3000 at epoch 1" in said
+
+
+def _migration(epoch: int, offset: int) -> MigrationZnode:
+    return MigrationZnode(kraft_controller_id=-1, kraft_controller_epoch=epoch,
+                          kraft_metadata_offset=offset, kraft_metadata_epoch=-1,
+                          stat=ZnodeStat(czxid=1, mzxid=2, version=1, ctime_ms=0, mtime_ms=0))
+
+
+def test_a_leader_recorded_in_migration_before_the_run_read_it_gets_the_same_way_out() -> None:
+    # real 3.9.1: the controller that became active wrote controller -1, epoch 2, offset -1
+    said = explain_recorded_leader(_migration(2, -1), SPEC, connect=ZK, journal_path=JOURNAL)
+    assert said is not None
+    assert said.startswith(
+        "/migration records a KRaft controller that became active at epoch 2 with nothing "
+        "migrated (metadata offset -1): a controller was started before zk2kraft asked for "
+        "votes, or too long before")
+    steps = ["The brokers in migration mode follow that controller in their own "
+             "__cluster_metadata-0.",
+             "ZooKeeper was not fenced and nothing was migrated.",
+             f"(1) stop every KRaft controller (and zk2kraft), then read /migration "
+             f"(`zookeeper-shell {ZK} get /migration`)",
+             f"(3) empty /var/lib/zk2kraft/meta and remove {JOURNAL}",
+             "(4) the brokers in migration mode follow the leader of the discarded quorum",
+             "its __cluster_metadata-0 directory deleted",
+             "(5) run this command again"]
+    at = [said.index(s) for s in steps]
+    assert at == sorted(at), said
+
+
+def test_a_migration_znode_that_names_migrated_data_keeps_the_plain_blocker() -> None:
+    # offset 120: a controller migrated data; the empty one (all -1) is not a blocker at all
+    assert explain_recorded_leader(_migration(2, 120), SPEC, connect=ZK,
+                                   journal_path=JOURNAL) is None
+    assert explain_recorded_leader(_migration(-1, -1), SPEC, connect=ZK,
+                                   journal_path=JOURNAL) is None
