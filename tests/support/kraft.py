@@ -24,7 +24,7 @@ from tests.support.kafka import (
     _port_open,
 )
 
-__all__ = ["KAFKA_39", "KAFKA_41", "KafkaDist", "KraftNode", "run_tool"]
+__all__ = ["KAFKA_39", "KAFKA_41", "KafkaDist", "KraftNode", "kafka_dist", "run_tool"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +69,22 @@ KAFKA_41 = KafkaDist(
     "tests/kafka/fetch.sh 4.1",
     (("controller.performance.always.log.threshold.ms", "600000"),),
 )
+
+
+def kafka_dist(line: str) -> KafkaDist:
+    """The release of one Kafka line (`2.8`, `3.6`, `4.4`, ...) as `tests/kafka/fetch.sh LINE`
+    caches it in `tests/kafka/jars-LINE/`; 3.9 is the default cache (`KAFKA_39`). Kafka 4 logs
+    through log4j2, the 2.x and 3.x lines through log4j 1 (reload4j)."""
+    if line == "3.9":
+        return KAFKA_39
+    if line == "4.1":
+        return KAFKA_41
+    jars = KAFKA_DIR / f"jars-{line}"
+    fetch = f"tests/kafka/fetch.sh {line}"
+    if line.startswith("4."):
+        return KafkaDist(line, jars, KAFKA_41.server_logging, KAFKA_41.tool_logging, fetch,
+                         KAFKA_41.controller_properties)
+    return KafkaDist(line, jars, KAFKA_39.server_logging, KAFKA_39.tool_logging, fetch)
 
 
 def run_tool(dist: KafkaDist, main_class: str, *args: str,
