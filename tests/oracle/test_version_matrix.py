@@ -38,7 +38,6 @@ import subprocess
 import sys
 import time
 import warnings
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +56,14 @@ from tests.oracle.test_offline_rehearsal import (
     _wait,
 )
 from tests.support.kafka import KafkaZkBroker, wait_until_serving
-from tests.support.kraft import KafkaDist, KraftNode, kafka_dist, run_tool
+from tests.support.kraft import (
+    KafkaDist,
+    KraftNode,
+    config_command,
+    kafka_dist,
+    run_tool,
+    stray_dirs,
+)
 from tests.support.ports import free_port
 
 with warnings.catch_warnings():
@@ -161,20 +167,10 @@ def _read_partitions(bootstrap: str, topic: str, partitions: int) -> dict[str, t
             for p, r in rows.items()}
 
 
-def _config_command(dist: KafkaDist) -> str:
-    """ConfigCommand's class in this release (it moved from core to tools in 4.x), read from the
-    release's own jars."""
-    tools = next(dist.jars.glob("kafka-tools-[0-9]*.jar"), None)
-    if tools is not None and "org/apache/kafka/tools/ConfigCommand.class" in \
-            zipfile.ZipFile(tools).namelist():
-        return "org.apache.kafka.tools.ConfigCommand"
-    return "kafka.admin.ConfigCommand"
-
-
 def _quotas(bootstrap: str, dist: KafkaDist) -> list[str]:
     """The client quotas as `entity key=value` facts (each release words its lines its own way:
     the entity names in quotes and the key=value pairs are what every one prints)."""
-    out = run_tool(dist, _config_command(dist), "--bootstrap-server", bootstrap, "--describe",
+    out = run_tool(dist, config_command(dist), "--bootstrap-server", bootstrap, "--describe",
                    "--entity-type", "users", "--entity-type", "clients").stdout
     facts = []
     for line in out.splitlines():
@@ -229,7 +225,7 @@ def _populate(bootstrap: str, dist: KafkaDist) -> None:
                              for t, (p, rf, c) in TOPICS.items()], timeout_ms=120_000)
     finally:
         admin.close()
-    config = (_config_command(dist), "--bootstrap-server", bootstrap, "--alter")
+    config = (config_command(dist), "--bootstrap-server", bootstrap, "--alter")
     run_tool(dist, *config, "--entity-type", "users", "--entity-name", "alice", "--add-config",
              f"SCRAM-SHA-256=[iterations=4096,password={PASSWORD}]")
     run_tool(dist, *config, "--entity-type", "users", "--entity-name", "alice", "--add-config",
@@ -383,10 +379,6 @@ def _filled(props: dict[str, str], values: dict[str, str]) -> dict[str, str]:
     return out
 
 
-def _stray_dirs(data: Path) -> list[str]:
-    return sorted(p.name for p in data.iterdir() if p.is_dir() and p.name.endswith("-stray"))
-
-
 def _wait_in_sync(bootstrap: str, since: float) -> float:
     """Wait until every partition's ISR is its replica set; seconds it took from `since`."""
     deadline = time.monotonic() + IN_SYNC_BOUND_S
@@ -532,7 +524,7 @@ def test_offline_cell(sources: Any, source: str, target: str, tmp_path: Path) ->
         # what Kafka renamed away at its first start is gone from the clients' view too, but
         # the directories say it first and plainly
         for b in BROKERS:
-            if stray := _stray_dirs(data[b]):
+            if stray := stray_dirs(data[b]):
                 problems.append(f"broker {b}: {len(stray)} -stray directories: {stray[:8]}")
         run_tool(dist, "org.apache.kafka.tools.LeaderElectionCommand", "--bootstrap-server",
                  bootstrap, "--election-type", "PREFERRED", "--all-topic-partitions")
@@ -560,7 +552,7 @@ def test_offline_cell(sources: Any, source: str, target: str, tmp_path: Path) ->
         if rolled != expected:
             problems.append(f"after the rolling restart: records {rolled} != {expected}")
         for b in BROKERS:
-            if stray := _stray_dirs(data[b]):
+            if stray := stray_dirs(data[b]):
                 problems.append(f"broker {b} after the rolling restart: -stray {stray[:8]}")
         roll_s = time.monotonic() - t_roll
     finally:
