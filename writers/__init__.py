@@ -106,9 +106,17 @@ from writers.errors import (
 )
 from writers.log.broker_dirs import (
     BrokerLogDir,
+    MigratedTopic,
+    ReplicaCheck,
+    ReplicaOutcome,
     broker_directory_id,
+    check_replica_dirs,
+    directory_id_action,
+    missing_replicas,
     prepare_broker_log_dir,
     read_broker_log_dir,
+    write_directory_id,
+    write_partition_metadata,
 )
 from writers.log.fsutil import atomic_write, replace_private
 from writers.log.log_dir import DEFAULT_SEGMENT_BYTES, EncodedBatch, VoterDir, snapshot_batches
@@ -136,16 +144,33 @@ from writers.log.staging import (
     check_free_space,
     stage_and_promote,
 )
-from writers.log.voter_lock import LOCK_FILE_NAME, VoterLocks, hold_voter_locks, voter_lock_holder
+from writers.log.voter_lock import (
+    BROKER_LOG_DIR,
+    LOCK_FILE_NAME,
+    VoterLocks,
+    acquire_voter_lock,
+    hold_voter_locks,
+    voter_lock_holder,
+)
 from writers.raft import HandoverEvent, HandoverResult, StandInLeader, restamp_batch
 
 __all__ = [
+    "BROKER_LOG_DIR",
     "BrokerLogDir",
     "BrokerLogDirError",
     "BrokerLogDirUnavailableError",
+    "MigratedTopic",
+    "ReplicaCheck",
+    "ReplicaOutcome",
+    "acquire_voter_lock",
     "broker_directory_id",
+    "check_replica_dirs",
+    "directory_id_action",
+    "missing_replicas",
     "prepare_broker_log_dir",
     "read_broker_log_dir",
+    "write_directory_id",
+    "write_partition_metadata",
     "ACL_OPERATIONS",
     "ACL_PATTERN_TYPES",
     "ACL_PERMISSIONS",

@@ -193,7 +193,7 @@ def _blocking(summary: PlanSummary, overrides: frozenset[str]) -> PlanSummary:
         return summary
     report = type(summary.report)(tuple(kept), summary.report.warnings + tuple(moved))
     return PlanSummary(report, summary.records, summary.brokers, summary.topics,
-                       summary.partitions)
+                       summary.partitions, summary.source)
 
 
 def judge(snapshot: ClusterSnapshot, rest: TranslationResult, counts: Mapping[str, int], *,

@@ -59,11 +59,12 @@ a typical online migration (the brokers keep serving):
   zk2kraft verify  --zookeeper zk1:2181/kafka --voter 3000=/mnt/c0/meta ... --json parity.json
   zk2kraft inspect /mnt/c0/meta --json | head
 with every broker stopped (--offline; then, on each broker host, before its first KRaft start):
-  zk2kraft prepare-broker --log-dirs /var/lib/kafka/data
+  zk2kraft prepare-broker --log-dirs /var/lib/kafka/data --zookeeper zk1:2181/kafka
 
 exit codes:
   0  success
-  1  blockers found (plan/migrate) or parity differences (verify)
+  1  blockers found (plan/migrate) or parity differences (verify); prepare-broker:
+     partition directories Kafka would treat as stray (named; nothing written)
   2  bad flags, or malformed data in ZooKeeper or in a log (the message names the path/flag)
   3  ZooKeeper or a voter directory cannot be reached, written or locked; a report
      could not be written after the work was done

@@ -61,11 +61,11 @@ def positive_float(value: str) -> float:
     return result
 
 
-def add_zookeeper(p: argparse.ArgumentParser) -> None:
+def add_zookeeper(p: argparse.ArgumentParser, *, required: bool = True) -> None:
     g = p.add_argument_group("ZooKeeper connection")
     g.add_argument(
         "--zookeeper",
-        required=True,
+        required=required,
         metavar="CONNECT",
         help="Kafka's zookeeper.connect: host:port[,host:port...][/chroot]",
     )

@@ -238,12 +238,15 @@ def _print(outcome: BulkOutcome, *, source: str, to_stderr: bool, offline: bool,
             "names no brokers: each registers itself when it starts in KRaft mode. Until the "
             "KRaft controllers first start, going back is starting the old brokers again.",
             markup=False, highlight=False)
-        if names_directories:
-            console.print(
-                "On each broker host, before the broker's first start in KRaft mode: "
-                "zk2kraft prepare-broker --log-dirs <its log.dirs> (the log names, for each "
-                "replica, the directory.id it gives the broker's first log dir).",
-                markup=False, highlight=False)
+        directory_id = (" and gives its first log dir the directory.id the log names for "
+                        "its replicas" if names_directories else "")
+        console.print(
+            "On each broker host, before the broker's first start in KRaft mode: "
+            f"zk2kraft prepare-broker --log-dirs <its log.dirs> --zookeeper {source} (it "
+            "checks every partition directory against the migrated topic ids and "
+            "assignments, writes a missing partition.metadata, refuses a directory Kafka "
+            f"would rename away as stray{directory_id}).",
+            markup=False, highlight=False)
     else:
         console.print("ZooKeeper was not modified (--cutover none).", markup=False,
                       highlight=False)

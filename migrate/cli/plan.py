@@ -205,6 +205,12 @@ def run(args: argparse.Namespace) -> int:
         from verify import plan_console
 
         console = plan_console(stderr=json_to_stdout or html_to_stdout)
+        if summary.source is not None:
+            found = summary.source
+            console.print(f"source: {found.describe()}"
+                          + (f"\n  from: {'; '.join(found.evidence)}" if found.evidence else "")
+                          + "".join(f"\n  path: {p}" for p in found.paths()),
+                          markup=False, highlight=False, soft_wrap=True)
         if sequence is not None:
             for line in sequence.lines():
                 console.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -270,7 +276,7 @@ def _with_voter_blockers(summary: PlanSummary, snapshot: ClusterSnapshot,
     report = type(summary.report)(summary.report.blockers + tuple(found),
                                   summary.report.warnings + tuple(left))
     return PlanSummary(report, summary.records, summary.brokers, summary.topics,
-                       summary.partitions)
+                       summary.partitions, summary.source)
 
 
 def _voter_json(d: VoterDiff) -> dict[str, object]:

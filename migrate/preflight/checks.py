@@ -18,6 +18,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from migrate.preflight.findings import Finding
+from migrate.preflight.source_version import (
+    SourceVersion,
+    source_version,
+    source_version_warnings,
+)
 from migrate.preflight.warning_rules import NO_SHARED_LISTENER
 from migrate.preflight.warning_rules import warnings as warning_findings
 from migrate.preflight.znodes import (
@@ -94,6 +99,7 @@ class PlanSummary:
         brokers: registered brokers under /brokers/ids.
         topics: topics that will be migrated (pending deletions excluded).
         partitions: partitions that will be migrated (pending deletions excluded).
+        source: what ZooKeeper says of the source's Kafka version, and the paths that fit.
     """
 
     report: PreflightReport
@@ -101,10 +107,12 @@ class PlanSummary:
     brokers: int = 0
     topics: int = 0
     partitions: int = 0
+    source: SourceVersion | None = None
 
     def to_json(self) -> dict[str, object]:
-        """Return `{"blockers","warnings","records","brokers","topics","partitions"}`."""
-        return {
+        """Return `{"blockers","warnings","records","brokers","topics","partitions"}`, and
+        "source" when known."""
+        doc: dict[str, object] = {
             "blockers": [f.to_json() for f in self.report.blockers],
             "warnings": [f.to_json() for f in self.report.warnings],
             "records": dict(sorted(self.records.items())),
@@ -112,6 +120,9 @@ class PlanSummary:
             "topics": self.topics,
             "partitions": self.partitions,
         }
+        if self.source is not None:
+            doc["source"] = self.source.to_json()
+        return doc
 
 
 def preflight(
@@ -139,7 +150,8 @@ def preflight(
         *_log_dir_events(snapshot),
         *_voter_ids_taken(snapshot, voter_ids),
     ]
-    return PreflightReport(tuple(blockers), tuple(warning_findings(snapshot, offline=offline)))
+    return PreflightReport(tuple(blockers), (*warning_findings(snapshot, offline=offline),
+                                             *source_version_warnings(snapshot)))
 
 
 def summarize(
@@ -172,6 +184,7 @@ def summarize(
         brokers=len(snapshot.brokers),
         topics=sum(1 for _ in migrated_topics(snapshot)),
         partitions=migrated_partition_count(snapshot),
+        source=source_version(snapshot),
     )
 
 
@@ -254,7 +267,7 @@ def standin_summary(summary: PlanSummary, migration: MigrationZnode | None) -> P
     if (tuple(blockers), tuple(warnings)) == (summary.report.blockers, summary.report.warnings):
         return summary
     return PlanSummary(type(summary.report)(tuple(blockers), tuple(warnings)), summary.records,
-                       summary.brokers, summary.topics, summary.partitions)
+                       summary.brokers, summary.topics, summary.partitions, summary.source)
 
 
 def _kraft_controller(snapshot: ClusterSnapshot) -> Iterator[Finding]:

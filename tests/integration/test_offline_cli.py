@@ -143,7 +143,7 @@ def test_a_stopped_cluster_plans_migrates_and_verifies_without_touching_zookeepe
     partitions = [r for r in recs if r["type"] == "PARTITION_RECORD"]
     assert {r["version"] for r in partitions} == {1}
     broker_dir = _broker_log_dir(tmp_path / "broker1", cluster.client, broker_id=1)
-    prepared = run("prepare-broker", "--log-dirs", str(broker_dir))
+    prepared = run("prepare-broker", "--log-dirs", str(broker_dir), "--zookeeper", cluster.connect)
     assert prepared.returncode == 0, prepared.stderr
     directory_id = _meta(broker_dir)["directory.id"]
     for r in partitions:

@@ -145,7 +145,8 @@ def test_clean_tree_passes_with_exit_0_and_the_designs_document(
     tree.healthy()
     code, doc = _doc(run_plan)
     assert code == 0
-    assert list(doc) == ["blockers", "warnings", "records", "brokers", "topics", "partitions"]
+    assert list(doc) == ["blockers", "warnings", "records", "brokers", "topics", "partitions",
+                         "source"]
     assert doc["blockers"] == [] and doc["warnings"] == []
     assert (doc["brokers"], doc["topics"], doc["partitions"]) == (3, 1, 2)
     assert doc["records"]["TOPIC_RECORD"] == 1

@@ -330,8 +330,11 @@ def test_offline_plan_with_voters_prints_plain_kraft_nodes_and_the_stopped_clust
             f"--metadata-version 4.0-IV3 {voter_flags}") in text["Migrate"]
     assert f"zk2kraft verify --zookeeper {connect} --offline {voter_flags}" in text["Verify"]
     prepare = text["Prepare each broker's log dirs"]
-    assert "zk2kraft prepare-broker --log-dirs <broker 1's log.dirs>" in prepare
-    assert "zk2kraft prepare-broker --log-dirs <broker 2's log.dirs>" in prepare
+    assert (f"zk2kraft prepare-broker --log-dirs <broker 1's log.dirs> --zookeeper {connect}"
+            in prepare)
+    assert (f"zk2kraft prepare-broker --log-dirs <broker 2's log.dirs> --zookeeper {connect}"
+            in prepare)
+    assert "partition.metadata" in prepare
     assert "--dry-run" in prepare
     assert "do not run kafka-storage format" in text["Configure the controllers"]
     start = text["Start"]

@@ -50,6 +50,9 @@ def test_runbooks_in_docs_are_plans_sequence_for_the_sample_cluster(
         assert "listener.security.protocol.map=CONTROLLER:PLAINTEXT" in text
         assert "controller.listener.names=CONTROLLER" in text
         assert "zk2kraft prepare-broker --log-dirs" in text and "--dry-run" in text
+        # the source of the migrated metadata is required: every printed line carries it
+        assert text.count("log.dirs> --zookeeper zk1:2181/kafka") == text.count(
+            "zk2kraft prepare-broker --log-dirs") > 0
         assert "controlled shutdown attempts failed" in text
         assert text.index("start every controller") < text.index("start every broker at once")
     assert "controller.performance.always.log.threshold.ms" in books["offline-4.x.md"]

@@ -462,9 +462,11 @@ def _start_kraft(dist: KafkaDist, cluster: StoppedCluster, voters: dict[int, Pat
     for b in BROKERS:
         data = root / f"data{b}"
         shutil.copytree(cluster.data[b], data)
-        # the runbook's step on each broker host: the first log dir gets the directory.id the
-        # migrated log names for the broker's replicas
-        _ok(_cli("prepare-broker", "--log-dirs", str(data)), f"zk2kraft prepare-broker ({b})")
+        # the runbook's step on each broker host: every partition directory is checked against
+        # the migrated topic ids (a missing partition.metadata written), and the first log dir
+        # gets the directory.id the migrated log names for the broker's replicas
+        _ok(_cli("prepare-broker", "--log-dirs", str(data), "--zookeeper", cluster.connect),
+            f"zk2kraft prepare-broker ({b})")
         brokers.append(KraftNode(root / f"kraft-broker{b}", dist, node_id=b, role="broker",
                                  quorum=quorum, log_dirs=data, listeners={"SASL": "SASL_PLAINTEXT"},
                                  heap="448m",

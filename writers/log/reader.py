@@ -206,9 +206,10 @@ _PARTITION_METADATA = re.compile(r"^version: *(\d+)\s*\ntopic_id: *(\S+)\s*$")
 
 
 def read_partition_metadata(partition_dir: Path) -> str | None:
-    """The topic id in a `__cluster_metadata-0` dir's `partition.metadata`, None if absent.
+    """The topic id in a partition dir's `partition.metadata`, None if absent.
 
-    The file is what `VoterDir` writes (`version: 0` then `topic_id: <id>`).
+    The file is Kafka's `PartitionMetadataFile` (`version: 0` then `topic_id: <id>`), as
+    `VoterDir` writes it for `__cluster_metadata-0` and a broker for each of its partitions.
 
     Raises:
         VoterUnavailableError: unreadable.

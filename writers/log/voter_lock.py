@@ -39,7 +39,10 @@ from writers.errors import VoterLockedError, VoterUnavailableError
 from writers.log.fsutil import Ownership, make_private_dir, open_private
 
 __all__ = [
+    "BROKER_LOG_DIR",
     "LOCK_FILE_NAME",
+    "LockedDirKind",
+    "VOTER_DIRECTORY",
     "VoterLocks",
     "acquire_voter_lock",
     "hold_voter_locks",
@@ -52,6 +55,26 @@ LOCK_FILE_NAME = ".lock"
 # struct flock on 64-bit Linux (glibc and musl): short l_type, short l_whence, off_t l_start,
 # off_t l_len, pid_t l_pid, padded to 32 bytes.
 _FLOCK = struct.Struct("hhqqi4x")
+
+
+@dataclass(frozen=True, slots=True)
+class LockedDirKind:
+    """What kind of directory a `.lock` guards, for the messages: a broker's log dir and a
+    controller's metadata dir take the same lock, but an operator must be told which one.
+
+    Attributes:
+        noun: what the directory is ("voter directory").
+        users: who holds its lock when it is not us ("A running Kafka controller").
+    """
+
+    noun: str
+    users: str
+
+
+VOTER_DIRECTORY = LockedDirKind("voter directory",
+                                "A running Kafka controller or another zk2kraft run")
+BROKER_LOG_DIR = LockedDirKind("broker log dir",
+                               "A running Kafka broker or another zk2kraft prepare-broker")
 _PROC_LOCK_RE = re.compile(
     r"^\d+:\s+(?:->\s+)?(?P<kind>\S+)\s+\S+\s+(?P<mode>\S+)\s+(?P<pid>-?\d+)\s+"
     r"(?P<major>[0-9a-f]+):(?P<minor>[0-9a-f]+):(?P<inode>\d+)\s"
@@ -144,7 +167,8 @@ def _pid_from_proc_locks(lock_file: Path) -> int | None:
     return None
 
 
-def _locked_error(directory: Path, lock_file: Path, pid: int | None) -> VoterLockedError:
+def _locked_error(directory: Path, lock_file: Path, pid: int | None,
+                  kind: LockedDirKind = VOTER_DIRECTORY) -> VoterLockedError:
     if pid is None:
         holder = "another process (its pid could not be found)"
     elif pid == os.getpid():
@@ -152,8 +176,8 @@ def _locked_error(directory: Path, lock_file: Path, pid: int | None) -> VoterLoc
     else:
         holder = _describe(pid)
     return VoterLockedError(
-        f"voter directory {directory} is locked: {lock_file} is held by {holder}. A running "
-        "Kafka controller or another zk2kraft run is using it; stop it and run again",
+        f"{kind.noun} {directory} is locked: {lock_file} is held by {holder}. {kind.users} "
+        "is using it; stop it and run again",
         directory=directory,
         lock_file=lock_file,
         holder_pid=pid,
@@ -169,7 +193,7 @@ def _ensure_dir(directory: Path) -> bool:
     return make_private_dir(directory, Ownership.of_dir(directory.parent))
 
 
-def _open_and_lock(directory: Path, lock_file: Path) -> int:
+def _open_and_lock(directory: Path, lock_file: Path, kind: LockedDirKind) -> int:
     """Open and lock `lock_file`; retried if it was replaced while we locked it (a run that
     created the directory removes it, `.lock` included, when it wrote nothing).
 
@@ -181,14 +205,14 @@ def _open_and_lock(directory: Path, lock_file: Path) -> int:
             fd = open_private(lock_file, os.O_RDWR, Ownership.of_dir(directory))
         except OSError as exc:
             raise VoterUnavailableError(
-                f"voter directory {directory}: cannot open {lock_file}: {exc.strerror or exc}"
+                f"{kind.noun} {directory}: cannot open {lock_file}: {exc.strerror or exc}"
             ) from exc
         try:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             pid = _pid_from_getlk(fd) or _pid_from_proc_locks(lock_file)
             os.close(fd)
-            raise _locked_error(directory, lock_file, pid) from None
+            raise _locked_error(directory, lock_file, pid, kind) from None
         try:
             same = os.stat(lock_file).st_ino == os.fstat(fd).st_ino
         except FileNotFoundError:
@@ -196,10 +220,11 @@ def _open_and_lock(directory: Path, lock_file: Path) -> int:
         if same:
             return fd
         os.close(fd)
-    raise VoterUnavailableError(f"voter directory {directory}: {lock_file} keeps being replaced")
+    raise VoterUnavailableError(f"{kind.noun} {directory}: {lock_file} keeps being replaced")
 
 
-def _lock(directory: Path, *, exclusive: bool) -> _HeldLock:
+def _lock(directory: Path, *, exclusive: bool,
+          kind: LockedDirKind = VOTER_DIRECTORY) -> _HeldLock:
     """Take (or, unless `exclusive`, join) this process's lock of `directory/.lock`.
 
     Raises:
@@ -212,17 +237,17 @@ def _lock(directory: Path, *, exclusive: bool) -> _HeldLock:
         key = _dir_key(directory)
     except OSError as exc:
         raise VoterUnavailableError(
-            f"voter directory {directory}: cannot create or open it: "
+            f"{kind.noun} {directory}: cannot create or open it: "
             f"{exc.filename or directory}: {exc.strerror or exc}"
         ) from exc
     with _registry_guard:
         held = _held.get(key)
         if held is not None:
             if exclusive:
-                raise _locked_error(directory, lock_file, os.getpid())
+                raise _locked_error(directory, lock_file, os.getpid(), kind)
             held.users += 1
             return held
-        fd = _open_and_lock(directory, lock_file)
+        fd = _open_and_lock(directory, lock_file, kind)
         held = _HeldLock(directory, key, fd, created=created)
         _held[key] = held
         return held
@@ -250,8 +275,10 @@ def _remove_if_unused(directory: Path) -> None:
         pass  # something appeared in it meanwhile: keep it
 
 
-def acquire_voter_lock(directory: Path) -> Callable[[], None]:
-    """Hold `directory/.lock` for a `VoterDir`, joining this process's lock if it has one.
+def acquire_voter_lock(directory: Path,
+                       kind: LockedDirKind = VOTER_DIRECTORY) -> Callable[[], None]:
+    """Hold `directory/.lock` for a `VoterDir` (or, with `kind=BROKER_LOG_DIR`, for
+    `prepare-broker`), joining this process's lock if it has one.
 
     Returns:
         The function that releases it (once; the lock is dropped when its last user releases).
@@ -260,7 +287,7 @@ def acquire_voter_lock(directory: Path) -> Callable[[], None]:
         VoterLockedError: another process holds it (exit 3, names the holder).
         VoterUnavailableError: it cannot be created or opened.
     """
-    held = _lock(Path(directory), exclusive=False)
+    held = _lock(Path(directory), exclusive=False, kind=kind)
     released = False
 
     def release() -> None:
@@ -305,7 +332,8 @@ def hold_voter_locks(dirs: Sequence[Path]) -> Iterator[VoterLocks]:
             _release(h)
 
 
-def voter_lock_holder(directory: Path) -> VoterLockedError | None:
+def voter_lock_holder(directory: Path,
+                      kind: LockedDirKind = VOTER_DIRECTORY) -> VoterLockedError | None:
     """The error `hold_voter_locks` would raise for `directory` now, found without locking it.
 
     For `plan`, which must say what `migrate` would refuse but must not take a lock itself (a
@@ -324,7 +352,7 @@ def voter_lock_holder(directory: Path) -> VoterLockedError | None:
         return None
     with _registry_guard:
         if key in _held:  # this process holds it; opening another descriptor would drop it
-            return _locked_error(directory, lock_file, os.getpid())
+            return _locked_error(directory, lock_file, os.getpid(), kind)
         try:
             fd = os.open(lock_file, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError:
@@ -333,7 +361,7 @@ def voter_lock_holder(directory: Path) -> VoterLockedError | None:
             locked, pid = _query_lock(fd, lock_file)
         finally:
             os.close(fd)
-    return _locked_error(directory, lock_file, pid) if locked else None
+    return _locked_error(directory, lock_file, pid, kind) if locked else None
 
 
 def _query_lock(fd: int, lock_file: Path) -> tuple[bool, int | None]:

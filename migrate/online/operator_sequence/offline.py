@@ -187,10 +187,18 @@ def _offline_steps(*, voter_flags: str, voters: str, mv: str, zookeeper: str,
              untouched),
         Step("Prepare each broker's log dirs",
              tuple(f"on broker {b}'s host, broker stopped: zk2kraft prepare-broker --log-dirs "
-                   f"<broker {b}'s log.dirs>" for b in broker_ids)
-             + ("add --dry-run first to see the directory.id it would write and the "
-                "meta.properties it found (cluster.id, broker.id) without changing anything; it "
-                "refuses while the broker runs",),
+                   f"<broker {b}'s log.dirs> --zookeeper {zookeeper}" for b in broker_ids)
+             + ("it checks every partition directory against the migrated topic ids and "
+                "assignments: it writes the partition.metadata brokers older than 3.0 may have "
+                "left out (Kafka would rename such a directory away as stray at its first "
+                "KRaft start, and a single-replica partition would lose its data), and refuses, "
+                "naming each, a directory whose topic id differs or whose partition is not "
+                "assigned to that broker (exit 1, nothing written: move it out of the log dirs "
+                "and run again)",
+                "add --dry-run first to list every directory and what it would write, with a "
+                "summary, without changing anything; --metadata-log <a copy of a voter "
+                "directory> replaces --zookeeper where the broker host cannot reach ZooKeeper; "
+                "it refuses while the broker runs"),
              before_start),
         Step("Configure the controllers",
              (f"install {release} on every controller host",

@@ -268,7 +268,7 @@ def without(summary: PlanSummary, codes: Set[str]) -> PlanSummary:
     report = type(summary.report)(
         tuple(f for f in summary.report.blockers if f.code not in codes), summary.report.warnings)
     return PlanSummary(report, summary.records, summary.brokers, summary.topics,
-                       summary.partitions)
+                       summary.partitions, summary.source)
 
 
 def fenced_without_log(exc: BaseException, controller_id: int, token: FenceToken) -> str:

@@ -1,0 +1,182 @@
+"""Which Kafka wrote this ZooKeeper tree: the source version, as far as ZooKeeper tells it.
+
+ZooKeeper records no software version. What it does record are formats that Kafka chose by
+its software or by its `inter.broker.protocol.version` (IBP), each a bound (Kafka 3.9.1 source
+and docs/reference, `/work/shared/reference/kafka-zk-migration.md`):
+* a topic znode's `topic_id` (KIP-516) is assigned by a controller at IBP 2.8 or later: every
+  migrated topic having one means IBP >= 2.8 (one without is `TOPIC_WITHOUT_ID`, a blocker);
+* `/brokers/ids/<id>` is JSON version 5 at IBP >= 2.7-IV0, 4 below (its `features` are empty in
+  ZooKeeper mode: `KafkaServer` registers `BrokerFeatures.createEmpty()`, checked in 3.9.1's
+  bytecode, so they say nothing about the release);
+* `/feature` is version 2 at IBP >= 3.3-IV0 and version 1 below (status 1 from IBP 2.7);
+* `/controller` is version 2 (with `kraftControllerEpoch`) from Kafka 3.4 and version 1 before:
+  the running controller's own software.
+The IBP is at most the software's version, so an IBP bound is a software lower bound too. The
+brokers' own release would need their ApiVersions (`plan` connects to no broker) or their
+`server.properties`; the findings say which bounds are known.
+
+The path that fits follows from the bounds: offline (`--offline`) takes any source with topic
+ids straight to 3.9 or any 4.x; online needs brokers in migration mode, which Kafka allows from
+3.4 and zk2kraft needs at IBP 3.6 or later (metadata transactions, 3.6-IV1). The rule the
+issue-29 rehearsal found: brokers older than 3.0 may have left partition directories without
+`partition.metadata`, which Kafka 4.x renames away as stray; `prepare-broker` writes them, so
+`plan` warns ahead with `BROKER_LOGS_MAY_LACK_TOPIC_IDS` wherever such a broker cannot be ruled
+out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from migrate.preflight.findings import Finding
+from migrate.preflight.znodes import migrated_topics
+from zkreader import ClusterSnapshot
+
+__all__ = ["BROKER_LOGS_MAY_LACK_TOPIC_IDS", "SourceVersion", "source_version",
+           "source_version_warnings"]
+
+BROKER_LOGS_MAY_LACK_TOPIC_IDS = "BROKER_LOGS_MAY_LACK_TOPIC_IDS"
+
+Release = tuple[int, int]
+
+_ONLINE_MINIMUM: Release = (3, 6)  # migration transactions: metadata.version 3.6-IV1
+_PARTITION_METADATA_EVERYWHERE: Release = (3, 0)  # the issue-29 rehearsal: 2.8 left dirs without
+
+
+def _text(release: Release) -> str:
+    return f"{release[0]}.{release[1]}"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceVersion:
+    """Bounds on the source cluster's Kafka, with the znodes that gave them.
+
+    Attributes:
+        ibp_at_least / ibp_below: bounds on the IBP (`below` exclusive), None when unknown.
+        software_at_least / software_below: bounds on the brokers' release, likewise.
+        evidence: one phrase per znode that set a bound, e.g. "/feature version 2: IBP >= 3.3".
+    """
+
+    ibp_at_least: Release | None = None
+    ibp_below: Release | None = None
+    software_at_least: Release | None = None
+    software_below: Release | None = None
+    evidence: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """One line, e.g. "Kafka 3.4 or later, inter.broker.protocol.version 3.3 or later"."""
+        return (f"Kafka {_range(self.software_at_least, self.software_below)}, "
+                f"inter.broker.protocol.version {_range(self.ibp_at_least, self.ibp_below)}")
+
+    @property
+    def may_predate_3_0(self) -> bool:
+        """True unless ZooKeeper proves every broker runs 3.0 or later."""
+        return self.software_at_least is None or self.software_at_least < (
+            _PARTITION_METADATA_EVERYWHERE)
+
+    @property
+    def online_possible(self) -> bool:
+        """True when ZooKeeper proves the IBP (so the software) is 3.6 or later."""
+        return self.ibp_at_least is not None and self.ibp_at_least >= _ONLINE_MINIMUM
+
+    def paths(self) -> list[str]:
+        """The paths that fit, one line each, for `plan`'s output."""
+        offline = ("offline (--offline, every broker stopped): straight to Kafka 3.9 or any 4.x "
+                   "(--target-kafka 3.9, 4.0 ... 4.4 or 4.x), in one step")
+        if self.may_predate_3_0:
+            offline += ("; prepare-broker writes the partition.metadata that brokers older "
+                        "than 3.0 may have left out")
+        if self.online_possible:
+            online = ("online (brokers keep serving): to Kafka 3.9, brokers in migration mode at "
+                      "their IBP (3.6-IV1 or later); then Kafka's rolling upgrade to 4.x")
+        else:
+            online = ("online: first upgrade every broker to Kafka 3.6 or later with "
+                      "inter.broker.protocol.version 3.6 or later (a rolling restart; Kafka's "
+                      "migration transactions need 3.6-IV1): ZooKeeper does not show that yet")
+        return [offline, online]
+
+    def to_json(self) -> dict[str, object]:
+        """`plan --json`'s "source" object."""
+        def opt(release: Release | None) -> str | None:
+            return None if release is None else _text(release)
+
+        return {"kafka": _range(self.software_at_least, self.software_below),
+                "software_at_least": opt(self.software_at_least),
+                "software_below": opt(self.software_below),
+                "ibp_at_least": opt(self.ibp_at_least), "ibp_below": opt(self.ibp_below),
+                "evidence": list(self.evidence), "paths": self.paths()}
+
+
+def _range(low: Release | None, below: Release | None) -> str:
+    if low is None and below is None:
+        return "unknown"
+    if below is None:
+        assert low is not None
+        return f"{_text(low)} or later"
+    if low is None:
+        return f"before {_text(below)}"
+    return f"{_text(low)} or later, before {_text(below)}"
+
+
+def source_version(snapshot: ClusterSnapshot) -> SourceVersion:
+    """Bound the source's IBP and release from what `snapshot` holds (module docstring)."""
+    ibp_low: Release | None = None
+    ibp_below: Release | None = None
+    sw_low: Release | None = None
+    sw_below: Release | None = None
+    evidence: list[str] = []
+
+    def raise_ibp(to: Release, why: str) -> None:
+        nonlocal ibp_low
+        if ibp_low is None or to > ibp_low:
+            ibp_low = to
+            evidence.append(why)
+
+    def cap_ibp(to: Release, why: str) -> None:
+        nonlocal ibp_below
+        if ibp_below is None or to < ibp_below:
+            ibp_below = to
+            evidence.append(why)
+
+    topics = list(migrated_topics(snapshot))
+    if topics and all(t.topic_id is not None for t in topics):
+        raise_ibp((2, 8), "every topic has a topic_id: IBP >= 2.8")
+    versions = {b.json_version for b in snapshot.brokers.values()}
+    if versions and min(versions) >= 5:
+        raise_ibp((2, 7), "/brokers/ids version 5: IBP >= 2.7")
+    elif versions:
+        cap_ibp((2, 7), f"/brokers/ids version {min(versions)}: IBP < 2.7")
+    feature = snapshot.feature
+    if feature is not None and feature.json_version >= 2:
+        raise_ibp((3, 3), "/feature version 2: IBP >= 3.3")
+    elif feature is not None and feature.status == 1:
+        cap_ibp((3, 3), "/feature version 1: IBP < 3.3")
+    controller = snapshot.controller
+    if controller is not None and not controller.is_kraft:
+        if controller.json_version >= 2:
+            sw_low = (3, 4)
+            evidence.append("/controller version 2: the controller runs Kafka >= 3.4")
+        else:
+            sw_below = (3, 4)
+            evidence.append("/controller version 1: the controller runs Kafka < 3.4")
+    if ibp_low is not None and (sw_low is None or ibp_low > sw_low):
+        sw_low = ibp_low  # a broker runs at most its own release's IBP
+    return SourceVersion(ibp_low, ibp_below, sw_low, sw_below, tuple(evidence))
+
+
+def source_version_warnings(snapshot: ClusterSnapshot) -> Iterator[Finding]:
+    """`BROKER_LOGS_MAY_LACK_TOPIC_IDS` where ZooKeeper cannot rule out a broker before 3.0."""
+    found = source_version(snapshot)
+    if not found.may_predate_3_0 or not any(True for _ in migrated_topics(snapshot)):
+        return
+    yield Finding(
+        BROKER_LOGS_MAY_LACK_TOPIC_IDS,
+        f"the source is {found.describe()}: brokers older than 3.0 may have left partition "
+        "directories without partition.metadata (Kafka 2.8 did), and a KRaft broker renames "
+        "such a directory away as stray at its first start (a single-replica partition loses "
+        "its data). Offline, the runbook's step \"Prepare each broker's log dirs\" (zk2kraft "
+        "prepare-broker --zookeeper ...) writes them from the migrated topic ids before the "
+        "first start; its --dry-run lists them.",
+        "/feature" if snapshot.feature is not None else "/brokers/topics",
+    )
