@@ -22,9 +22,10 @@ a new topic works, a rolling restart of the brokers comes back whole (records re
 no `-stray` directory on any broker's disk (Kafka renames a partition directory whose topic id
 it cannot match to `<dir>.<uuid>-stray` and starts it empty).
 
-Cells: `ZK2KRAFT_MATRIX="2.8:4.4 3.6:4.4"` (source:target pairs) selects them; unset, CI's cells
-run (3.9 -> 4.4, newest to newest; 2.8 -> 4.4, oldest to newest). `scripts/matrix.sh` runs a
-whole row or the full matrix, one cell at a time; docs/matrix.md holds the results.
+Cells: `ZK2KRAFT_MATRIX="2.8:4.4 3.6:4.4"` (source:target pairs) selects them; unset, CI's cell
+runs (2.8 -> 4.4, oldest to newest; newest to newest, 3.9 -> 4.4, is test_offline_rehearsal's).
+`scripts/matrix.sh` runs a row or the full matrix, one source at a time; docs/matrix.md holds
+the results.
 """
 
 from __future__ import annotations
@@ -82,7 +83,9 @@ pytestmark = [
 ]
 
 MATRIX_ENV = "ZK2KRAFT_MATRIX"
-CI_CELLS = ("3.9:4.4", "2.8:4.4")
+# 2.8 -> 4.4, oldest to newest; newest to newest (3.9 -> 4.4) runs in CI as
+# test_offline_rehearsal.py's test_offline_straight_to_kafka_4_4, on the cluster it builds anyway
+CI_CELLS = ("2.8:4.4",)
 # `--target-kafka` for each target line: the flag value plan and migrate take for it
 TARGET_FLAG = {"3.9": "3.9", "4.0": "4.0", "4.1": "4.1", "4.2": "4.x", "4.3": "4.x",
                "4.4": "4.x"}
