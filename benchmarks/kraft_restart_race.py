@@ -91,7 +91,7 @@ def _zk2kraft_log(root: Path, cluster_topics: int, partitions: int, kafka: str) 
                                                          partitions_per_topic=partitions))
         client.stop()
         client.close()
-        target = ["--target-kafka", "4.x"] if kafka == "4.1" else []
+        target = ["--target-kafka", "4.1"] if kafka == "4.1" else []
         proc = subprocess.run(
             [sys.executable, "-m", "migrate.cli", "migrate", "--zookeeper", server.connect,
              "--offline", *target, "--quiet", "--spark-master", "in-process",

@@ -2,6 +2,12 @@
 
 Facts from `server-common/.../server/common/MetadataVersion.java` at 3.9.0: the KRaft levels
 1 (3.0-IV1) .. 21 (3.9-IV0, LATEST_PRODUCTION of 3.9).
+Levels 28..33 (4.2-IV0 .. 4.4-IV2) as Kafka 4.4.0 released them (its `MetadataVersion` enum, read
+from kafka-server-common-4.4.0.jar on 2026-11-29: LATEST_PRODUCTION 4.4-IV2, 4.5-IV0 unstable;
+`fromVersionString` maps "4.2" to 4.2-IV1, "4.3" to 4.3-IV0, "4.4" to 4.4-IV2): of the records
+a migration writes none changed (kafka-metadata-4.4.0.jar's schemas against 4.1.1's: only
+RegisterBrokerRecord v4 and BrokerRegistrationChangeRecord v3 from 4.3-IV0, cordoned log dirs,
+and the new UnregisterControllerRecord at 4.4-IV2, none of which an offline log holds).
 Levels 22..27 (4.0-IV0 .. 4.1-IV1) as Kafka 4.1.1 released them (its `MetadataVersion` enum:
 MINIMUM_VERSION 3.3-IV3, LATEST_PRODUCTION 4.1-IV1, `isElrSupported` from 4.0-IV1): 3.9 knew
 22/23 only as unstable drafts (ELR at 4.0-IV0 then), and the release is what a 4.x controller
@@ -25,6 +31,9 @@ from writers.errors import SchemaError
 __all__ = [
     "KAFKA_4_0_LATEST_PRODUCTION",
     "KAFKA_4_1_LATEST_PRODUCTION",
+    "KAFKA_4_2_LATEST_PRODUCTION",
+    "KAFKA_4_3_LATEST_PRODUCTION",
+    "KAFKA_4_4_LATEST_PRODUCTION",
     "LATEST_PRODUCTION",
     "METADATA_VERSIONS",
     "MINIMUM_BOOTSTRAP_VERSION",
@@ -138,6 +147,12 @@ METADATA_VERSIONS: tuple[MetadataVersion, ...] = (
     _mv(25, "4.0-IV3", False, production=False),  # Kafka 4.0's LATEST_PRODUCTION
     _mv(26, "4.1-IV0", False, production=False),
     _mv(27, "4.1-IV1", False, production=False),  # Kafka 4.1's LATEST_PRODUCTION
+    _mv(28, "4.2-IV0", False, production=False),
+    _mv(29, "4.2-IV1", False, production=False),  # Kafka 4.2's LATEST_PRODUCTION
+    _mv(30, "4.3-IV0", True, production=False),  # cordoned log dirs: RegisterBroker v4, BRCR v3
+    _mv(31, "4.4-IV0", False, production=False),
+    _mv(32, "4.4-IV1", True, production=False),  # CIDR ACL hosts (no record version changes)
+    _mv(33, "4.4-IV2", True, production=False),  # UnregisterControllerRecord; 4.4's LATEST
 )
 
 _BY_NAME = {mv.name: mv for mv in METADATA_VERSIONS}
@@ -155,6 +170,12 @@ KAFKA_4_0_LATEST_PRODUCTION = _BY_NAME["4.0-IV3"]
 """Kafka 4.0's highest stable level: every 4.x controller reads it."""
 KAFKA_4_1_LATEST_PRODUCTION = _BY_NAME["4.1-IV1"]
 """Kafka 4.1's highest stable level."""
+KAFKA_4_2_LATEST_PRODUCTION = _BY_NAME["4.2-IV1"]
+"""Kafka 4.2's highest stable level."""
+KAFKA_4_3_LATEST_PRODUCTION = _BY_NAME["4.3-IV0"]
+"""Kafka 4.3's highest stable level."""
+KAFKA_4_4_LATEST_PRODUCTION = _BY_NAME["4.4-IV2"]
+"""Kafka 4.4's highest stable level."""
 
 
 def parse_metadata_version(name: str, *, allow_unstable: bool = False) -> MetadataVersion:
@@ -162,7 +183,7 @@ def parse_metadata_version(name: str, *, allow_unstable: bool = False) -> Metada
 
     Args:
         name: the text, as given to `--metadata-version`.
-        allow_unstable: accept levels Kafka 3.9 cannot run (4.0-IV0 .. 4.1-IV1).
+        allow_unstable: accept levels Kafka 3.9 cannot run (4.0-IV0 .. 4.4-IV2).
 
     Raises:
         SchemaError: unknown or unstable name; the message lists the valid names.
@@ -207,10 +228,11 @@ _INTRODUCED = {
 def record_version(type_name: str, mv: MetadataVersion) -> int:
     """The version of record `type_name` a Kafka 3.9 controller writes at metadata.version `mv`.
 
-    RegisterBrokerRecord: 3 from 3.7-IV2, 2 from 3.4-IV0, 1 from 3.3-IV3, else 0.
+    RegisterBrokerRecord: 4 from 4.3-IV0, 3 from 3.7-IV2, 2 from 3.4-IV0, 1 from 3.3-IV3,
+    else 0 (v4 is not in zk2kraft's schemas: no log it writes at 4.3+ registers a broker).
     PartitionRecord / PartitionChangeRecord: 2 with ELR (4.0-IV1), 1 from 3.7-IV2, else 0.
-    BrokerRegistrationChangeRecord: the highest the level allows (2 from 3.7-IV2, 1 from
-    3.3-IV3, else 0); Kafka itself picks per purpose (fencing writes v0).
+    BrokerRegistrationChangeRecord: the highest the level allows (3 from 4.3-IV0, 2 from
+    3.7-IV2, 1 from 3.3-IV3, else 0); Kafka itself picks per purpose (fencing writes v0).
     Every other record: 0.
 
     Raises:
@@ -223,7 +245,10 @@ def record_version(type_name: str, mv: MetadataVersion) -> int:
         raise SchemaError(
             f"{type_name} needs metadata.version {introduced} or later, not {mv.name}"
         )
+    cordoned = mv.at_least("4.3-IV0")  # `isCordonedLogDirsSupported`
     if type_name == "REGISTER_BROKER_RECORD":
+        if cordoned:
+            return 4
         if mv.supports_directories:
             return 3
         if mv.supports_migration:
@@ -234,6 +259,8 @@ def record_version(type_name: str, mv: MetadataVersion) -> int:
             return 2
         return 1 if mv.supports_directories else 0
     if type_name == "BROKER_REGISTRATION_CHANGE_RECORD":
+        if cordoned:
+            return 3
         if mv.supports_directories:
             return 2
         return 1 if mv.at_least("3.3-IV3") else 0

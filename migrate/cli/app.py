@@ -48,7 +48,7 @@ which path fits which cluster (controller node ids must differ from every broker
       migrate --voter ID=DIR ... --cutover now|manual --on-cutover CMD
   brokers running, controllers on their own hosts
       migrate --standin ID@HOST:PORT=DIR --controller ID@HOST:PORT ... --cutover now|manual
-  every broker stopped, to Kafka 3.9 or straight to 4.0/4.1 (no way back once KRaft starts)
+  every broker stopped, to Kafka 3.9 or straight to 4.0 ... 4.4 (no way back once KRaft starts)
       migrate --offline [--target-kafka 4.1] --voter ID=DIR ...
   a copy only, ZooKeeper untouched (a rehearsal to verify and inspect)
       migrate --voter ID=DIR ... --cutover none

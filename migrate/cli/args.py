@@ -170,8 +170,8 @@ def add_metadata_version(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="V",
         help="KRaft metadata.version to write: 3.4-IV0 ... 3.9-IV0 (default 3.9-IV0); with "
-        "--target-kafka 4.0 also 4.0-IV0 ... 4.0-IV3, with 4.1 or 4.x also up to 4.1-IV1 "
-        "(default 4.0-IV3, which Kafka 4.0 and 4.1 both run)",
+        "--target-kafka 4.N also the 4.x levels up to that release's highest (4.0-IV3, "
+        "4.1-IV1, 4.2-IV1, 4.3-IV0, 4.4-IV2), which is the default; 4.0-IV3 runs on every 4.x",
     )
 
 
@@ -193,7 +193,7 @@ def add_offline(p: argparse.ArgumentParser, *, target: bool) -> None:
             choices=TARGETS,
             default="3.9",
             help="the Kafka release the KRaft controllers and brokers will run (default 3.9); "
-            "4.0, 4.1 or 4.x (either of them; ZooKeeper-free Kafka) need --offline and write "
-            "metadata.version 4.0-IV3 unless --metadata-version says otherwise (4.0 runs up to "
-            "4.0-IV3, 4.1 and 4.x up to 4.1-IV1)",
+            "4.0 ... 4.4 or 4.x (the newest, 4.4; ZooKeeper-free Kafka) need --offline and "
+            "write that release's highest metadata.version (4.0-IV3, 4.1-IV1, 4.2-IV1, "
+            "4.3-IV0, 4.4-IV2) unless --metadata-version says otherwise",
         )

@@ -57,9 +57,11 @@ RUNBOOKS: tuple[Runbook, ...] = (
             "log; ZooKeeper is never written.",
             ("--offline", *_VOTERS), True),
     Runbook("offline-4.x", "Offline migration straight to Kafka 4.x (every broker stopped)",
-            "As offline to 3.9, but the KRaft nodes run Kafka 4.0 or 4.1: the only direct way "
-            "from ZooKeeper to Kafka 4 (Kafka 4 has no ZooKeeper and no migration code; the "
-            "online route is 3.9, migrate online, then upgrade).",
+            "As offline to 3.9, but the KRaft nodes run Kafka 4.x, here the newest line, 4.4 "
+            "(`--target-kafka 4.x`; for another line give `--target-kafka 4.0` ... `4.3`, which "
+            "writes that release's highest metadata.version: 4.0-IV3, 4.1-IV1, 4.2-IV1, "
+            "4.3-IV0): the only direct way from ZooKeeper to Kafka 4 (Kafka 4 has no ZooKeeper "
+            "and no migration code; the online route is 3.9, migrate online, then upgrade).",
             ("--offline", "--target-kafka", "4.x", *_VOTERS), True),
 )
 

@@ -145,8 +145,8 @@ def source_version(snapshot: ClusterSnapshot) -> SourceVersion:
     versions = {b.json_version for b in snapshot.brokers.values()}
     if versions and min(versions) >= 5:
         raise_ibp((2, 7), "/brokers/ids version 5: IBP >= 2.7")
-    elif versions:
-        cap_ibp((2, 7), f"/brokers/ids version {min(versions)}: IBP < 2.7")
+    elif versions and max(versions) < 5:  # mixed versions: an IBP change half rolled out
+        cap_ibp((2, 7), f"/brokers/ids version {max(versions)}: IBP < 2.7")
     feature = snapshot.feature
     if feature is not None and feature.json_version >= 2:
         raise_ibp((3, 3), "/feature version 2: IBP >= 3.3")
@@ -160,8 +160,16 @@ def source_version(snapshot: ClusterSnapshot) -> SourceVersion:
         else:
             sw_below = (3, 4)
             evidence.append("/controller version 1: the controller runs Kafka < 3.4")
+    if ibp_low is not None and ibp_below is not None and ibp_low >= ibp_below:
+        evidence.append(f"the upper bound (IBP < {_text(ibp_below)}) contradicts the lower "
+                        "one and is dropped: the znodes were not all written by one IBP")
+        ibp_below = None
     if ibp_low is not None and (sw_low is None or ibp_low > sw_low):
         sw_low = ibp_low  # a broker runs at most its own release's IBP
+    if sw_low is not None and sw_below is not None and sw_low >= sw_below:
+        evidence.append(f"the upper bound (Kafka < {_text(sw_below)}) contradicts the lower "
+                        "one and is dropped")
+        sw_below = None
     return SourceVersion(ibp_low, ibp_below, sw_low, sw_below, tuple(evidence))
 
 

@@ -29,6 +29,9 @@ from migrate.errors import BadFlagError, TranslationError
 from writers import (
     KAFKA_4_0_LATEST_PRODUCTION,
     KAFKA_4_1_LATEST_PRODUCTION,
+    KAFKA_4_2_LATEST_PRODUCTION,
+    KAFKA_4_3_LATEST_PRODUCTION,
+    KAFKA_4_4_LATEST_PRODUCTION,
     LATEST_PRODUCTION,
     MetadataRecord,
     MetadataVersion,
@@ -186,18 +189,24 @@ def scram_restatement_records(credentials: list[MetadataRecord]) -> list[Metadat
 TARGET_39 = "3.9"
 TARGET_40 = "4.0"
 TARGET_41 = "4.1"
+TARGET_42 = "4.2"
+TARGET_43 = "4.3"
+TARGET_44 = "4.4"
 TARGET_4X = "4.x"
-TARGETS = (TARGET_39, TARGET_40, TARGET_41, TARGET_4X)
-KAFKA_4_TARGETS = frozenset({TARGET_40, TARGET_41, TARGET_4X})
-"""`--target-kafka` values naming ZooKeeper-free Kafka 4 (4.x: any of 4.0 and 4.1)."""
-DEFAULT_METADATA_VERSION = {TARGET_39: "3.9-IV0", TARGET_40: "4.0-IV3", TARGET_41: "4.0-IV3",
-                            TARGET_4X: "4.0-IV3"}
-"""`--metadata-version` by `--target-kafka`: 3.9's highest stable level; for every 4 target
-4.0-IV3, Kafka 4.0's highest, which 4.1 runs too (so the log also starts on 4.0;
-`kafka-features upgrade` raises it later)."""
+TARGETS = (TARGET_39, TARGET_40, TARGET_41, TARGET_42, TARGET_43, TARGET_44, TARGET_4X)
+KAFKA_4_TARGETS = frozenset({TARGET_40, TARGET_41, TARGET_42, TARGET_43, TARGET_44, TARGET_4X})
+"""`--target-kafka` values naming ZooKeeper-free Kafka 4 (4.x: the newest line, 4.4)."""
 _HIGHEST_LEVEL = {TARGET_40: KAFKA_4_0_LATEST_PRODUCTION, TARGET_41: KAFKA_4_1_LATEST_PRODUCTION,
-                  TARGET_4X: KAFKA_4_1_LATEST_PRODUCTION}
+                  TARGET_42: KAFKA_4_2_LATEST_PRODUCTION, TARGET_43: KAFKA_4_3_LATEST_PRODUCTION,
+                  TARGET_44: KAFKA_4_4_LATEST_PRODUCTION, TARGET_4X: KAFKA_4_4_LATEST_PRODUCTION}
 """The highest metadata.version each Kafka 4 target runs (its release's LATEST_PRODUCTION)."""
+DEFAULT_METADATA_VERSION = {TARGET_39: "3.9-IV0",
+                            **{t: mv.name for t, mv in _HIGHEST_LEVEL.items()}}
+"""`--metadata-version` by `--target-kafka`: each release's own LATEST_PRODUCTION, the level its
+`kafka-storage format` gives a new cluster, so the migrated cluster needs no `kafka-features
+upgrade` afterwards (3.9-IV0; 4.0-IV3, 4.1-IV1, 4.2-IV1, 4.3-IV0, 4.4-IV2; 4.x = 4.4). A log
+for several 4.x lines at once takes `--metadata-version 4.0-IV3`, which every 4.x runs. The
+records a migration writes are the same from 4.0-IV1 up (docs/design.md, 2026-11-29)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +243,7 @@ class TranslationOptions:
 def parse_target_version(name: str) -> MetadataVersion:
     """Parse `--metadata-version` and check that it can carry a ZK migration.
 
-    Kafka 4.0/4.1's levels parse too: whether the target runs them depends on
+    Kafka 4.x levels parse too: whether the target runs them depends on
     `--target-kafka`, which `require_target` checks once both flags are known.
 
     Raises:
@@ -268,11 +277,18 @@ def require_target(mv: MetadataVersion, target_kafka: str) -> None:
     if target_kafka == TARGET_39 and not mv.production:
         raise BadFlagError(
             f"--metadata-version {mv.name!r}: Kafka 3.9 cannot run it (3.4-IV0 ... 3.9-IV0); "
-            "4.x levels need --target-kafka 4.x (or 4.0, 4.1)"
+            "4.x levels need --target-kafka 4.x (or 4.0 ... 4.4)"
         )
     highest = _HIGHEST_LEVEL.get(target_kafka)
     if highest is not None and mv.feature_level > highest.feature_level:
         raise BadFlagError(
             f"--metadata-version {mv.name!r}: Kafka {target_kafka} cannot run it (its highest "
-            f"is {highest.name}); a log at that level needs --target-kafka 4.1"
+            f"is {highest.name}); a log at that level needs --target-kafka "
+            f"{_lowest_target_running(mv)}"
         )
+
+
+def _lowest_target_running(mv: MetadataVersion) -> str:
+    """The oldest Kafka 4 line whose highest metadata.version is at least `mv`."""
+    return next(t for t in (TARGET_40, TARGET_41, TARGET_42, TARGET_43, TARGET_44)
+                if _HIGHEST_LEVEL[t].feature_level >= mv.feature_level)

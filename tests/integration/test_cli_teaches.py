@@ -137,8 +137,14 @@ def _stop_brokers(client: KazooClient) -> None:
 
 @pytest.mark.parametrize(("flags", "level"), [
     (["--target-kafka", "4.0"], 25),
-    (["--target-kafka", "4.1"], 25),
-    (["--target-kafka", "4.1", "--metadata-version", "4.1-IV1"], 27),
+    (["--target-kafka", "4.1"], 27),  # 4.1-IV1, Kafka 4.1.1's LATEST_PRODUCTION
+    (["--target-kafka", "4.1", "--metadata-version", "4.0-IV3"], 25),
+    # Kafka 4.4.0's MetadataVersion: 4.2-IV1 = 29, 4.3-IV0 = 30, 4.4-IV2 = 33 (each line's
+    # LATEST_PRODUCTION, `fromVersionString("4.N")`); 4.x is the newest line
+    (["--target-kafka", "4.2"], 29),
+    (["--target-kafka", "4.3"], 30),
+    (["--target-kafka", "4.4"], 33),
+    (["--target-kafka", "4.x"], 33),
 ])
 def test_kafka_4_0_and_4_1_targets_write_their_metadata_version(
     sample_cluster: Callable[..., Any], tmp_path: Path, flags: list[str], level: int

@@ -176,8 +176,10 @@ def test_target_kafka_4x_writes_a_kafka_4_metadata_version(
                   "4.x", *voter_flags(tmp_path), "--quiet")
     assert migrate.returncode == 0, migrate.stderr
     recs = records(tmp_path / "c3001")
-    assert recs[0]["data"] == {"name": "metadata.version", "featureLevel": 25}  # 4.0-IV3
-    # 4.0-IV3 has ELR (4.0-IV1): PartitionRecord version 2, still naming the directories
+    # 4.x is the newest line, 4.4: its LATEST_PRODUCTION 4.4-IV2 is feature level 33 (Kafka
+    # 4.4.0's MetadataVersion)
+    assert recs[0]["data"] == {"name": "metadata.version", "featureLevel": 33}
+    # 4.4-IV2 has ELR (4.0-IV1): PartitionRecord version 2, still naming the directories
     partitions = [r for r in recs if r["type"] == "PARTITION_RECORD"]
     assert {r["version"] for r in partitions} == {2}
     assert all(len(r["data"]["directories"]) == len(r["data"]["replicas"]) for r in partitions)

@@ -294,7 +294,7 @@ def test_offline_plan_with_voters_prints_plain_kraft_nodes_and_the_stopped_clust
     assert code == 0, err
     seq = json.loads(out)["operator_sequence"]
     assert (seq["path"], seq["target_kafka"], seq["metadata_version"], seq["cluster_id"]) == (
-        "offline", "4.x", "4.0-IV3", CLUSTER_ID)
+        "offline", "4.x", "4.4-IV2", CLUSTER_ID)
     assert seq["standin"] is None and "offline rehearsal" in seq["source"]
     voters = "3000@<controller 3000's host:port>,3001@<controller 3001's host:port>"
     assert seq["controllers"] == [
@@ -327,7 +327,7 @@ def test_offline_plan_with_voters_prints_plain_kraft_nodes_and_the_stopped_clust
             "failed") in text["Stop every broker"]
     voter_flags = f"--voter 3000={c0} --voter 3001={c1}"
     assert (f"zk2kraft migrate --zookeeper {connect} --offline --target-kafka 4.x "
-            f"--metadata-version 4.0-IV3 {voter_flags}") in text["Migrate"]
+            f"--metadata-version 4.4-IV2 {voter_flags}") in text["Migrate"]
     assert f"zk2kraft verify --zookeeper {connect} --offline {voter_flags}" in text["Verify"]
     prepare = text["Prepare each broker's log dirs"]
     assert (f"zk2kraft prepare-broker --log-dirs <broker 1's log.dirs> --zookeeper {connect}"

@@ -44,7 +44,7 @@ def test_runbooks_in_docs_are_plans_sequence_for_the_sample_cluster(
     assert "STALE_BROKER_EPOCH" in standin and "STALE_BROKER_EPOCH" in books["online-voter.md"]
     assert "metadata.log.dir=/var/lib/kraft/c0" in books["online-voter.md"]
     assert "metadata.version `3.9-IV0`" in books["offline-3.9.md"]
-    assert "metadata.version `4.0-IV3`" in books["offline-4.x.md"]
+    assert "metadata.version `4.4-IV2`" in books["offline-4.x.md"]
     for name in ("offline-3.9.md", "offline-4.x.md"):
         text = books[name]
         assert "listener.security.protocol.map=CONTROLLER:PLAINTEXT" in text

@@ -462,11 +462,23 @@ def _start_kraft(dist: KafkaDist, cluster: StoppedCluster, voters: dict[int, Pat
     for b in BROKERS:
         data = root / f"data{b}"
         shutil.copytree(cluster.data[b], data)
+        # What Kafka 2.8 left (issue 29): partition directories without partition.metadata,
+        # which a KRaft broker renames away as stray. Broker 1's are all removed here, and the
+        # single-replica topic's on every broker (its records have no other copy);
+        # prepare-broker must write each from ZooKeeper's topic id, byte for byte as Kafka
+        # 3.9.1 itself wrote it, and every record must be there after the start.
+        removed = {}
+        for pm in sorted(data.glob("*-*/partition.metadata")):
+            if b == BROKERS[0] or pm.parent.name.startswith("single-"):
+                removed[pm] = pm.read_bytes()
+                pm.unlink()
         # the runbook's step on each broker host: every partition directory is checked against
         # the migrated topic ids (a missing partition.metadata written), and the first log dir
         # gets the directory.id the migrated log names for the broker's replicas
-        _ok(_cli("prepare-broker", "--log-dirs", str(data), "--zookeeper", cluster.connect),
-            f"zk2kraft prepare-broker ({b})")
+        prepared = _cli("prepare-broker", "--log-dirs", str(data), "--zookeeper", cluster.connect)
+        _ok(prepared, f"zk2kraft prepare-broker ({b})")
+        assert {pm: pm.read_bytes() for pm in removed} == removed
+        assert f", {len(removed)} partition.metadata written, 0 refused" in prepared.stdout
         brokers.append(KraftNode(root / f"kraft-broker{b}", dist, node_id=b, role="broker",
                                  quorum=quorum, log_dirs=data, listeners={"SASL": "SASL_PLAINTEXT"},
                                  heap="448m",
@@ -747,6 +759,9 @@ def _rehearse(dist: KafkaDist, cluster: StoppedCluster, root: Path, *target: str
         assert not stale, (node_id, stale[:3])
         reported = [ln for ln in text.splitlines() if "maybeSendAssignments: sending" in ln]
         assert not reported, (node_id, reported[:3])
+    strays = [p.name for b in BROKERS for p in (root / f"data{b}").iterdir()
+              if p.name.endswith("-stray")]
+    assert strays == []  # no partition directory was renamed away (issue 29)
     kept = {b: _directory_id(root / f"data{b}") for b in BROKERS}
     assert kept == prepared  # Kafka kept the prepared directory.id (it adds one only if none)
     registered = [ln for c in CONTROLLERS for ln in start_logs[c].splitlines()
@@ -777,4 +792,4 @@ def test_offline_to_kafka_3_9(stopped_cluster: StoppedCluster, tmp_path: Path) -
 def test_offline_straight_to_kafka_4_4(stopped_cluster: StoppedCluster, tmp_path: Path) -> None:
     """The version matrix's newest-to-newest cell (3.9.1 -> 4.4.0) in CI, with this module's
     checks (docs/matrix.md; test_version_matrix runs the other cells)."""
-    _rehearse(kafka_dist("4.4"), stopped_cluster, tmp_path, "--target-kafka", "4.x")
+    _rehearse(kafka_dist("4.4"), stopped_cluster, tmp_path, "--target-kafka", "4.4")

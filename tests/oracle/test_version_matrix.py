@@ -86,9 +86,8 @@ MATRIX_ENV = "ZK2KRAFT_MATRIX"
 # 2.8 -> 4.4, oldest to newest; newest to newest (3.9 -> 4.4) runs in CI as
 # test_offline_rehearsal.py's test_offline_straight_to_kafka_4_4, on the cluster it builds anyway
 CI_CELLS = ("2.8:4.4",)
-# `--target-kafka` for each target line: the flag value plan and migrate take for it
-TARGET_FLAG = {"3.9": "3.9", "4.0": "4.0", "4.1": "4.1", "4.2": "4.x", "4.3": "4.x",
-               "4.4": "4.x"}
+# the target lines `--target-kafka` takes (each with its release's metadata.version)
+TARGET_FLAG = {line: line for line in ("3.9", "4.0", "4.1", "4.2", "4.3", "4.4")}
 ZK2KRAFT = [sys.executable, "-m", "migrate.cli"]
 BROKERS = (1, 2)
 STOP_ORDER = (2, 1)

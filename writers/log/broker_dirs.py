@@ -304,7 +304,8 @@ def check_replica_dirs(log_dirs: Sequence[Path], broker_id: int,
             m = _PARTITION_DIR_RE.match(name)
             if m is None:
                 checks.append(ReplicaCheck(path, ReplicaOutcome.NOT_PARTITION,
-                                           "Kafka refuses to load this log dir while it is here",
+                                           "Kafka's log loading fails on a name that is not "
+                                           "topic-partition (UnifiedLog.parseTopicPartitionName)",
                                            first_dir=index == 0))
                 continue
             named = _Named(path, m.group("topic"), int(m.group("partition")), index == 0)

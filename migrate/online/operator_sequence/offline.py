@@ -141,15 +141,16 @@ def _offline_steps(*, voter_flags: str, voters: str, mv: str, zookeeper: str,
                    target_kafka: str, broker_ids: Sequence[int]) -> tuple[Step, ...]:
     target = "" if target_kafka == "3.9" else f" --target-kafka {target_kafka}"
     release = {"3.9": "Kafka 3.9 (3.9.1 rehearsed)", "4.0": "Kafka 4.0",
-               "4.1": "Kafka 4.1 (4.1.1 rehearsed)"}.get(
-        target_kafka, "Kafka 4.0 or 4.1 (4.1.1 rehearsed)")
+               "4.1": "Kafka 4.1 (4.1.1 rehearsed)", "4.2": "Kafka 4.2", "4.3": "Kafka 4.3",
+               "4.4": "Kafka 4.4 (4.4.0)"}.get(target_kafka, "Kafka 4.4 (4.4.0)")
     bootstrap = bootstrap_string(voters)
     untouched = ("nothing to undo: ZooKeeper is untouched; start the brokers again in "
                  "ZooKeeper mode with their old configuration")
     before_start = ("until the KRaft nodes first start: start the old brokers in ZooKeeper mode "
                     "with their old configuration (ZooKeeper is untouched; delete the "
-                    "directory.id line prepare-broker added to be exact; the voter directories "
-                    "can simply be deleted)")
+                    "directory.id line prepare-broker added to be exact; the partition.metadata "
+                    "files it wrote hold ZooKeeper's own topic ids, as ZooKeeper-mode brokers "
+                    "write them; the voter directories can simply be deleted)")
     after_start = ("not rehearsed: whatever clients wrote in KRaft mode exists only in the "
                    "KRaft log; copy the brokers' data directories before the KRaft start if a "
                    "way back must stay open")

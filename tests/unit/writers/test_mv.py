@@ -18,7 +18,7 @@ from writers import (
 
 
 def test_levels_are_contiguous_and_named_as_kafka_does() -> None:
-    assert [mv.feature_level for mv in METADATA_VERSIONS] == list(range(1, 28))
+    assert [mv.feature_level for mv in METADATA_VERSIONS] == list(range(1, 34))
     assert METADATA_VERSIONS[0].name == "3.0-IV1"
     assert {mv.name: mv.level for mv in METADATA_VERSIONS} == {
         "3.0-IV1": 1, "3.1-IV0": 2, "3.2-IV0": 3, "3.3-IV0": 4, "3.3-IV1": 5, "3.3-IV2": 6,
@@ -26,6 +26,9 @@ def test_levels_are_contiguous_and_named_as_kafka_does() -> None:
         "3.6-IV1": 13, "3.6-IV2": 14, "3.7-IV0": 15, "3.7-IV1": 16, "3.7-IV2": 17,
         "3.7-IV3": 18, "3.7-IV4": 19, "3.8-IV0": 20, "3.9-IV0": 21, "4.0-IV0": 22,
         "4.0-IV1": 23, "4.0-IV2": 24, "4.0-IV3": 25, "4.1-IV0": 26, "4.1-IV1": 27,
+        # Kafka 4.4.0's MetadataVersion enum (kafka-server-common-4.4.0.jar)
+        "4.2-IV0": 28, "4.2-IV1": 29, "4.3-IV0": 30, "4.4-IV0": 31, "4.4-IV1": 32,
+        "4.4-IV2": 33,
     }
     assert (MINIMUM_KRAFT_VERSION.level, MINIMUM_BOOTSTRAP_VERSION.level,
             LATEST_PRODUCTION.name) == (1, 4, "3.9-IV0")
@@ -34,7 +37,7 @@ def test_levels_are_contiguous_and_named_as_kafka_does() -> None:
 
 def test_ordering_follows_feature_level() -> None:
     assert parse_metadata_version("3.4-IV0") < parse_metadata_version("3.6-IV1")
-    assert sorted(METADATA_VERSIONS, reverse=True)[0].name == "4.1-IV1"
+    assert sorted(METADATA_VERSIONS, reverse=True)[0].name == "4.4-IV2"
 
 
 @pytest.mark.parametrize(("text", "name"), [
@@ -89,6 +92,13 @@ def test_feature_gates_switch_on_at_their_level(gate: str, first: str) -> None:
     ("4.0-IV0", {"PARTITION_RECORD": 1, "PARTITION_CHANGE_RECORD": 1}),
     ("4.0-IV1", {"PARTITION_RECORD": 2, "PARTITION_CHANGE_RECORD": 2}),
     ("4.1-IV1", {"REGISTER_BROKER_RECORD": 3, "PARTITION_RECORD": 2}),
+    # Kafka 4.4.0: registerBrokerRecordVersion 4 from 4.3-IV0 (cordoned log dirs), partition
+    # records stay at 2
+    ("4.2-IV1", {"REGISTER_BROKER_RECORD": 3, "PARTITION_RECORD": 2,
+                 "BROKER_REGISTRATION_CHANGE_RECORD": 2}),
+    ("4.3-IV0", {"REGISTER_BROKER_RECORD": 4, "PARTITION_RECORD": 2,
+                 "PARTITION_CHANGE_RECORD": 2, "BROKER_REGISTRATION_CHANGE_RECORD": 3}),
+    ("4.4-IV2", {"REGISTER_BROKER_RECORD": 4, "PARTITION_RECORD": 2}),
 ])
 def test_record_version_selectors(mv: str, expected: dict[str, int]) -> None:
     version = parse_metadata_version(mv, allow_unstable=True)
