@@ -316,20 +316,7 @@ def _produce(bootstrap: str) -> None:
         producer.flush(timeout=120)
     finally:
         producer.close(timeout=30)
-    tx = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=TXN_ID, acks="all",
-                       request_timeout_ms=60_000)
-    try:
-        tx.init_transactions()
-        for batch in range(4):
-            tx.begin_transaction()
-            for i in range(100):
-                tx.send("txn", key=f"tx-{batch}-{i}".encode(), value=f"batch {batch}".encode())
-            if batch == 2:
-                tx.abort_transaction()  # read_committed readers never see batch 2
-            else:
-                tx.commit_transaction()
-    finally:
-        tx.close(timeout=30)
+    produce_transactions(bootstrap, TXN_ID, 100)
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=GROUP,
                              enable_auto_commit=False, request_timeout_ms=60_000)
     try:
@@ -339,6 +326,25 @@ def _produce(bootstrap: str) -> None:
         consumer.commit(commits)
     finally:
         consumer.close()
+
+
+def produce_transactions(bootstrap: str, transactional_id: str, per_batch: int) -> None:
+    """Four transactions of `per_batch` records to topic `txn`; the third is aborted, so
+    read_committed readers see 3 x `per_batch` records."""
+    tx = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=transactional_id,
+                       acks="all", request_timeout_ms=60_000)
+    try:
+        tx.init_transactions()
+        for batch in range(4):
+            tx.begin_transaction()
+            for i in range(per_batch):
+                tx.send("txn", key=f"tx-{batch}-{i}".encode(), value=f"batch {batch}".encode())
+            if batch == 2:
+                tx.abort_transaction()  # read_committed readers never see batch 2
+            else:
+                tx.commit_transaction()
+    finally:
+        tx.close(timeout=30)
 
 
 @dataclass
@@ -400,9 +406,9 @@ def stopped_cluster(tmp_path_factory: pytest.TempPathFactory, zk_server: Any,
 # ----------------------------------------------------------------------------- zk2kraft + KRaft
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*ZK2KRAFT, *args], capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "COLUMNS": "200"})
+                          env={**os.environ, "COLUMNS": "200"}, cwd=cwd)
 
 
 def _ok(proc: subprocess.CompletedProcess[str], what: str) -> None:

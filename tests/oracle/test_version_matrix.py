@@ -35,8 +35,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import time
 import warnings
 from collections.abc import Iterator
@@ -49,12 +47,16 @@ from kazoo.client import KazooClient
 
 from tests.oracle.test_offline_rehearsal import (
     _admin,
+    _cli,
     _describe_acls,
     _dynamic,
     _name,
     _not_in_sync,
+    _ok,
     _partitions,
+    _sasl_props,
     _wait,
+    produce_transactions,
 )
 from tests.support.kafka import KafkaZkBroker, wait_until_serving
 from tests.support.kraft import (
@@ -88,12 +90,10 @@ MATRIX_ENV = "ZK2KRAFT_MATRIX"
 CI_CELLS = ("2.8:4.4",)
 # the target lines `--target-kafka` takes (each with its release's metadata.version)
 TARGET_FLAG = {line: line for line in ("3.9", "4.0", "4.1", "4.2", "4.3", "4.4")}
-ZK2KRAFT = [sys.executable, "-m", "migrate.cli"]
 BROKERS = (1, 2)
 STOP_ORDER = (2, 1)
 CONTROLLER = 3000
 PASSWORD = "matrix-rehearsal-password"  # noqa: S105 - a test credential
-SCRAM_LOGIN = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
 GROUP = "matrix-app"
 # name -> partitions, replication factor, topic configs; "rf1" has 2 partitions on each broker
 TOPICS: dict[str, tuple[int, int, dict[str, str]]] = {
@@ -208,16 +208,6 @@ def _seen(bootstrap: str, dist: KafkaDist) -> Seen:
 # ----------------------------------------------------------------------------- the source cluster
 
 
-def _sasl_props() -> dict[str, str]:
-    return {
-        "sasl.enabled.mechanisms": "SCRAM-SHA-256",
-        "listener.name.sasl.scram-sha-256.sasl.jaas.config": SCRAM_LOGIN,
-        "super.users": "User:ANONYMOUS",
-        "allow.everyone.if.no.acl.found": "false",
-        "log.cleaner.dedupe.buffer.size": "16777216",
-    }
-
-
 def _populate(bootstrap: str, dist: KafkaDist) -> None:
     """Fill the cluster with Kafka's clients and the source release's own ConfigCommand and
     AclCommand."""
@@ -254,20 +244,7 @@ def _populate(bootstrap: str, dist: KafkaDist) -> None:
         producer.flush(timeout=120)
     finally:
         producer.close(timeout=30)
-    tx = KafkaProducer(bootstrap_servers=bootstrap, transactional_id="matrix-tx", acks="all",
-                       request_timeout_ms=60_000)
-    try:
-        tx.init_transactions()
-        for batch in range(4):
-            tx.begin_transaction()
-            for i in range(50):
-                tx.send("txn", key=f"tx-{batch}-{i}".encode(), value=f"batch {batch}".encode())
-            if batch == 2:
-                tx.abort_transaction()  # read_committed readers never see batch 2
-            else:
-                tx.commit_transaction()
-    finally:
-        tx.close(timeout=30)
+    produce_transactions(bootstrap, "matrix-tx", 50)
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=GROUP,
                              enable_auto_commit=False, request_timeout_ms=60_000)
     try:
@@ -349,16 +326,6 @@ def sources(tmp_path_factory: pytest.TempPathFactory, zk_server: Any,
 
 
 # ----------------------------------------------------------------------------- the printed sequence
-
-
-def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*ZK2KRAFT, *args], capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "COLUMNS": "200"}, cwd=cwd)
-
-
-def _ok(proc: subprocess.CompletedProcess[str], what: str) -> None:
-    assert proc.returncode == 0, (f"{what} exited {proc.returncode}\n--- stdout ---\n"
-                                  f"{proc.stdout[-6000:]}\n--- stderr ---\n{proc.stderr[-6000:]}")
 
 
 def _printed_command(action: str, verb: str) -> list[str]:
