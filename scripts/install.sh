@@ -61,7 +61,11 @@ fi
 
 if [ "${ZK2KRAFT_SKIP_KAFKA:-0}" != "1" ] && [ -x tests/kafka/fetch.sh ]; then
   tests/kafka/fetch.sh
-  tests/kafka/fetch.sh 4.1   # the offline rehearsal straight to Kafka 4.x
+  tests/kafka/fetch.sh 4.1   # printed 4.x controller properties (test_plan_sequence_kafka)
+  # the version matrix's CI cells: 3.9 -> 4.4 (test_offline_rehearsal) and 2.8 -> 4.4
+  # (test_version_matrix); scripts/matrix.sh fetches the other lines when it runs
+  tests/kafka/fetch.sh 4.4
+  tests/kafka/fetch.sh 2.8
 fi
 # Toxiproxy (built once with Go, cached in .cache/toxiproxy/): the fleet test and benchmark put
 # it in front of ZooKeeper to model a remote cluster's latency

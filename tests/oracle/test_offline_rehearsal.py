@@ -12,7 +12,7 @@ broker is stopped cleanly and zk2kraft runs as the README's runbook says:
 broker's log dir.
 
 Then 3 KRaft controllers (ids 3000..3002) start on the migrated voter dirs and the same three
-brokers start in KRaft mode on their old data dirs (copies, so the 3.9.1 and the 4.1 rehearsal
+brokers start in KRaft mode on their old data dirs (copies, so the 3.9.1 and the 4.4 rehearsal
 each start from the same stopped cluster). Kafka's clients must then find every record
 identical, committed offsets equal, configs/quotas/SCRAM/ACLs equal and enforced (a wrong SCRAM
 password refused, a topic without an ACL refused), a new topic and a reassignment working; the
@@ -46,7 +46,15 @@ import pytest
 from kazoo.client import KazooClient
 
 from tests.support.kafka import KafkaZkBroker, admin_tool, wait_until_serving
-from tests.support.kraft import KAFKA_39, KAFKA_41, KafkaDist, KraftNode, run_tool
+from tests.support.kraft import (
+    KAFKA_39,
+    KafkaDist,
+    KraftNode,
+    config_command,
+    kafka_dist,
+    run_tool,
+    stray_dirs,
+)
 from tests.support.ports import free_port
 
 with warnings.catch_warnings():
@@ -258,7 +266,7 @@ def _partitions(topic: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _quotas(bootstrap: str, dist: KafkaDist) -> str:
-    out = run_tool(dist, "kafka.admin.ConfigCommand", "--bootstrap-server", bootstrap,
+    out = run_tool(dist, config_command(dist), "--bootstrap-server", bootstrap,
                    "--describe", "--entity-type", "users", "--entity-type", "clients").stdout
     return "\n".join(sorted(ln.strip() for ln in out.splitlines() if ln.strip()))
 
@@ -308,20 +316,7 @@ def _produce(bootstrap: str) -> None:
         producer.flush(timeout=120)
     finally:
         producer.close(timeout=30)
-    tx = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=TXN_ID, acks="all",
-                       request_timeout_ms=60_000)
-    try:
-        tx.init_transactions()
-        for batch in range(4):
-            tx.begin_transaction()
-            for i in range(100):
-                tx.send("txn", key=f"tx-{batch}-{i}".encode(), value=f"batch {batch}".encode())
-            if batch == 2:
-                tx.abort_transaction()  # read_committed readers never see batch 2
-            else:
-                tx.commit_transaction()
-    finally:
-        tx.close(timeout=30)
+    produce_transactions(bootstrap, TXN_ID, 100)
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=GROUP,
                              enable_auto_commit=False, request_timeout_ms=60_000)
     try:
@@ -331,6 +326,25 @@ def _produce(bootstrap: str) -> None:
         consumer.commit(commits)
     finally:
         consumer.close()
+
+
+def produce_transactions(bootstrap: str, transactional_id: str, per_batch: int) -> None:
+    """Four transactions of `per_batch` records to topic `txn`; the third is aborted, so
+    read_committed readers see 3 x `per_batch` records."""
+    tx = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=transactional_id,
+                       acks="all", request_timeout_ms=60_000)
+    try:
+        tx.init_transactions()
+        for batch in range(4):
+            tx.begin_transaction()
+            for i in range(per_batch):
+                tx.send("txn", key=f"tx-{batch}-{i}".encode(), value=f"batch {batch}".encode())
+            if batch == 2:
+                tx.abort_transaction()  # read_committed readers never see batch 2
+            else:
+                tx.commit_transaction()
+    finally:
+        tx.close(timeout=30)
 
 
 @dataclass
@@ -392,9 +406,9 @@ def stopped_cluster(tmp_path_factory: pytest.TempPathFactory, zk_server: Any,
 # ----------------------------------------------------------------------------- zk2kraft + KRaft
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*ZK2KRAFT, *args], capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "COLUMNS": "200"})
+                          env={**os.environ, "COLUMNS": "200"}, cwd=cwd)
 
 
 def _ok(proc: subprocess.CompletedProcess[str], what: str) -> None:
@@ -700,6 +714,10 @@ def _rehearse(dist: KafkaDist, cluster: StoppedCluster, root: Path, *target: str
     try:
         bootstrap = brokers[0].bootstrap_servers
         _wait(lambda: _all_led(bootstrap), "every partition has a leader again")
+        # a replica Kafka could not match to the log's topic id is renamed away and restarted
+        # empty (issue 29: 2.8's logs without partition.metadata); none may be
+        problems += [f"broker {b}: -stray directories {stray_dirs(root / f'data{b}')[:8]}"
+                     for b in BROKERS if stray_dirs(root / f"data{b}")]
         # availability, not only data (issue 18): with no rolling restart, every ISR fills
         problems += _wait_in_sync(bootstrap, start, dist)
         after = _view(bootstrap, dist)
@@ -777,5 +795,7 @@ def test_offline_to_kafka_3_9(stopped_cluster: StoppedCluster, tmp_path: Path) -
     _rehearse(KAFKA_39, stopped_cluster, tmp_path)
 
 
-def test_offline_straight_to_kafka_4_1(stopped_cluster: StoppedCluster, tmp_path: Path) -> None:
-    _rehearse(KAFKA_41, stopped_cluster, tmp_path, "--target-kafka", "4.1")
+def test_offline_straight_to_kafka_4_4(stopped_cluster: StoppedCluster, tmp_path: Path) -> None:
+    """The version matrix's newest-to-newest cell (3.9.1 -> 4.4.0) in CI, with this module's
+    checks (docs/matrix.md; test_version_matrix runs the other cells)."""
+    _rehearse(kafka_dist("4.4"), stopped_cluster, tmp_path, "--target-kafka", "4.4")

@@ -31,9 +31,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from tests.support.ports import free_port
+
+if TYPE_CHECKING:
+    from tests.support.kraft import KafkaDist
 
 __all__ = [
     "KAFKA_DIR",
@@ -352,8 +355,9 @@ class _KafkaProcess:
     def _failure(self, why: str) -> AssertionError:
         stdout = self.logs_dir / "stdout"
         out = stdout.read_text(errors="replace")[-3000:] if stdout.exists() else ""
+        release = getattr(getattr(self, "dist", None), "version", "3.9.1")
         return AssertionError(
-            f"Kafka 3.9.1 {self._label} {why} (work dir {self.workdir} kept)\n"
+            f"Kafka {release} {self._label} {why} (work dir {self.workdir} kept)\n"
             f"--- server.log tail ---\n{self.log_text()[-6000:]}\n--- stdout/stderr ---\n{out}"
         )
 
@@ -719,6 +723,8 @@ class KafkaZkBroker(_KafkaProcess):
         extra: more server properties (override the generated ones).
         heap: JVM -Xmx.
         start_timeout: seconds to wait for start-up.
+        dist: another ZooKeeper-mode release to run (`tests.support.kraft.kafka_dist("2.8")`,
+            the version matrix's sources) instead of 3.9.1.
     """
 
     def __init__(
@@ -731,9 +737,11 @@ class KafkaZkBroker(_KafkaProcess):
         extra: Mapping[str, str] | None = None,
         heap: str = "512m",
         start_timeout: float = 120.0,
+        dist: KafkaDist | None = None,
     ) -> None:
         super().__init__(workdir, heap=heap, start_timeout=start_timeout)
         self.broker_id = broker_id
+        self.dist = dist
         self._label = f"ZK-mode broker {broker_id}"
         self.port = free_port()
         self.listener_ports = {"PLAINTEXT": self.port}
@@ -764,6 +772,15 @@ class KafkaZkBroker(_KafkaProcess):
     def bootstrap_servers(self) -> str:
         """`host:port` of the PLAINTEXT listener."""
         return f"127.0.0.1:{self.port}"
+
+    def launch(self) -> None:
+        """Start the JVM of this broker's release (3.9.1 unless `dist` names another)."""
+        if self.dist is None:
+            super().launch()
+            return
+        self._spawn([*self.jvm_command(), *self.dist.server_logging,
+                     f"-Dkafka.logs.dir={self.logs_dir}", "-cp", self.dist.classpath(),
+                     "kafka.Kafka", str(self.config_path)])
 
     def _ready(self) -> bool:
         # restarted with `process.roles=broker` (rolled to KRaft mode, Kafka's migration step)

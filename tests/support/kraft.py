@@ -12,6 +12,7 @@ A missing jar cache is a test FAILURE naming the fetch command, never a skip.
 from __future__ import annotations
 
 import subprocess
+import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,8 @@ from tests.support.kafka import (
     _port_open,
 )
 
-__all__ = ["KAFKA_39", "KAFKA_41", "KafkaDist", "KraftNode", "run_tool"]
+__all__ = ["KAFKA_39", "KAFKA_41", "KafkaDist", "KraftNode", "config_command", "kafka_dist",
+           "run_tool", "stray_dirs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +71,41 @@ KAFKA_41 = KafkaDist(
     "tests/kafka/fetch.sh 4.1",
     (("controller.performance.always.log.threshold.ms", "600000"),),
 )
+
+
+def kafka_dist(line: str) -> KafkaDist:
+    """The release of one Kafka line (`2.8`, `3.6`, `4.4`, ...) as `tests/kafka/fetch.sh LINE`
+    caches it in `tests/kafka/jars-LINE/`; 3.9 is the default cache (`KAFKA_39`). Kafka 4 logs
+    through log4j2, the 2.x and 3.x lines through log4j 1 (reload4j)."""
+    if line == "3.9":
+        return KAFKA_39
+    if line == "4.1":
+        return KAFKA_41
+    jars = KAFKA_DIR / f"jars-{line}"
+    fetch = f"tests/kafka/fetch.sh {line}"
+    if line.startswith("4."):
+        return KafkaDist(line, jars, KAFKA_41.server_logging, KAFKA_41.tool_logging, fetch,
+                         KAFKA_41.controller_properties)
+    return KafkaDist(line, jars, KAFKA_39.server_logging, KAFKA_39.tool_logging, fetch)
+
+
+def config_command(dist: KafkaDist) -> str:
+    """ConfigCommand's class in this release: `kafka.admin.ConfigCommand` in core up to 4.1,
+    `org.apache.kafka.tools.ConfigCommand` once moved to kafka-tools (4.4.0 has only that one);
+    read from the release's own jars rather than from a version table."""
+    tools = next(dist.jars.glob("kafka-tools-[0-9]*.jar"), None)
+    if tools is not None:
+        with zipfile.ZipFile(tools) as jar:
+            if "org/apache/kafka/tools/ConfigCommand.class" in jar.namelist():
+                return "org.apache.kafka.tools.ConfigCommand"
+    return "kafka.admin.ConfigCommand"
+
+
+def stray_dirs(log_dir: Path) -> list[str]:
+    """The partition directories a KRaft broker renamed away as stray in `log_dir`: Kafka moves a
+    replica whose topic id it cannot match (or that is not assigned to it) to
+    `<dir>.<uuid>-stray` and starts the partition empty."""
+    return sorted(p.name for p in log_dir.iterdir() if p.is_dir() and p.name.endswith("-stray"))
 
 
 def run_tool(dist: KafkaDist, main_class: str, *args: str,
