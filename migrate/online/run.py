@@ -385,7 +385,7 @@ def _run_locked(options: OnlineOptions, sink: StatusSink, trigger: threading.Eve
 
 
 def _with_recorded_leader(options: OnlineOptions, preflight: Preflight) -> PlanSummary:
-    """The refusal's summary, its `MIGRATION_ZNODE_EXISTS` saying who led and the way out when
+    """The refusal's summary, its `MIGRATION_ZNODE_EXISTS` also saying who led and the way out when
     a controller that led without the stand-in recorded itself in `/migration`
     (`explain_recorded_leader`)."""
     summary, m = preflight.summary, preflight.snapshot.migration
@@ -395,7 +395,8 @@ def _with_recorded_leader(options: OnlineOptions, preflight: Preflight) -> PlanS
                                    journal_path=options.journal_dir / JOURNAL_FILE)
     if said is None:
         return summary
-    blockers = tuple(Finding(f.code, said, f.path) if f.code == "MIGRATION_ZNODE_EXISTS" else f
+    blockers = tuple(Finding(f.code, f"{f.message} {said}", f.path)
+                     if f.code == "MIGRATION_ZNODE_EXISTS" else f
                      for f in summary.report.blockers)
     return dataclasses.replace(summary, report=type(summary.report)(blockers,
                                                                     summary.report.warnings))

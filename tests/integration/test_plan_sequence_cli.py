@@ -267,6 +267,16 @@ def test_migrate_standin_refuses_any_migration_znode_but_the_starting_controller
             f"{left['kraft_metadata_epoch']}: --standin accepts only the empty /migration that "
             "controllers in migration mode create when they start")
     assert said in " ".join(migrated.stderr.split()), migrated.stderr
+    # a controller that became active with nothing migrated led without the stand-in: the run
+    # says so and prints the start-over, brokers' copies included (issue 30)
+    led = ("/migration records a KRaft controller that became active at epoch 2 with nothing "
+           "migrated (metadata offset -1)")
+    roll = "its __cluster_metadata-0 directory deleted"
+    stderr = " ".join(migrated.stderr.split())
+    if left["kraft_metadata_offset"] == -1:
+        assert led in stderr and roll in stderr, migrated.stderr
+    else:
+        assert "/migration records a KRaft controller" not in stderr, migrated.stderr
     assert "nothing was written" in migrated.stderr
     # nothing was written: ZooKeeper as it was, no stand-in log, no journal
     assert {p: zk_chroot_client.get(p) for p in watched} == before
