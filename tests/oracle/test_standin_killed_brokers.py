@@ -296,11 +296,14 @@ def test_killed_after_the_fence_then_zookeeper_handed_back(rig: Rig) -> None:
             assert "Kafka's own migration must not go on from this log" in said, said
             assert "stand-in's slot: node.id" not in said, said
             m = re.search(r"So hand ZooKeeper back: stop the KRaft controllers, run `zk2kraft "
-                          r"(rollback [^`]+)`, then remove the migration configs from the "
-                          r"brokers and roll them, each broker stopped, its __cluster_metadata-0 "
-                          r"directory deleted \(in its metadata\.log\.dir, else the first of its "
-                          r"log\.dirs; the rest of its data stays\) and started again, and every "
-                          r"partition's ISR full again before the next", said)
+                          r"(rollback [^`]+)`, then on each broker remove "
+                          r"zookeeper\.metadata\.migration\.enable, controller\.quorum\.voters, "
+                          r"controller\.listener\.names and the controller listener's entry in "
+                          r"listener\.security\.protocol\.map, then roll the brokers one at a "
+                          r"time: each stopped, its __cluster_metadata-0 directory deleted \(in "
+                          r"its metadata\.log\.dir, else the first of its log\.dirs; the rest of "
+                          r"its data stays\), started again, and every partition's ISR full again "
+                          r"before the next", said)
             assert m is not None, said
         # _step3 stopped the controllers (the advice's first step) and zk2kraft
         back = subprocess.run([sys.executable, "-m", "migrate.cli", *shlex.split(m.group(1))],
