@@ -24,7 +24,9 @@ Migration", KAFKA-20488):
    (or the operator removes the journal and clears the voters to start afresh).
 
 The voters' logs are left alone (the operator deprovisions the controllers and clears their
-metadata directories before migrating again); ZooKeeper brokers then elect a controller.
+metadata directories before migrating again); ZooKeeper brokers then elect a controller, and the
+printed advice rolls them out of migration mode with their `__cluster_metadata-0` deleted
+(`REVERT_BROKERS_FETCHED`: they fetched the discarded quorum's log as observers).
 """
 
 from __future__ import annotations

@@ -24,8 +24,9 @@ consumed every record it had acknowledged, once; no broker logged a `raftManager
 * `test_killed_after_the_fence_then_zookeeper_handed_back`: killed right after the fence; a
   controller takes over; the re-run exits 1 ("ZooKeeper IS fenced ... Kafka's own migration
   must not go on from this log ... So hand ZooKeeper back: stop the KRaft controllers, run
-  `zk2kraft rollback ...`, then remove the migration configs from the brokers and roll them, each
-  ... __cluster_metadata-0 directory deleted"); done so, ZooKeeper's controller leads and serves.
+  `zk2kraft rollback ...`, then on each broker remove zookeeper.metadata.migration.enable, ...,
+  then roll the brokers one at a time: each stopped, its __cluster_metadata-0 directory
+  deleted"); done so, ZooKeeper's controller leads and serves.
   (No controller in the stand-in's slot: Kafka 3.9.1 folds the aborted migration records back
   into the image of a controller that replays them with later records, and a topic deleted after
   the stand-in died came back in ZooKeeper: docs/design.md, "Stand-in killed".)
