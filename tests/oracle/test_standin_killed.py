@@ -276,7 +276,8 @@ def test_standin_killed_through_the_cli_then_rerun(
             assert "nothing is lost" in said
             assert "So hand ZooKeeper back: stop the KRaft controllers, run `zk2kraft " \
                 "rollback" in said, said
-            assert (f"its quorum-state names controller {leader.node_id} at epoch") in said, said
+            assert (f"each broker's quorum-state names controller {leader.node_id} at "
+                    "epoch") in said, said
         if point == "after EndTransaction":
             # Kafka's controller took the migrated log over but ZooKeeper's /migration did not
             # name it yet: its driver refuses to go on (real 3.9.1)
