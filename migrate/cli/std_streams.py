@@ -66,17 +66,14 @@ class _Guarded:
         self.state = state
 
     def write(self, data: Any) -> int:
-        if self.state.error is not None or self._target is None:
-            if self.state.error is None:
-                self.state.failed(_closed(self.state.name))
-            elif self.state.stop_at_failure:
-                self.state.failed(self.state.error)
-            return len(data)
-        try:
-            return self._target.write(data)
-        except OSError as exc:
-            self.state.failed(exc)
-            return len(data)
+        if self.state.error is None and self._target is not None:
+            try:
+                return self._target.write(data)
+            except OSError as exc:
+                self.state.failed(exc)
+        else:  # failed before, or closed: recorded once; raises again under stop_at_failure
+            self.state.failed(self.state.error or _closed(self.state.name))
+        return len(data)
 
     def writelines(self, lines: Any) -> None:
         for line in lines:
@@ -104,12 +101,11 @@ class _GuardedText(_Guarded):
 
     def __init__(self, stream: IO[str] | None, state: _StreamState) -> None:
         super().__init__(stream, state)
-        self._stream = stream
         raw = getattr(stream, "buffer", None) if stream is not None else None
         self.buffer = _Guarded(raw, state)
 
     def isatty(self) -> bool:
-        return self._stream is not None and self._stream.isatty()
+        return self._target is not None and self._target.isatty()
 
 
 @dataclass
