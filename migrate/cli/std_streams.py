@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from migrate.cli.exit_codes import EXIT_BROKEN_PIPE, EXIT_OK, EXIT_UNREACHABLE
+
 __all__ = [
     "OutputGuard",
     "StdoutUnwritable",
@@ -124,8 +126,6 @@ class OutputGuard:
         disk, an I/O error, a closed stdout: "a report could not be written after the work was
         done", the README's exit-code table).
         """
-        from migrate.cli.exit_codes import EXIT_BROKEN_PIPE, EXIT_OK, EXIT_UNREACHABLE
-
         error = self.stdout.error
         if error is None or work_code != EXIT_OK:
             return work_code
