@@ -63,6 +63,21 @@ def voter_flags(root: Path, ids: tuple[int, ...] = (3000,)) -> list[str]:
     return [f"--voter={v}={root / f'c{v}'}" for v in ids]
 
 
+def migrated_voter(cluster: Any, root: Path) -> Path:
+    """Voter 3000 at ROOT/c3000, migrated (--cutover none) from CLUSTER; exit 0 asserted."""
+    voter = root / "c3000"
+    done = run("migrate", "--zookeeper", cluster.connect, f"--voter=3000={voter}",
+               "--spark-master", "in-process", "--quiet")
+    assert done.returncode == 0, done.stderr
+    return voter
+
+
+def assert_parity(cluster: Any, *flags: str) -> None:
+    """`zk2kraft verify` passes (exit 0): the voters FLAGS name hold the log ZooKeeper wants."""
+    verified = run("verify", "--zookeeper", cluster.connect, *flags)
+    assert verified.returncode == 0, verified.stderr + verified.stdout
+
+
 # -- 1. output that cannot be written never changes the verdict about the work --------------
 
 
@@ -79,8 +94,7 @@ def test_migrate_with_unwritable_stdout_does_the_work_and_exits_3(
         assert "could not be written to stdout" in r.stderr, r.stderr
         assert ("No space left on device" if how == FULL else "stdout is closed") in r.stderr
     # the work was done all the same: the voter holds the log, and it matches ZooKeeper
-    verified = run("verify", "--zookeeper", cluster.connect, *voter_flags(tmp_path))
-    assert verified.returncode == 0, verified.stderr + verified.stdout
+    assert_parity(cluster, *voter_flags(tmp_path))
 
 
 def test_quiet_migrate_with_closed_stdout_has_nothing_to_write_and_exits_0(
@@ -103,9 +117,7 @@ def test_offline_migrate_with_full_stdout_exits_3_after_writing_every_voter(
     assert_no_bug(r)
     assert r.returncode == 3, r.stderr
     assert "could not be written to stdout (No space left on device)" in r.stderr
-    verified = run("verify", "--offline", "--zookeeper", cluster.connect,
-                   *voter_flags(tmp_path, ids))
-    assert verified.returncode == 0, verified.stderr + verified.stdout
+    assert_parity(cluster, "--offline", *voter_flags(tmp_path, ids))
 
 
 @pytest.mark.parametrize("how", [FULL, CLOSED])
@@ -113,10 +125,7 @@ def test_plan_verify_inspect_snapshot_with_unwritable_stdout_exit_3(
     how: str, sample_cluster: Any, tmp_path: Path
 ) -> None:
     cluster = sample_cluster(SampleSpec.clean(topics=2))
-    done = run("migrate", "--zookeeper", cluster.connect, *voter_flags(tmp_path),
-               "--spark-master", "in-process", "--quiet")
-    assert done.returncode == 0, done.stderr
-    voter = str(tmp_path / "c3000")
+    voter = str(migrated_voter(cluster, tmp_path))
     for args in (["plan", "--zookeeper", cluster.connect],
                  ["verify", "--zookeeper", cluster.connect, *voter_flags(tmp_path)],
                  ["verify", "--zookeeper", cluster.connect, *voter_flags(tmp_path),
@@ -193,17 +202,14 @@ def test_a_reader_that_goes_away_is_141_never_a_finding(
         assert_no_bug(r)
         assert r.returncode == 141, (args, r.stderr)
     # the migrate under the gone reader wrote its voter: parity
-    verified = run("verify", "--zookeeper", cluster.connect, *voter_flags(tmp_path))
-    assert verified.returncode == 0, verified.stdout
+    assert_parity(cluster, *voter_flags(tmp_path))
 
 
 def test_a_reader_that_goes_away_keeps_the_works_own_verdict(
     sample_cluster: Any, tmp_path: Path
 ) -> None:
     cluster = sample_cluster(SampleSpec.clean(topics=1))
-    done = run("migrate", "--zookeeper", cluster.connect, *voter_flags(tmp_path),
-               "--spark-master", "in-process", "--quiet")
-    assert done.returncode == 0, done.stderr
+    migrated_voter(cluster, tmp_path)
     # a change after the copy: verify finds a difference, and says 1 with the pipe gone too
     topic = sorted(cluster.client.get_children("/brokers/topics"))[0]
     changed = json.dumps({"version": 1, "config": {"retention.ms": "1234"}}).encode()
@@ -307,10 +313,7 @@ def test_a_metadata_partition_that_is_a_file_is_exit_2_everywhere(
     sample_cluster: Any, tmp_path: Path
 ) -> None:
     cluster = sample_cluster(SampleSpec.clean(topics=1))
-    voter = tmp_path / "c3000"
-    done = run("migrate", "--zookeeper", cluster.connect, f"--voter=3000={voter}",
-               "--spark-master", "in-process", "--quiet")
-    assert done.returncode == 0, done.stderr
+    voter = migrated_voter(cluster, tmp_path)
     partition = voter / "__cluster_metadata-0"
     for f in partition.iterdir():
         f.unlink()
@@ -368,14 +371,6 @@ def test_topics_colliding_in_metric_names_are_a_plan_warning_naming_both(
 
 
 # -- 4. the files Kafka reads at start-up, in Kafka's format ----------------------------------
-
-
-def migrated_voter(cluster: Any, root: Path) -> Path:
-    voter = root / "c3000"
-    done = run("migrate", "--zookeeper", cluster.connect, f"--voter=3000={voter}",
-               "--spark-master", "in-process", "--quiet")
-    assert done.returncode == 0, done.stderr
-    return voter
 
 
 def test_a_damaged_leader_epoch_checkpoint_is_exit_2_in_verify_inspect_and_migrate(
