@@ -17,7 +17,13 @@ from writers.codec.batch import BatchHeader
 from writers.errors import LogCorruptionError, VoterStateError, VoterUnavailableError
 from writers.log.fsutil import Ownership, atomic_write, fsync_dir, open_private, write_all
 from writers.log.names import segment_name
-from writers.log.reader import METADATA_PARTITION_DIR, SEGMENT_RE, SNAPSHOT_RE, scan_frames
+from writers.log.reader import (
+    LEADER_EPOCH_CHECKPOINT,
+    METADATA_PARTITION_DIR,
+    SEGMENT_RE,
+    SNAPSHOT_RE,
+    scan_frames,
+)
 
 __all__ = ["EncodedBatch", "SegmentLog", "voter_unavailable"]
 
@@ -251,7 +257,7 @@ class SegmentLog:
 
     def _write_epoch_checkpoint(self) -> None:
         lines = ["0", str(len(self.epochs))] + [f"{e} {o}" for e, o in self.epochs]
-        atomic_write(self.partition_dir / "leader-epoch-checkpoint",
+        atomic_write(self.partition_dir / LEADER_EPOCH_CHECKPOINT,
                      ("\n".join(lines) + "\n").encode(), self._owner)
 
     def close(self) -> None:
