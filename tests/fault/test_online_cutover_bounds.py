@@ -35,7 +35,7 @@ from kazoo.retry import KazooRetry
 
 from tests.fault.test_online_crash import VOTERS, ZK2KRAFT, done, verify_ok
 from tests.support.migration_cluster import claim_on_cutover
-from tests.support.zk import ZkServer, ZkStartError
+from tests.support.zk import ZkServer
 from zkreader import SampleSpec, generate_sample_cluster
 
 pytestmark = pytest.mark.slow
@@ -112,12 +112,7 @@ def killable_zk() -> Iterator[ZkServer]:
     """One standalone server for the module (each case kills and restarts it on the same port
     and data directory). It grants long sessions, so the sample's generator session (holding
     the brokers' ephemeral znodes) outlives each outage."""
-    server = ZkServer(heap="256m", max_session_timeout_ms=120_000)
-    try:
-        server.start()
-    except ZkStartError as exc:
-        server.stop(keep_logs=True)
-        pytest.fail(f"ZooKeeper could not start: {exc}", pytrace=False)
+    server = ZkServer(heap="256m", max_session_timeout_ms=120_000).start_or_fail()
     yield server
     server.stop()
 

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 from kazoo.client import KazooClient
 from kazoo.protocol.connection import _CONNECTION_DROP
 from kazoo.protocol.states import KazooState
@@ -357,6 +358,15 @@ class ZkServer:
             self.node.stop()
             raise
         return self
+
+    def start_or_fail(self) -> ZkServer:
+        """`start` for a fixture: a server that does not come up fails the test (its directory
+        kept for the log) instead of erroring with a traceback."""
+        try:
+            return self.start()
+        except ZkStartError as exc:
+            self.stop(keep_logs=True)
+            pytest.fail(f"ZooKeeper could not start: {exc}", pytrace=False)
 
     def ruok(self) -> str:
         """The server's answer to `ruok`."""
