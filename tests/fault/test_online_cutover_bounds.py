@@ -35,7 +35,7 @@ from kazoo.retry import KazooRetry
 
 from tests.fault.test_online_crash import VOTERS, ZK2KRAFT, done, verify_ok
 from tests.support.migration_cluster import claim_on_cutover
-from tests.support.zk import ZkServer
+from tests.support.zk import ZkServer, client_in_new_chroot
 from zkreader import SampleSpec, generate_sample_cluster
 
 pytestmark = pytest.mark.slow
@@ -123,16 +123,9 @@ def zk(killable_zk: ZkServer) -> Iterator[tuple[str, KazooClient]]:
     reconnects within half a second of a restart, inside its 60 s session."""
     if not killable_zk.node.alive():
         killable_zk.start()  # a failed case may have left it down
-    chroot = f"/b{time.monotonic_ns()}"
-    admin = KazooClient(hosts=killable_zk.connect, timeout=10)
-    admin.start(timeout=30)
-    admin.create(chroot)
-    admin.stop()
-    admin.close()
-    connect = killable_zk.connect + chroot
-    client = KazooClient(hosts=connect, timeout=60,
-                         connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=0.5))
-    client.start(timeout=30)
+    connect, client = client_in_new_chroot(
+        killable_zk.connect, "b", session_timeout_s=60,
+        connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=0.5))
     generate_sample_cluster(client, SPEC)
     yield connect, client
     client.stop()
