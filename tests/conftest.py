@@ -217,12 +217,7 @@ def zk_server(request: pytest.FixtureRequest) -> Iterator[ZkServer | DockerZkSer
         except ZkStartError as exc:
             pytest.fail(f"ZooKeeper (docker) could not start: {exc}", pytrace=False)
         return
-    server = ZkServer()
-    try:
-        server.start()
-    except ZkStartError as exc:
-        server.stop(keep_logs=True)
-        pytest.fail(f"ZooKeeper could not start: {exc}", pytrace=False)
+    server = ZkServer().start_or_fail()
     yield server
     keep = _report_logs(request, "zk_server", server.log_tail(), server.workdir)
     server.stop(keep_logs=keep)

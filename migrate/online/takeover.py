@@ -112,7 +112,8 @@ def explain_takeover(exc: QuorumLedElsewhereError, journal: Journal, state: Fenc
                              "before")
             return (f"{head} ZooKeeper was not fenced: {zk_controller} and ZooKeeper holds "
                     f"all metadata, so nothing is lost. {log_state} So "
-                    f"{_start_over(spec, journal, leader, epoch, connect)}")
+                    "start over with zk2kraft, "
+                    + _start_over(spec, journal.path, f"{leader} at epoch {epoch}", connect))
         return (f"{head} ZooKeeper IS fenced (/controller claimed by {spec.node_id} with "
                 f"kraftControllerEpoch {ours}, /controller_epoch {state.controller_epoch}): its "
                 "controller can no longer write, so ZooKeeper holds every change up to the "
@@ -171,11 +172,8 @@ def explain_led_first(exc: QuorumLedElsewhereError, state: FenceState, spec: Sta
                 f"stand-in {spec.node_id} itself at epoch {epoch}, an earlier zk2kraft run that "
                 f"led this quorum, and there is no journal at {journal_path} to resume it. The "
                 "brokers in migration mode follow that run's log in their own "
-                "__cluster_metadata-0. Start over, in this order: "
-                + start_over(connect=connect, standin_dir=str(spec.log_dir),
-                             journal=str(journal_path), followed=f"{leader} at epoch {epoch}",
-                             rerun="run this command again")
-                + ".")
+                "__cluster_metadata-0. Start over, "
+                + _start_over(spec, journal_path, f"{leader} at epoch {epoch}", connect))
     who = (f"controller {leader} leads the KRaft quorum at epoch {epoch}" if leader >= 0 else
            f"a controller stood for election at epoch {epoch} (no leader known yet)")
     head = (f"zk2kraft's stand-in {spec.node_id} cannot lead: {who} (voter {exc.voter_id} "
@@ -205,30 +203,22 @@ def explain_led_first(exc: QuorumLedElsewhereError, state: FenceState, spec: Sta
                 "to migrate with zk2kraft later, follow the printed sequence from its first "
                 "step on re-formatted controllers.")
     return (f"{head} ZooKeeper was not fenced and nothing was migrated: ZooKeeper's controller "
-            "still runs the cluster and holds all metadata. Start over, in this order: "
-            + start_over(connect=connect, standin_dir=str(spec.log_dir),
-                         journal=str(journal_path), followed=followed,
-                         rerun="run this command again")
-            + ".")
+            "still runs the cluster and holds all metadata. Start over, "
+            + _start_over(spec, journal_path, followed, connect))
 
 
-def _start_over(spec: StandInSpec, journal: Journal, leader: int, epoch: int,
+def _start_over(spec: StandInSpec, journal_path: object, followed: str | None,
                 connect: str) -> str:
-    """The steps that start the quorum over for zk2kraft, brokers included.
+    """`in this order: ` and the start-over, brokers included (`operator_sequence.start_over`,
+    which says why each step), its last step this same command run again.
 
-    Every broker in migration mode is a Raft observer and keeps the leader and epoch it followed
-    in its own `__cluster_metadata-0/quorum-state`; a re-formatted quorum starts its epochs at 1
-    again, and when it elects another leader at an epoch a broker holds, the broker stops with
-    "raftManager fault ... IllegalStateException ... inconsistent with current leader" (issue
-    16). So the brokers' copies go too, with the controllers stopped (a broker restarted while
-    they run would fetch the old epoch again); ZooKeeper's controller serves the brokers
-    meanwhile, as before the migration began. The controller that led meanwhile recorded
-    itself in `/migration` (real 3.9.1: `kraft_controller_epoch` 3, the rest -1), which a fresh
-    run refuses (MIGRATION_ZNODE_EXISTS); with nothing migrated (`kraft_metadata_offset` -1) and
-    the controllers stopped it goes too, and they create their empty one again on start."""
-    return "start over with zk2kraft, in this order: " + start_over(
-        connect=connect, standin_dir=str(spec.log_dir), journal=str(journal.path),
-        followed=f"{leader} at epoch {epoch}", rerun="run this command again") + "."
+    Args:
+        journal_path: the journal file (the run's, or the one a fresh run would write).
+        followed: who the brokers followed ("3002 at epoch 3"), when known.
+    """
+    return "in this order: " + start_over(
+        connect=connect, standin_dir=str(spec.log_dir), journal=str(journal_path),
+        followed=followed, rerun="run this command again") + "."
 
 
 def _migration(state: FenceState) -> int:
@@ -289,8 +279,4 @@ def explain_recorded_leader(m: MigrationZnode, spec: StandInSpec, *, connect: st
             "led the quorum without the stand-in (its controller.quorum.election.timeout.ms ran "
             "out). The brokers in migration mode follow that controller in their own "
             "__cluster_metadata-0. ZooKeeper was not fenced and nothing was migrated. Start "
-            "over, in this order: "
-            + start_over(connect=connect, standin_dir=str(spec.log_dir),
-                         journal=str(journal_path),
-                         followed=None, rerun="run this command again")
-            + ".")
+            "over, " + _start_over(spec, journal_path, None, connect))

@@ -35,7 +35,7 @@ from kazoo.retry import KazooRetry
 
 from tests.fault.test_online_crash import VOTERS, ZK2KRAFT, done, verify_ok
 from tests.support.migration_cluster import claim_on_cutover
-from tests.support.zk import ZkServer, ZkStartError
+from tests.support.zk import ZkServer, client_in_new_chroot
 from zkreader import SampleSpec, generate_sample_cluster
 
 pytestmark = pytest.mark.slow
@@ -48,6 +48,7 @@ BOUND_S = 2 * ZK_TIMEOUT_S + 12.0
 HANDOFF_TIMEOUT_S = 5.0
 HANDOFF_MARGIN_S = 15.0  # the handoff deadline, then the report and the process's exit
 SPEC = SampleSpec.clean(topics=2, partitions_per_topic=2)
+STOP_WAIT_S = 5.0  # the generator client's stop at teardown: 0.02 s when it is connected
 SAMPLE_EPOCH, FENCED_EPOCH = b"3", b"4"  # SampleSpec.clean's /controller_epoch, and ours + 1
 
 
@@ -112,12 +113,7 @@ def killable_zk() -> Iterator[ZkServer]:
     """One standalone server for the module (each case kills and restarts it on the same port
     and data directory). It grants long sessions, so the sample's generator session (holding
     the brokers' ephemeral znodes) outlives each outage."""
-    server = ZkServer(heap="256m", max_session_timeout_ms=120_000)
-    try:
-        server.start()
-    except ZkStartError as exc:
-        server.stop(keep_logs=True)
-        pytest.fail(f"ZooKeeper could not start: {exc}", pytrace=False)
+    server = ZkServer(heap="256m", max_session_timeout_ms=120_000).start_or_fail()
     yield server
     server.stop()
 
@@ -128,18 +124,22 @@ def zk(killable_zk: ZkServer) -> Iterator[tuple[str, KazooClient]]:
     reconnects within half a second of a restart, inside its 60 s session."""
     if not killable_zk.node.alive():
         killable_zk.start()  # a failed case may have left it down
-    chroot = f"/b{time.monotonic_ns()}"
-    admin = KazooClient(hosts=killable_zk.connect, timeout=10)
-    admin.start(timeout=30)
-    admin.create(chroot)
-    admin.stop()
-    admin.close()
-    connect = killable_zk.connect + chroot
-    client = KazooClient(hosts=connect, timeout=60,
-                         connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=0.5))
-    client.start(timeout=30)
+    connect, client = client_in_new_chroot(
+        killable_zk.connect, "b", session_timeout_s=60,
+        connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=0.5))
     generate_sample_cluster(client, SPEC)
     yield connect, client
+    # kazoo's stop() waits for a connect handshake in flight, up to the session timeout: a
+    # reconnect the restarting server accepted and never answered held this teardown 50-60 s
+    # (seen in CI and here: "Connecting" right at the restart, then "Connection time-out" 60 s
+    # later). Nothing needs this session once the case is over (its chroot is the case's own,
+    # the server goes at the module's end), so a stop that hangs finishes beside the next case.
+    stopping = threading.Thread(target=_stop, args=(client,), daemon=True)
+    stopping.start()
+    stopping.join(STOP_WAIT_S)
+
+
+def _stop(client: KazooClient) -> None:
     client.stop()
     client.close()
 

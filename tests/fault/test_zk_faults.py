@@ -35,7 +35,6 @@ from kazoo.handlers.threading import KazooTimeoutError
 from tests.support.zk import (
     ZkEnsemble,
     ZkServer,
-    ZkStartError,
     client_in_new_chroot,
     four_letter,
     wait_until,
@@ -103,12 +102,7 @@ def own_server() -> Iterator[ZkServer]:
     session timeout each test asks for (--zk-timeout up to 60 s): by default ZooKeeper caps it
     at 20 ticks, 10 s here, and a kill + restart of the server on a loaded machine outlasted
     that, so the session expired where the test means it to survive."""
-    server = ZkServer(heap="384m", max_session_timeout_ms=120_000)
-    try:
-        server.start()
-    except ZkStartError as exc:
-        server.stop(keep_logs=True)
-        pytest.fail(f"ZooKeeper could not start: {exc}", pytrace=False)
+    server = ZkServer(heap="384m", max_session_timeout_ms=120_000).start_or_fail()
     yield server
     if server.node.proc is not None and server.node.alive():
         os.killpg(server.node.proc.pid, signal.SIGCONT)  # never leave it frozen

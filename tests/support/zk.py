@@ -30,9 +30,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 from kazoo.client import KazooClient
 from kazoo.protocol.connection import _CONNECTION_DROP
 from kazoo.protocol.states import KazooState
+from kazoo.retry import KazooRetry
 
 from tests.support.ports import free_ports
 
@@ -142,11 +144,18 @@ def wait_until(check: Callable[[], bool], timeout_s: float) -> bool:
     return _wait(check, timeout_s, lambda: True)
 
 
-def client_in_new_chroot(connect: str, prefix: str, start_timeout_s: float = 30.0
+def client_in_new_chroot(connect: str, prefix: str, start_timeout_s: float = 30.0, *,
+                         session_timeout_s: float = 15.0,
+                         connection_retry: KazooRetry | None = None
                          ) -> tuple[str, KazooClient]:
     """Create a fresh chroot `/<prefix>_<hex>` on the server at `connect` (through a short-lived
     session) and return the connect string with that chroot and a started client inside it.
-    The caller owns the client: a sample generator's session owns the ephemeral broker znodes."""
+    The caller owns the client: a sample generator's session owns the ephemeral broker znodes.
+
+    Args:
+        session_timeout_s / connection_retry: the client's (kazoo's `timeout` and
+            `connection_retry`), for a session that must outlive a server's restart.
+    """
     chroot = f"/{prefix}_{uuid.uuid4().hex[:10]}"
     admin = KazooClient(hosts=connect, timeout=15)
     admin.start(timeout=start_timeout_s)
@@ -155,7 +164,8 @@ def client_in_new_chroot(connect: str, prefix: str, start_timeout_s: float = 30.
     finally:
         admin.stop()
         admin.close()
-    client = KazooClient(hosts=connect + chroot, timeout=15)
+    client = KazooClient(hosts=connect + chroot, timeout=session_timeout_s,
+                         connection_retry=connection_retry)
     client.start(timeout=start_timeout_s)
     return connect + chroot, client
 
@@ -357,6 +367,15 @@ class ZkServer:
             self.node.stop()
             raise
         return self
+
+    def start_or_fail(self) -> ZkServer:
+        """`start` for a fixture: a server that does not come up fails the test (its directory
+        kept for the log) instead of erroring with a traceback."""
+        try:
+            return self.start()
+        except ZkStartError as exc:
+            self.stop(keep_logs=True)
+            pytest.fail(f"ZooKeeper could not start: {exc}", pytrace=False)
 
     def ruok(self) -> str:
         """The server's answer to `ruok`."""
