@@ -55,6 +55,7 @@ from tests.oracle.test_offline_rehearsal import (
     _ok,
     _partitions,
     _sasl_props,
+    _sasl_read,
     _wait,
     produce_transactions,
 )
@@ -359,30 +360,6 @@ def _wait_in_sync(bootstrap: str, since: float) -> float:
     return time.monotonic() - since
 
 
-def _sasl_read(port: int, password: str) -> str:
-    """Read one record of `replicated` as SCRAM user alice: "ok", or the error's class name."""
-    consumer = None
-    try:
-        consumer = KafkaConsumer(bootstrap_servers=f"127.0.0.1:{port}",
-                                 security_protocol="SASL_PLAINTEXT",
-                                 sasl_mechanism="SCRAM-SHA-256", sasl_plain_username="alice",
-                                 sasl_plain_password=password, request_timeout_ms=30_000,
-                                 enable_auto_commit=False)
-        tp = TopicPartition("replicated", 0)
-        consumer.assign([tp])
-        consumer.seek_to_beginning(tp)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if consumer.poll(timeout_ms=2000).get(tp):
-                return "ok"
-        return "no record within 60s"
-    except Exception as exc:  # noqa: BLE001 - the refusal is the expected outcome
-        return type(exc).__name__
-    finally:
-        if consumer is not None:
-            consumer.close()
-
-
 def _preferred_leaders(bootstrap: str) -> list[str]:
     """Partitions of the test's topics whose leader is not their first replica."""
     admin = _admin(bootstrap)
@@ -500,9 +477,9 @@ def test_offline_cell(sources: Any, source: str, target: str, tmp_path: Path) ->
         _wait(lambda: not _preferred_leaders(bootstrap), "every preferred leader leads", 60)
         after = _seen(bootstrap, dist)
         problems += _differences(cluster.before, after)
-        if _sasl_read(brokers[0].listener_ports["SASL"], PASSWORD) != "ok":
+        if _sasl_read(brokers[0], PASSWORD, "replicated") != "ok":
             problems.append("alice could not read with her SCRAM password")
-        if _sasl_read(brokers[0].listener_ports["SASL"], "wrong-password") == "ok":
+        if _sasl_read(brokers[0], "wrong-password", "replicated") == "ok":
             problems.append("a wrong SCRAM password was accepted")
         if failed := _acks_all(bootstrap):
             problems.append(f"acks=all to replicated (min.insync.replicas=2): {failed}")
