@@ -50,6 +50,7 @@ from tests.oracle.test_offline_rehearsal import (
     _cli,
     _describe_acls,
     _dynamic,
+    _end_offsets,
     _name,
     _not_in_sync,
     _ok,
@@ -74,7 +75,6 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition
     from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
-    from kafka.errors import KafkaError
     from kafka.structs import OffsetAndMetadata
 from confluent_kafka import Producer as ConfluentProducer
 
@@ -137,18 +137,7 @@ class Seen:
 def _read_partitions(bootstrap: str, topic: str, partitions: int) -> dict[str, tuple[int, str]]:
     """Each partition's committed records as (count, sha256 of offset, key, value, time)."""
     tps = [TopicPartition(topic, p) for p in range(partitions)]
-    deadline = time.monotonic() + 60
-    while True:  # a leader the answering broker does not list yet: ask a fresh consumer again
-        probe = KafkaConsumer(bootstrap_servers=bootstrap, isolation_level="read_committed",
-                              enable_auto_commit=False, request_timeout_ms=30_000)
-        try:
-            ends = dict(probe.end_offsets(tps))
-            break
-        except KafkaError as exc:
-            assert time.monotonic() < deadline, f"end offsets of {topic}: {exc!r}"
-            time.sleep(1)
-        finally:
-            probe.close()
+    ends = _end_offsets(bootstrap, tps)  # asked again while a leader is not listed yet
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
                              isolation_level="read_committed", request_timeout_ms=60_000,
                              max_poll_records=5000)
