@@ -60,7 +60,7 @@ from tests.oracle.test_offline_rehearsal import (
     _wait,
     produce_transactions,
 )
-from tests.support.kafka import KafkaZkBroker, wait_until_serving
+from tests.support.kafka import KafkaZkBroker, fill_and_stop, wait_unregistered
 from tests.support.kraft import (
     KafkaDist,
     KraftNode,
@@ -284,24 +284,16 @@ def sources(tmp_path_factory: pytest.TempPathFactory, zk_server: Any,
             "default.replication.factor": "2",
             "controlled.shutdown.enable": "true",
         }) for b in BROKERS]
-        try:
-            for b in brokers:
-                b.launch()
-            for b in brokers:
-                b.wait_started()
-            wait_until_serving(brokers)
-            _populate(brokers[0].bootstrap_servers, dist)
-            before = _seen(brokers[0].bootstrap_servers, dist)
-        finally:
-            for b in sorted(brokers, key=lambda b: STOP_ORDER.index(b.broker_id)):
-                b.stop(timeout=90)  # controlled shutdown, one by one
+
+        def fill(bootstrap: str) -> Seen:
+            _populate(bootstrap, dist)
+            return _seen(bootstrap, dist)
+
+        before = fill_and_stop(brokers, STOP_ORDER, fill)
         zk = KazooClient(hosts=connect)
         zk.start(timeout=30)
         try:
-            deadline = time.monotonic() + 60
-            while zk.get_children("/brokers/ids") or zk.exists("/controller"):
-                assert time.monotonic() < deadline, "stopped brokers still registered"
-                time.sleep(0.2)  # the ephemerals go with the sessions the stop closed
+            wait_unregistered(zk)
         finally:
             zk.stop()
             zk.close()
