@@ -194,12 +194,13 @@ TARGET_43 = "4.3"
 TARGET_44 = "4.4"
 TARGET_4X = "4.x"
 TARGETS = (TARGET_39, TARGET_40, TARGET_41, TARGET_42, TARGET_43, TARGET_44, TARGET_4X)
-KAFKA_4_TARGETS = frozenset({TARGET_40, TARGET_41, TARGET_42, TARGET_43, TARGET_44, TARGET_4X})
-"""`--target-kafka` values naming ZooKeeper-free Kafka 4 (4.x: any line, 4.0 ... 4.4)."""
 _HIGHEST_LEVEL = {TARGET_40: KAFKA_4_0_LATEST_PRODUCTION, TARGET_41: KAFKA_4_1_LATEST_PRODUCTION,
                   TARGET_42: KAFKA_4_2_LATEST_PRODUCTION, TARGET_43: KAFKA_4_3_LATEST_PRODUCTION,
                   TARGET_44: KAFKA_4_4_LATEST_PRODUCTION, TARGET_4X: KAFKA_4_4_LATEST_PRODUCTION}
-"""The highest metadata.version each Kafka 4 target runs (its release's LATEST_PRODUCTION)."""
+"""The highest metadata.version each Kafka 4 target runs (its release's LATEST_PRODUCTION), the
+lines oldest first."""
+KAFKA_4_TARGETS = frozenset(_HIGHEST_LEVEL)
+"""`--target-kafka` values naming ZooKeeper-free Kafka 4 (4.x: any line, 4.0 ... 4.4)."""
 DEFAULT_METADATA_VERSION = {TARGET_39: "3.9-IV0",
                             **{t: mv.name for t, mv in _HIGHEST_LEVEL.items()},
                             TARGET_4X: KAFKA_4_0_LATEST_PRODUCTION.name}
@@ -293,5 +294,5 @@ def require_target(mv: MetadataVersion, target_kafka: str) -> None:
 
 def _lowest_target_running(mv: MetadataVersion) -> str:
     """The oldest Kafka 4 line whose highest metadata.version is at least `mv`."""
-    return next(t for t in (TARGET_40, TARGET_41, TARGET_42, TARGET_43, TARGET_44)
-                if _HIGHEST_LEVEL[t].feature_level >= mv.feature_level)
+    return next(t for t, highest in _HIGHEST_LEVEL.items()
+                if t != TARGET_4X and highest.feature_level >= mv.feature_level)

@@ -23,16 +23,13 @@ from typing import Any
 
 import pytest
 
-from tests.support.kraft import KAFKA_41, KafkaDist, KraftNode, run_tool
+from tests.support.kraft import KraftNode, kafka_dist, run_tool
 from tests.support.ports import free_port
 from zkreader import SampleSpec
 
 pytestmark = [pytest.mark.slow, pytest.mark.oracle]
 
-KAFKA_DIR = Path(__file__).resolve().parents[1] / "kafka"
-KAFKA_44 = KafkaDist("4.4.0", KAFKA_DIR / "jars-4.4", KAFKA_41.server_logging,
-                     KAFKA_41.tool_logging, "tests/kafka/fetch.sh 4.4",
-                     KAFKA_41.controller_properties)
+KAFKA_44 = kafka_dist("4.4")
 CONTROLLER = 3000
 # what each line's default must be, from Kafka 4.4.0's MetadataVersion (hand-copied)
 LEVELS = {"4.2": ("4.2-IV1", 29), "4.3": ("4.3-IV0", 30), "4.4": ("4.4-IV2", 33)}

@@ -45,7 +45,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from tests.support.kafka import KafkaZkBroker, admin_tool, wait_until_serving
+from tests.support.kafka import KafkaZkBroker, admin_tool, fill_and_stop, wait_unregistered
 from tests.support.kraft import (
     KAFKA_39,
     KafkaDist,
@@ -378,24 +378,16 @@ def stopped_cluster(tmp_path_factory: pytest.TempPathFactory, zk_server: Any,
     _zk_admin.ensure_path(chroot)
     connect = f"{zk_server.connect}{chroot}"
     brokers = [_zk_broker(root, connect, b) for b in BROKERS]
-    try:
-        for b in brokers:
-            b.launch()
-        for b in brokers:
-            b.wait_started()
-        wait_until_serving(brokers)
-        _populate(brokers[0].bootstrap_servers)
-        before = _view(brokers[0].bootstrap_servers, KAFKA_39)
-    finally:
-        for b in sorted(brokers, key=lambda b: STOP_ORDER.index(b.broker_id)):
-            b.stop(timeout=90)  # controlled shutdown, one by one
+
+    def fill(bootstrap: str) -> ClusterView:
+        _populate(bootstrap)
+        return _view(bootstrap, KAFKA_39)
+
+    before = fill_and_stop(brokers, STOP_ORDER, fill)
     zk = KazooClient(hosts=connect)
     zk.start(timeout=30)
     try:
-        deadline = time.monotonic() + 60
-        while zk.get_children("/brokers/ids") or zk.exists("/controller"):
-            assert time.monotonic() < deadline, "stopped brokers still registered"
-            time.sleep(0.2)  # the ephemerals go with the sessions the stop closed
+        wait_unregistered(zk)
         yield StoppedCluster(connect, {b.broker_id: b.workdir / "data" for b in brokers},
                              before, zk)
     finally:

@@ -50,15 +50,17 @@ from tests.oracle.test_offline_rehearsal import (
     _cli,
     _describe_acls,
     _dynamic,
+    _end_offsets,
     _name,
     _not_in_sync,
     _ok,
     _partitions,
     _sasl_props,
+    _sasl_read,
     _wait,
     produce_transactions,
 )
-from tests.support.kafka import KafkaZkBroker, wait_until_serving
+from tests.support.kafka import KafkaZkBroker, fill_and_stop, wait_unregistered
 from tests.support.kraft import (
     KafkaDist,
     KraftNode,
@@ -73,7 +75,6 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition
     from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
-    from kafka.errors import KafkaError
     from kafka.structs import OffsetAndMetadata
 from confluent_kafka import Producer as ConfluentProducer
 
@@ -136,18 +137,7 @@ class Seen:
 def _read_partitions(bootstrap: str, topic: str, partitions: int) -> dict[str, tuple[int, str]]:
     """Each partition's committed records as (count, sha256 of offset, key, value, time)."""
     tps = [TopicPartition(topic, p) for p in range(partitions)]
-    deadline = time.monotonic() + 60
-    while True:  # a leader the answering broker does not list yet: ask a fresh consumer again
-        probe = KafkaConsumer(bootstrap_servers=bootstrap, isolation_level="read_committed",
-                              enable_auto_commit=False, request_timeout_ms=30_000)
-        try:
-            ends = dict(probe.end_offsets(tps))
-            break
-        except KafkaError as exc:
-            assert time.monotonic() < deadline, f"end offsets of {topic}: {exc!r}"
-            time.sleep(1)
-        finally:
-            probe.close()
+    ends = _end_offsets(bootstrap, tps)  # asked again while a leader is not listed yet
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
                              isolation_level="read_committed", request_timeout_ms=60_000,
                              max_poll_records=5000)
@@ -294,24 +284,16 @@ def sources(tmp_path_factory: pytest.TempPathFactory, zk_server: Any,
             "default.replication.factor": "2",
             "controlled.shutdown.enable": "true",
         }) for b in BROKERS]
-        try:
-            for b in brokers:
-                b.launch()
-            for b in brokers:
-                b.wait_started()
-            wait_until_serving(brokers)
-            _populate(brokers[0].bootstrap_servers, dist)
-            before = _seen(brokers[0].bootstrap_servers, dist)
-        finally:
-            for b in sorted(brokers, key=lambda b: STOP_ORDER.index(b.broker_id)):
-                b.stop(timeout=90)  # controlled shutdown, one by one
+
+        def fill(bootstrap: str) -> Seen:
+            _populate(bootstrap, dist)
+            return _seen(bootstrap, dist)
+
+        before = fill_and_stop(brokers, STOP_ORDER, fill)
         zk = KazooClient(hosts=connect)
         zk.start(timeout=30)
         try:
-            deadline = time.monotonic() + 60
-            while zk.get_children("/brokers/ids") or zk.exists("/controller"):
-                assert time.monotonic() < deadline, "stopped brokers still registered"
-                time.sleep(0.2)  # the ephemerals go with the sessions the stop closed
+            wait_unregistered(zk)
         finally:
             zk.stop()
             zk.close()
@@ -357,30 +339,6 @@ def _wait_in_sync(bootstrap: str, since: float) -> float:
             + "\n  ".join(lagging[:30]))
         time.sleep(1)  # polling a cluster we do not control
     return time.monotonic() - since
-
-
-def _sasl_read(port: int, password: str) -> str:
-    """Read one record of `replicated` as SCRAM user alice: "ok", or the error's class name."""
-    consumer = None
-    try:
-        consumer = KafkaConsumer(bootstrap_servers=f"127.0.0.1:{port}",
-                                 security_protocol="SASL_PLAINTEXT",
-                                 sasl_mechanism="SCRAM-SHA-256", sasl_plain_username="alice",
-                                 sasl_plain_password=password, request_timeout_ms=30_000,
-                                 enable_auto_commit=False)
-        tp = TopicPartition("replicated", 0)
-        consumer.assign([tp])
-        consumer.seek_to_beginning(tp)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if consumer.poll(timeout_ms=2000).get(tp):
-                return "ok"
-        return "no record within 60s"
-    except Exception as exc:  # noqa: BLE001 - the refusal is the expected outcome
-        return type(exc).__name__
-    finally:
-        if consumer is not None:
-            consumer.close()
 
 
 def _preferred_leaders(bootstrap: str) -> list[str]:
@@ -500,9 +458,9 @@ def test_offline_cell(sources: Any, source: str, target: str, tmp_path: Path) ->
         _wait(lambda: not _preferred_leaders(bootstrap), "every preferred leader leads", 60)
         after = _seen(bootstrap, dist)
         problems += _differences(cluster.before, after)
-        if _sasl_read(brokers[0].listener_ports["SASL"], PASSWORD) != "ok":
+        if _sasl_read(brokers[0], PASSWORD, "replicated") != "ok":
             problems.append("alice could not read with her SCRAM password")
-        if _sasl_read(brokers[0].listener_ports["SASL"], "wrong-password") == "ok":
+        if _sasl_read(brokers[0], "wrong-password", "replicated") == "ok":
             problems.append("a wrong SCRAM password was accepted")
         if failed := _acks_all(bootstrap):
             problems.append(f"acks=all to replicated (min.insync.replicas=2): {failed}")

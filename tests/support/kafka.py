@@ -49,12 +49,14 @@ __all__ = [
     "dump_log",
     "dump_log_batches",
     "dump_log_payloads",
+    "fill_and_stop",
     "metadata_shell",
     "nodes_failure",
     "random_cluster_id",
     "run_kafka_class",
     "server_jvm_flags",
     "storage_format",
+    "wait_unregistered",
     "wait_until_serving",
 ]
 
@@ -788,3 +790,36 @@ class KafkaZkBroker(_KafkaProcess):
         started = ("Kafka Server started" if "process.roles" in self.properties
                    else f"[KafkaServer id={self.broker_id}] started")
         return started in self.launched_log_text() and _port_open(self.port)
+
+
+_FilledT = TypeVar("_FilledT")
+
+
+def fill_and_stop(brokers: Sequence[KafkaZkBroker], stop_order: Sequence[int],
+                  fill: Callable[[str], _FilledT]) -> _FilledT:
+    """Start ZooKeeper-mode `brokers`, run `fill(bootstrap)` once they serve, then stop them
+    cleanly (controlled shutdown) one by one in `stop_order` (broker ids), also when `fill`
+    fails: the stopped cluster the offline rehearsals migrate.
+
+    Returns:
+        what `fill` returned (what clients saw before the stop).
+    """
+    try:
+        for b in brokers:
+            b.launch()
+        for b in brokers:
+            b.wait_started()
+        wait_until_serving(brokers)
+        return fill(brokers[0].bootstrap_servers)
+    finally:
+        for b in sorted(brokers, key=lambda b: stop_order.index(b.broker_id)):
+            b.stop(timeout=90)  # controlled shutdown, one by one
+
+
+def wait_unregistered(zk: Any, timeout_s: float = 60.0) -> None:
+    """Wait until ZooKeeper (a started `KazooClient` on the cluster's chroot) lists no broker and
+    no controller after `fill_and_stop`."""
+    deadline = time.monotonic() + timeout_s
+    while zk.get_children("/brokers/ids") or zk.exists("/controller"):
+        assert time.monotonic() < deadline, "stopped brokers still registered"
+        time.sleep(0.2)  # the ephemerals go with the sessions the stop closed

@@ -49,7 +49,6 @@ from writers.errors import BrokerLogDirError, BrokerLogDirUnavailableError, Vote
 from writers.log.fsutil import Ownership, atomic_write, replace_private
 from writers.log.names import directory_id_for
 from writers.log.reader import METADATA_PARTITION_DIR, parse_properties, read_partition_metadata
-from writers.log.voter_lock import BROKER_LOG_DIR, acquire_voter_lock
 
 __all__ = [
     "BrokerLogDir",
@@ -60,7 +59,6 @@ __all__ = [
     "check_replica_dirs",
     "directory_id_action",
     "missing_replicas",
-    "prepare_broker_log_dir",
     "read_broker_log_dir",
     "write_directory_id",
     "write_partition_metadata",
@@ -165,34 +163,6 @@ def write_directory_id(found: BrokerLogDir) -> None:
         os.chmod(meta, mode)
     except OSError as exc:
         raise BrokerLogDirUnavailableError(f"{meta}: cannot write: {exc.strerror or exc}") from exc
-
-
-def prepare_broker_log_dir(path: Path, *, first: bool, dry_run: bool) -> tuple[BrokerLogDir, str]:
-    """Give a stopped broker's log dir the `directory.id` `migrate --offline` names, holding its
-    `.lock` meanwhile (see `directory_id_action`).
-
-    Returns:
-        (the dir as read, what was done: "set", "would set", "already set", "kept", "not first").
-
-    Raises:
-        BrokerLogDirError: unreadable contents (exit 2).
-        BrokerLogDirUnavailableError: the file cannot be read or replaced (exit 3).
-        VoterLockedError: the dir's `.lock` is held: the broker is running (exit 3).
-    """
-    if not first:
-        return read_broker_log_dir(path), "not first"
-    read_broker_log_dir(path)  # a dir that is not a broker's gets no `.lock` either
-    release = acquire_voter_lock(path, BROKER_LOG_DIR)  # Kafka's own: held while it runs
-    try:
-        found = read_broker_log_dir(path)
-        action = directory_id_action(found, first=True)
-        if action == "set":
-            if dry_run:
-                return found, "would set"
-            write_directory_id(found)
-        return found, action
-    finally:
-        release()
 
 
 # ----------------------------------------------------------------- the partition directories
