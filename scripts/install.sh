@@ -67,8 +67,9 @@ if [ "${ZK2KRAFT_SKIP_KAFKA:-0}" != "1" ] && [ -x tests/kafka/fetch.sh ]; then
   tests/kafka/fetch.sh 4.4
   tests/kafka/fetch.sh 2.8
 fi
-# Toxiproxy (built once with Go, cached in .cache/toxiproxy/): the fleet test and benchmark put
-# it in front of ZooKeeper to model a remote cluster's latency
+# Toxiproxy (built once with Go, cached outside the clone in
+# ${XDG_CACHE_HOME:-$HOME/.cache}/zk2kraft/toxiproxy/): the fleet test and benchmark put it in
+# front of ZooKeeper to model a remote cluster's latency
 scripts/install-toxiproxy.sh
 # --- container path: Docker engine, Compose, local ZooKeeper/Kafka images ------------
 # Kept in its own script (scripts/install-containers.sh): it starts dockerd when none answers and

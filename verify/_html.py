@@ -50,6 +50,16 @@ def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def _page_start(title: str) -> list[str]:
+    """The lines every page starts with: the self-contained head (inline CSS) and the title."""
+    return [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{_e(title)}</h1>",
+    ]
+
+
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, numeric: int = -1) -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
     body = []
@@ -201,12 +211,7 @@ def render_html(
     Returns:
         A complete HTML5 document with inline CSS and no external references.
     """
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{_e(report.title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{_e(report.title)}</h1>",
-    ]
+    parts = _page_start(report.title)
     if report.blockers:
         parts.append(f'<p class="bad">{len(report.blockers)} blocker(s): the migration would '
                      "not start.</p>")
@@ -254,10 +259,7 @@ def render_fleet_html(
     """
     css = {"ready": "ok", "warnings": "warn", "blocked": "bad", "unreachable": "bad"}
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{_e(title)}</h1>",
+        *_page_start(title),
         f"<p>{len(rows)} cluster(s), planned on {_e(engine)}.</p>",
         "<h2>Readiness</h2>",
         "<table><thead><tr><th>status</th><th>clusters</th><th>which</th></tr></thead><tbody>",

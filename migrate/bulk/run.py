@@ -31,7 +31,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import resource
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,7 +50,7 @@ from migrate.bulk.pipeline import (
     translate_rest,
     warm_up,
 )
-from migrate.bulk.spark import SparkRuntime
+from migrate.bulk.spark import SparkRuntime, own_peak_rss_bytes
 from migrate.bulk.spark_start import SparkStarter
 from migrate.bulk.voters import LEADER_EPOCH, VoterTarget, refresh_quorum_state, voter_holds
 from migrate.flags.zookeeper import read_snapshot
@@ -227,10 +226,6 @@ def blockers_message(blockers: Sequence[Finding]) -> str:
     return f"{len(blockers)} pre-flight blocker(s); nothing was written:\n" + "\n".join(lines)
 
 
-def _peak_self() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
 def run_bulk(
     options: BulkOptions,
     *,
@@ -367,7 +362,7 @@ def _run_locked(
         "read_back": t_end - t_promoted,
         "total": t_end - t0,
     }
-    outcome.peak_rss_bytes["cli"] = _peak_self()
+    outcome.peak_rss_bytes["cli"] = own_peak_rss_bytes()
     log.info("migrate: %s", {k: round(v, 3) for k, v in outcome.times_s.items()})
     _write_stats(outcome)
     return outcome

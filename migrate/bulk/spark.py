@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import resource
 import shutil
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
-__all__ = ["SparkRuntime", "WorkerFailure", "first_line", "jvm_reason"]
+__all__ = ["SparkRuntime", "WorkerFailure", "first_line", "jvm_reason", "own_peak_rss_bytes"]
 
 log = logging.getLogger(__name__)
 
@@ -451,6 +452,11 @@ def _stop_gateway(context: SparkContext) -> None:
     _SparkContext._gateway = None
     _SparkContext._jvm = None
     _SparkContext._active_spark_context = None
+
+
+def own_peak_rss_bytes() -> int:
+    """This process's peak resident memory over its whole life (`ru_maxrss`, KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def _vm_hwm(pid: int) -> int | None:

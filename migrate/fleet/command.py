@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from migrate._private_file import check_output_path, write_json_report, write_report
+from migrate._private_file import check_output_paths, write_json_report, write_report
 from migrate._progress import ProgressBars, progress_wanted
 from migrate.errors import BadFlagError
 from migrate.fleet.job import Judge
@@ -37,10 +37,8 @@ def _check_flags(args: argparse.Namespace) -> None:
     if args.target_kafka != "3.9":
         raise BadFlagError(f"--target-kafka with --fleet: give it per cluster on its line of "
                            f"{args.fleet}")
-    if args.json == "-" and args.html == "-":
-        raise BadFlagError("--json - and --html -: only one document can go to stdout")
-    check_output_path("--json", args.json)
-    check_output_path("--html", args.html)
+    # plan's own check of its reports (the fleet writes no directory)
+    check_output_paths([("--json", args.json), ("--html", args.html)])
 
 
 def run_fleet_plan(args: argparse.Namespace, judge: Judge) -> int:

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import os
 import re
-import resource
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from migrate.bulk.spark import _vm_hwm, own_peak_rss_bytes  # the one reader of each
 from migrate.fleet.file import FleetCluster
 
 if TYPE_CHECKING:
@@ -94,10 +94,8 @@ def reset_peak_rss() -> None:
 
 def peak_rss_bytes() -> int:
     """This process's peak resident memory since the last `reset_peak_rss` (VmHWM)."""
-    from migrate.bulk.spark import _vm_hwm  # the one /proc reader of VmHWM
-
     peak = _vm_hwm(os.getpid())
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 if peak is None else peak
+    return own_peak_rss_bytes() if peak is None else peak
 
 
 def _status(blockers: Sequence[object], warnings: Sequence[object]) -> str:
@@ -196,8 +194,7 @@ def run_fleet(runtime: SparkRuntime, clusters: Sequence[FleetCluster], judge: Ju
     result = _result(rows, grouped, {"name": "spark", "master": runtime.master})
     result.seconds = time.perf_counter() - t0
     result.driver_peak_rss_bytes = {
-        "cli": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-        "spark_driver": runtime.jvm_peak_rss_bytes(),
+        "cli": own_peak_rss_bytes(), "spark_driver": runtime.jvm_peak_rss_bytes(),
     }
     return result
 
@@ -217,5 +214,5 @@ def run_fleet_in_process(clusters: Sequence[FleetCluster], judge: Judge, *,
     result = _result(rows, grouped, {"name": "in-process"})
     result.seconds = time.perf_counter() - t0
     result.driver_peak_rss_bytes = {
-        "cli": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, "spark_driver": None}
+        "cli": own_peak_rss_bytes(), "spark_driver": None}
     return result

@@ -198,6 +198,10 @@ def test_bad_fleet_file_is_exit_2_naming_the_line(tmp_path: Path, line: str,
     (("--zookeeper", "127.0.0.1:1", "--spark-master", "local[2]"), "--spark-master needs --fleet"),
     (("--fleet", "f.txt", "--zookeeper", "127.0.0.1:1"), "--zookeeper with --fleet"),
     (("--fleet", "f.txt", "--offline"), "--offline with --fleet"),
+    (("--fleet", "f.txt", "--json", "-", "--html", "-"),
+     "--json - and --html -: only one document can go to stdout"),
+    (("--fleet", "f.txt", "--json", "r", "--html", "./r"),
+     "--json 'r' and --html './r': the same file; one report would overwrite the other"),
 ])
 def test_plan_flags_with_and_without_fleet(tmp_path: Path, args: tuple[str, ...],
                                            message: str) -> None:

@@ -2,10 +2,11 @@
 
 Remote latency is modelled outside our code: these machines' kernel has no `netem` qdisc, so
 `tc` cannot delay loopback traffic, and our code never sleeps to fake a round trip. The server
-is built once by `scripts/install-toxiproxy.sh` into the ignored `.cache/toxiproxy/<version>/`;
-`Toxiproxy` starts it on a free loopback port and drives its HTTP API (stdlib `urllib`): one
-proxy a ZooKeeper, each with a latency toxic on both streams, so `latency_ms` each way is twice
-that round trip (1 ms each way = 2 ms RTT).
+is built once by `scripts/install-toxiproxy.sh` into
+`${XDG_CACHE_HOME:-~/.cache}/zk2kraft/toxiproxy/<version>/` (outside the clone: a fresh clone
+reuses it); `Toxiproxy` starts it on a free loopback port and drives its HTTP API (stdlib
+`urllib`): one proxy a ZooKeeper, each with a latency toxic on both streams, so `latency_ms`
+each way is twice that round trip (1 ms each way = 2 ms RTT).
 """
 
 from __future__ import annotations
@@ -22,13 +23,15 @@ from tests.support.zk import wait_until
 
 __all__ = ["TOXIPROXY_VERSION", "Toxiproxy", "toxiproxy_binary"]
 
-ROOT = Path(__file__).resolve().parents[2]
 TOXIPROXY_VERSION = os.environ.get("ZK2KRAFT_TOXIPROXY_VERSION", "v2.5.0")
 
 
 def toxiproxy_binary() -> Path | None:
     """The cached server, or None when `scripts/install-toxiproxy.sh` has not built it."""
-    path = ROOT / ".cache" / "toxiproxy" / TOXIPROXY_VERSION / "toxiproxy-server"
+    # the place scripts/install-toxiproxy.sh builds it in (XDG's user cache, unset or empty
+    # meaning ~/.cache, as the script's ${XDG_CACHE_HOME:-$HOME/.cache} reads it)
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    path = Path(cache) / "zk2kraft" / "toxiproxy" / TOXIPROXY_VERSION / "toxiproxy-server"
     return path if path.is_file() else None
 
 
