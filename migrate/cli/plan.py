@@ -44,6 +44,7 @@ from migrate.flags.offline import resolve_metadata_version
 from migrate.flags.standin import StandInSpec, check_standin_flags
 from migrate.flags.voters import check_voter_flags
 from migrate.flags.zookeeper import connect_options, read_snapshot
+from migrate.preflight.broker_release import BrokerRelease, parse_bootstrap, probe_brokers
 from migrate.preflight.checks import PlanSummary, standin_summary, summarize
 from migrate.preflight.findings import Finding
 from zkreader import ClusterSnapshot
@@ -89,6 +90,14 @@ def check_plan_flags(args: argparse.Namespace
     if standin is not None:
         dirs.append((f"--standin's DIR {standin.log_dir}", standin.log_dir))
     check_output_paths([("--json", args.json), ("--html", args.html)], dirs)
+    if args.bootstrap_server is not None:
+        try:
+            args.bootstrap_server = parse_bootstrap(args.bootstrap_server)
+        except ValueError as exc:
+            raise BadFlagError(f"--bootstrap-server: {exc}") from None
+    if not 0 < args.api_versions_timeout <= 300:
+        raise BadFlagError(f"--api-versions-timeout {args.api_versions_timeout:g}: seconds, "
+                           "more than 0 and at most 300")
     return voters, standin
 
 
@@ -100,6 +109,7 @@ def plan_result(
     voter_ids: Sequence[int] = (),
     offline: bool = False,
     target_kafka: str = "3.9",
+    brokers: Sequence[BrokerRelease] = (),
 ) -> tuple[TranslationResult, PlanSummary]:
     """Translate the snapshot as `migrate` would, and judge it: the records and the plan's data.
 
@@ -125,6 +135,7 @@ def plan_result(
         extra_warnings=result.warnings,
         voter_ids=voter_ids,
         offline=offline,
+        brokers=brokers,
     )
 
 
@@ -155,6 +166,15 @@ def add_parser(sub: Subparsers) -> None:
     add_offline(p, target=True)
     add_output(p)
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report (0600)")
+    p.add_argument("--bootstrap-server", metavar="HOST:PORT[,HOST:PORT]",
+                   help="also ask the brokers which Kafka they run (ApiVersions, sent before any "
+                   "authentication: no credential is needed or sent): every registered broker "
+                   "on the listener these addresses belong to, an address no broker advertises "
+                   "itself; TLS listeners are not asked. Their lines tighten the source's "
+                   "bounds when every registered broker answers")
+    p.add_argument("--api-versions-timeout", metavar="SECONDS", type=float, default=5.0,
+                   help="with --bootstrap-server: how long each broker's answer is awaited "
+                   "(default 5; brokers are asked 16 at a time)")
     p.add_argument(
         "--password-encoder-secret",
         metavar="SECRET",
@@ -198,6 +218,8 @@ def run(args: argparse.Namespace) -> int:
     wanted = progress_wanted(quiet=args.quiet, stdout_is_document=json_to_stdout or html_to_stdout)
     with ProgressBars(enabled=wanted) as bars:
         snapshot = read_snapshot(options, bars)
+    brokers = ([] if args.bootstrap_server is None else
+               probe_brokers(snapshot, args.bootstrap_server, args.api_versions_timeout))
     result, summary = plan_result(
         snapshot,
         metadata_version=args.metadata_version,
@@ -206,6 +228,7 @@ def run(args: argparse.Namespace) -> int:
         else sorted(standin.voters),
         offline=args.offline,
         target_kafka=args.target_kafka,
+        brokers=brokers,
     )
     if standin is not None:
         summary = standin_summary(summary, snapshot.migration)

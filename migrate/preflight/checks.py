@@ -14,9 +14,10 @@ warning that says they are skipped.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from migrate.preflight.broker_release import BrokerRelease
 from migrate.preflight.findings import Finding
 from migrate.preflight.source_version import (
     SourceVersion,
@@ -126,7 +127,8 @@ class PlanSummary:
 
 
 def preflight(
-    snapshot: ClusterSnapshot, *, voter_ids: Iterable[int] = (), offline: bool = False
+    snapshot: ClusterSnapshot, *, voter_ids: Iterable[int] = (), offline: bool = False,
+    source: SourceVersion | None = None,
 ) -> PreflightReport:
     """Judge a snapshot: every blocker and warning, each naming its znode.
 
@@ -136,6 +138,8 @@ def preflight(
         offline: `--offline`: every broker must be stopped (a registered broker or a held
             `/controller` blocks); replicas on unregistered brokers are then expected, and a
             partition whose last ISR member stopped is reported as coming back with it.
+        source: the source's bounds when already found (`summarize`), else found from the
+            snapshot.
 
     Returns:
         The report; `report.ok` is False when the migration must not start.
@@ -151,7 +155,7 @@ def preflight(
         *_voter_ids_taken(snapshot, voter_ids),
     ]
     return PreflightReport(tuple(blockers), (*warning_findings(snapshot, offline=offline),
-                                             *source_version_warnings(snapshot)))
+                                             *source_version_warnings(snapshot, source)))
 
 
 def summarize(
@@ -162,6 +166,7 @@ def summarize(
     extra_warnings: Iterable[Finding] = (),
     voter_ids: Iterable[int] = (),
     offline: bool = False,
+    brokers: Sequence[BrokerRelease] = (),
 ) -> PlanSummary:
     """Judge a snapshot and count what will be migrated: the `plan --json` document's data.
 
@@ -172,9 +177,11 @@ def summarize(
         extra_warnings: warnings found elsewhere (the translator's), appended after ours.
         voter_ids: node ids of the KRaft controllers (`--voter`), when known.
         offline: judge for `--offline` (see `preflight`).
+        brokers: the brokers' ApiVersions answers (`plan --bootstrap-server`), if asked.
     """
+    source = source_version(snapshot, brokers)
     report = (
-        preflight(snapshot, voter_ids=voter_ids, offline=offline)
+        preflight(snapshot, voter_ids=voter_ids, offline=offline, source=source)
         .with_blockers(extra_blockers)
         .with_warnings(extra_warnings)
     )
@@ -184,7 +191,7 @@ def summarize(
         brokers=len(snapshot.brokers),
         topics=sum(1 for _ in migrated_topics(snapshot)),
         partitions=migrated_partition_count(snapshot),
-        source=source_version(snapshot),
+        source=source,
     )
 
 

@@ -26,9 +26,10 @@ out.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from migrate.preflight.broker_release import BrokerRelease, Release
 from migrate.preflight.findings import Finding
 from migrate.preflight.znodes import migrated_topics
 from zkreader import ClusterSnapshot
@@ -37,8 +38,6 @@ __all__ = ["BROKER_LOGS_MAY_LACK_TOPIC_IDS", "SourceVersion", "source_version",
            "source_version_warnings"]
 
 BROKER_LOGS_MAY_LACK_TOPIC_IDS = "BROKER_LOGS_MAY_LACK_TOPIC_IDS"
-
-Release = tuple[int, int]
 
 _ONLINE_MINIMUM: Release = (3, 6)  # migration transactions: metadata.version 3.6-IV1
 _PARTITION_METADATA_EVERYWHERE: Release = (3, 0)  # the issue-29 rehearsal: 2.8 left dirs without
@@ -55,7 +54,9 @@ class SourceVersion:
     Attributes:
         ibp_at_least / ibp_below: bounds on the IBP (`below` exclusive), None when unknown.
         software_at_least / software_below: bounds on the brokers' release, likewise.
-        evidence: one phrase per znode that set a bound, e.g. "/feature version 2: IBP >= 3.3".
+        evidence: one phrase per znode that set a bound, e.g. "/feature version 2: IBP >= 3.3",
+            and one per broker asked (`plan --bootstrap-server`).
+        brokers: the brokers' ApiVersions answers, when asked.
     """
 
     ibp_at_least: Release | None = None
@@ -63,6 +64,7 @@ class SourceVersion:
     software_at_least: Release | None = None
     software_below: Release | None = None
     evidence: tuple[str, ...] = ()
+    brokers: tuple[BrokerRelease, ...] = ()
 
     def describe(self) -> str:
         """One line, e.g. "Kafka 3.4 or later, inter.broker.protocol.version 3.3 or later"."""
@@ -105,7 +107,8 @@ class SourceVersion:
                 "software_at_least": opt(self.software_at_least),
                 "software_below": opt(self.software_below),
                 "ibp_at_least": opt(self.ibp_at_least), "ibp_below": opt(self.ibp_below),
-                "evidence": list(self.evidence), "paths": self.paths()}
+                "evidence": list(self.evidence), "paths": self.paths(),
+                "brokers": [b.to_json() for b in self.brokers]}
 
 
 def _range(low: Release | None, below: Release | None) -> str:
@@ -119,8 +122,10 @@ def _range(low: Release | None, below: Release | None) -> str:
     return f"{_text(low)} or later, before {_text(below)}"
 
 
-def source_version(snapshot: ClusterSnapshot) -> SourceVersion:
-    """Bound the source's IBP and release from what `snapshot` holds (module docstring)."""
+def source_version(snapshot: ClusterSnapshot,
+                   brokers: Sequence[BrokerRelease] = ()) -> SourceVersion:
+    """Bound the source's IBP and release from what `snapshot` holds (module docstring) and,
+    from `plan --bootstrap-server`, the brokers' ApiVersions answers (`broker_release`)."""
     ibp_low: Release | None = None
     ibp_below: Release | None = None
     sw_low: Release | None = None
@@ -166,16 +171,45 @@ def source_version(snapshot: ClusterSnapshot) -> SourceVersion:
         ibp_below = None
     if ibp_low is not None and (sw_low is None or ibp_low > sw_low):
         sw_low = ibp_low  # a broker runs at most its own release's IBP
+    probed = _probed_bounds(snapshot, brokers, evidence)
+    if probed is not None:
+        if probed[0] is not None and (sw_low is None or probed[0] > sw_low):
+            sw_low = probed[0]
+        if probed[1] is not None and (sw_below is None or probed[1] < sw_below):
+            sw_below = probed[1]
     if sw_low is not None and sw_below is not None and sw_low >= sw_below:
         evidence.append(f"the upper bound (Kafka < {_text(sw_below)}) contradicts the lower "
                         "one and is dropped")
         sw_below = None
-    return SourceVersion(ibp_low, ibp_below, sw_low, sw_below, tuple(evidence))
+    return SourceVersion(ibp_low, ibp_below, sw_low, sw_below, tuple(evidence), tuple(brokers))
 
 
-def source_version_warnings(snapshot: ClusterSnapshot) -> Iterator[Finding]:
-    """`BROKER_LOGS_MAY_LACK_TOPIC_IDS` where ZooKeeper cannot rule out a broker before 3.0."""
-    found = source_version(snapshot)
+def _probed_bounds(snapshot: ClusterSnapshot, brokers: Sequence[BrokerRelease],
+                   evidence: list[str]) -> tuple[Release | None, Release | None] | None:
+    """The cluster's release bounds from every registered broker's answer, or None when any
+    registered broker went unasked or unanswered (the others then bound only themselves)."""
+    if not brokers:
+        return None
+    evidence.extend(b.describe() for b in brokers)
+    asked = {b.broker_id for b in brokers if b.error is None and b.broker_id is not None}
+    if not snapshot.brokers or asked != set(snapshot.brokers):
+        evidence.append("not every registered broker answered ApiVersions: the release "
+                        "bounds stay ZooKeeper's")
+        return None
+    answers = [b for b in brokers if b.error is None and b.broker_id is not None]
+    lows = [b.at_least for b in answers]
+    belows = [b.before for b in answers]
+    low = None if any(x is None for x in lows) else min(x for x in lows if x is not None)
+    below = None if any(x is None for x in belows) else max(x for x in belows if x is not None)
+    return low, below
+
+
+def source_version_warnings(snapshot: ClusterSnapshot,
+                            found: SourceVersion | None = None) -> Iterator[Finding]:
+    """`BROKER_LOGS_MAY_LACK_TOPIC_IDS` where the bounds (`found`, else ZooKeeper's) cannot rule
+    out a broker before 3.0."""
+    if found is None:
+        found = source_version(snapshot)
     if not found.may_predate_3_0 or not any(True for _ in migrated_topics(snapshot)):
         return
     yield Finding(

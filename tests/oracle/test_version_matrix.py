@@ -132,6 +132,8 @@ class Seen:
     quotas: list[str] = field(default_factory=list)
     scram: list[str] = field(default_factory=list)
     acls: list[str] = field(default_factory=list)
+    # `plan --bootstrap-server` on the running source: broker -> (kafka_at_least, kafka_before)
+    lines: dict[int, tuple[str | None, str | None]] = field(default_factory=dict)
 
 
 def _read_partitions(bootstrap: str, topic: str, partitions: int) -> dict[str, tuple[int, str]]:
@@ -287,7 +289,16 @@ def sources(tmp_path_factory: pytest.TempPathFactory, zk_server: Any,
 
         def fill(bootstrap: str) -> Seen:
             _populate(bootstrap, dist)
-            return _seen(bootstrap, dist)
+            seen = _seen(bootstrap, dist)
+            # ApiVersions is answered before authentication: asked on the SASL_PLAINTEXT
+            # listener, every registered broker on it
+            sasl = f"127.0.0.1:{brokers[0].listener_ports['SASL']}"
+            plan = _cli("plan", "--zookeeper", connect, "--bootstrap-server", sasl,
+                        "--json", "-")
+            _ok(plan, "zk2kraft plan --bootstrap-server on the running source")
+            seen.lines = {b["broker"]: (b["kafka_at_least"], b["kafka_before"])
+                          for b in json.loads(plan.stdout)["source"]["brokers"]}
+            return seen
 
         before = fill_and_stop(brokers, STOP_ORDER, fill)
         zk = KazooClient(hosts=connect)
@@ -390,6 +401,9 @@ def _new_topic(bootstrap: str) -> str:
                          ids=[f"{s}-to-{t}" for s, t in _cells()])
 def test_offline_cell(sources: Any, source: str, target: str, tmp_path: Path) -> None:
     cluster: StoppedSource = sources(source)
+    # each broker's line, as its ApiVersions told `plan`, is the line the test started
+    newer = {"2.8": "3.0", "3.9": None}.get(source, f"3.{int(source.split('.')[1]) + 1}")
+    assert cluster.before.lines == {b: (source, newer) for b in BROKERS}, cluster.before.lines
     dist = kafka_dist(target)
     dist.classpath()  # a missing cache fails here, naming its fetch command
     t0 = time.monotonic()

@@ -305,10 +305,17 @@ def test_kafka_written_zk_tree_migrates_and_verifies(
         assert [b["path"] for b in doc["blockers"]] == [f"/config/brokers/{BROKER}"], doc
         assert SENSITIVE in doc["blockers"][0]["message"]
         encoder = ("--password-encoder-secret", ENCODER_SECRET)
-        plan = _cli("plan", "--zookeeper", connect, *encoder, "--json", str(root / "plan.json"))
+        # asked on the SCRAM listener: ApiVersions is answered before authentication
+        external = f"127.0.0.1:{broker.listener_ports['EXTERNAL']}"
+        plan = _cli("plan", "--zookeeper", connect, *encoder, "--bootstrap-server", external,
+                    "--json", str(root / "plan.json"))
         _ok(plan, "zk2kraft plan")
         doc = json.loads((root / "plan.json").read_text())
         assert doc["blockers"] == [] and doc["warnings"] == [], doc
+        assert doc["source"]["brokers"] == [  # the 3.9.1 broker this test started
+            {"broker": BROKER, "address": external, "kafka_at_least": "3.9",
+             "kafka_before": None, "error": None}], doc["source"]
+        assert doc["source"]["kafka"] == "3.9 or later", doc["source"]
         assert (doc["brokers"], doc["topics"]) == (1, len(TOPICS) + 1)
 
         # 3. migrate --cutover none into three voters, then verify: both exit 0
