@@ -553,8 +553,9 @@ def _wait_in_sync(bootstrap: str, start: KraftStart, dist: KafkaDist) -> list[st
         lagging = _not_in_sync(bootstrap)
         now = time.monotonic()
         if not lagging:
-            # the figure docs/benchmarks.md records ("The offline rehearsal's availability checks"): how long after the
-            # brokers' launch (and after their start) every ISR was full again
+            # the figure docs/benchmarks.md records ("The offline rehearsal's availability
+            # checks"): how long after the brokers' launch (and after their start) every ISR was
+            # full again
             print(f"\nKafka {dist.version}: ISR == replicas {now - start.launched:.1f} s after "
                   f"the brokers' launch, {now - start.started:.1f} s after the last started")
             return []

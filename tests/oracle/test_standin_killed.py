@@ -258,7 +258,8 @@ def test_standin_killed_through_the_cli_then_rerun(
             assert f"stopped in phase {phase} (journal {journal})" in said, said
             assert "back at the PRE_MIGRATION bootstrap" in said
             # not a controller in the slot: Kafka 3.9.1 would fold the aborted records back
-            # into the image of the controllers Kafka's own migration needs (docs/design/standin-recovery.md)
+            # into the image of the controllers Kafka's own migration needs
+            # (docs/design/standin-recovery.md)
             assert "Kafka's own migration must not go on from this log" in said, said
             assert "stand-in's slot: node.id" not in said, said
         if point in ("pre-copy", "mirror"):

@@ -4,11 +4,12 @@ docs/runbooks/ is `plan --json`'s `operator_sequence` for the sample cluster, re
 (tests/integration/test_runbooks.py regenerates it from real ZooKeeper and compares), so the
 runbooks stand for plan's text here and this test needs no ZooKeeper. README.md restates no
 sequence: it links the runbooks, and must not number steps of its own. Every "step N" in
-the design (docs/design.md and its parts in docs/design/) names a step of the stand-in path's sequence and every one is listed below with
-what that step must hold (written by hand, from the issue-16 rehearsals: zk2kraft started before
-the controllers, the cutover by `kill -USR1`); a new reference fails until it is listed, so none
-goes stale when steps move. docs/commands.md's offline section numbers its own five parts; its
-start order (controllers, then brokers) is checked against the offline runbooks' Start step.
+the design (docs/design.md and its parts in docs/design/) names a step of the stand-in path's
+sequence and every one is listed below with what that step must hold (written by hand, from the
+issue-16 rehearsals: zk2kraft started before the controllers, the cutover by `kill -USR1`); a
+new reference fails until it is listed, so none goes stale when steps move. docs/commands.md's
+offline section numbers its own five parts; its start order (controllers, then brokers) is
+checked against the offline runbooks' Start step.
 """
 
 from __future__ import annotations

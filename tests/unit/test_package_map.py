@@ -1,4 +1,5 @@
-"""docs/design/overview.md's package map matches the tree (issue 20: "the package map matches the tree").
+"""The package map (docs/design/overview.md) matches the tree (issue 20: "the package map
+matches the tree").
 
 Every sub-package of `migrate` and `writers` has its row in the map's table, every row names a
 folder that exists, and every module of a sub-package is named in its row (as `name` or

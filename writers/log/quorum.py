@@ -1,6 +1,7 @@
 """Write the same metadata log to every voter; a batch counts once durable on a majority.
 
-`QuorumWriter` is the only way batches reach voter directories (docs/design/overview.md invariants I1, I5):
+`QuorumWriter` is the only way batches reach voter directories (docs/design/overview.md invariants
+I1, I5):
 
 * Each batch is encoded once and the identical bytes go to every voter (Kafka's advice for a
   hand-written multi-voter log: the same log on all voters, or an empty-log majority may elect a
