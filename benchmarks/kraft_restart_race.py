@@ -1,6 +1,6 @@
 """Does Kafka log the controller-registration NotControllerException on a log Kafka wrote itself?
 
-Evidence for docs/design.md ("quorum-state names no leader"), not a test. A KRaft quorum of
+Evidence for docs/design/offline.md ("quorum-state names no leader"), not a test. A KRaft quorum of
 real Kafka (3 controllers, 1 broker, formatted by Kafka's own `kafka-storage format`) is filled
 through the Admin API (`--topics` topics of `--partitions` partitions), stopped cleanly, and the
 controllers are started again on the log Kafka wrote, `--restarts` times. After each start the

@@ -43,7 +43,7 @@ ZooKeeper tree and the canary against the brokers:
 
 `--controller-jvm-flag` adds a flag to every KRaft controller's JVM on both sides (the brokers
 keep theirs): with `-XX:TieredStopAtLevel=1` a cold controller no longer spends seconds of CPU in
-the C2 compiler during its reconcile (docs/design.md, "Why the reconcile is longer after our
+the C2 compiler during its reconcile (docs/design/window.md, "Why the reconcile is longer after our
 handover").
 
 Targets (issue 9): observed window <= 0.5x Kafka's at 10,000 partitions and a ratio that falls
@@ -56,7 +56,7 @@ one side.
 Every run prints one table: Kafka's own migration, ours and the floor side by side (the canary's
 observed window, claim -> DUAL_WRITE with Kafka's reconcile and broker RPCs, and our parts: t2 -
 t0, tool, /migration, election), the 1-minute load average around each side, and the ratios.
-Figures from runs, with their dates and loads: docs/benchmarks.md and docs/design.md
+Figures from runs, with their dates and loads: docs/benchmarks.md
 ("Rehearsal against Kafka's own migration").
 """
 

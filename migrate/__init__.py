@@ -1,6 +1,11 @@
 """migrate: the CLI, translation, the Spark pipeline and the migration orchestration.
 
-Public API only; implementation modules are `_`-prefixed.
+This module exports the package's public API. The implementation sits in plainly named
+sub-packages (`bulk/`, `cli/`, `flags/`, `fleet/`, `online/`, `preflight/`, `translate/`); directly
+under `migrate/` are the public `errors.py` and the private `_private_file.py` and `_progress.py`.
+Other packages import it only through this module, a public module directly under it
+(`migrate.errors`) or a sub-package's `__init__`; never a `_`-prefixed module or a module inside a
+sub-package (docs/design/overview.md; tests/unit/test_layering.py checks it).
 """
 
 from migrate.bulk.pipeline import EncodedLog, compare_spark, encode_log, plan_batches

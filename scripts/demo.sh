@@ -28,7 +28,7 @@
 # The sample's brokers exist only in ZooKeeper, so the cutover does not wait for them. It takes
 # minutes, not seconds: two JVMs start. Its verify can find a SCRAM credential missing from
 # ZooKeeper: Kafka 3.9.1's own takeover loses it when the writer created and removed another
-# user with that mechanism (docs/design.md, "Kafka 3.9.1 can lose a SCRAM credential").
+# user with that mechanism (docs/design/online-run.md, "Kafka 3.9.1 can lose a SCRAM credential").
 # The demo exits with the first failing step's code. The HTML reports stay in a directory it
 # prints (zk2kraft-demo-report.* under $TMPDIR or /tmp); everything else is removed and every
 # process it started stopped on exit (trap EXIT). Knobs (environment):

@@ -11,7 +11,7 @@ that catches translation and codec bugs instead of repeating them:
   partition epoch = the state znode's version; missing state → ISR = replicas, leader = first
   replica, epochs 0; adding/removing replicas and leader recovery state carried; offline
   (every broker stopped) every leader is -1, the controller electing one from the ISR when
-  the first ISR member is unfenced (docs/design.md, "Offline migration");
+  the first ISR member is unfenced (docs/design/offline.md);
 - configs: topic configs by name, broker configs by id with `<default>` → "";
 - client quotas: names desanitized (`writers.desanitize`, Kafka's `Sanitizer`: a malformed
   escape such as `%zz` is an error there, so such an entity is left out, with a warning),

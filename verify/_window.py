@@ -384,7 +384,7 @@ def election_split(
     # The successor needs one grant besides its own: the other controller's may come first,
     # and then our grant (written later) is not on the election's path. On one host the
     # Leader line can only be later than what caused it, so a Leader line before our grant
-    # means exactly that (seen in a benchmark run: docs/design.md, the election split).
+    # means exactly that (seen in a benchmark run: docs/design/window.md, the election split).
     ours_counted = (vote is not None and answer is not None
                     and answer.get("detail") == "granted"
                     and (answer["wall_s"] - leads) * 1000.0 <= _LOG_RESOLUTION_MS)

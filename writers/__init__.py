@@ -1,6 +1,11 @@
 """writers: everything zk2kraft knows about Kafka's formats (records, batches, log directories).
 
-Public API only; implementation modules are `_`-prefixed.
+This module exports the package's public API. The implementation sits in plainly named
+sub-packages (`codec/`, `log/`, `raft/`) and in private modules directly under `writers/`
+(`_facts.py`, `_faults.py`, `_mv.py`, `_quorum_log.py`); `errors.py` is public too. Other
+packages import it only through this module, a public module directly under it
+(`writers.errors`) or a sub-package's `__init__`; never a `_`-prefixed module or a module inside
+a sub-package (docs/design/overview.md; tests/unit/test_layering.py checks it).
 """
 
 from writers._facts import (

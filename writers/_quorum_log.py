@@ -11,7 +11,7 @@ instead of resigning). Two transports implement it:
   to the *live* logs (no staging) by `QuorumWriter`, identical bytes on every voter, fsync'd, and
   `append_*` returns once a majority has it on disk. The voters' `.lock` files are held from
   `open` to `close`, so no controller can start on a log that is still being written.
-* the stand-in Raft voter (`writers.StandInLeader`; docs/design.md, "The stand-in voter"):
+* the stand-in Raft voter (`writers.StandInLeader`; docs/design/standin.md):
   zk2kraft leads real controllers through Kafka's Raft RPCs; "durable" then means committed
   (the high watermark passed it).
 

@@ -173,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if in_main_thread and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         # Python keeps a SIGINT its parent ignores (nohup, a script's `cmd &`), and so do we:
         # that parent chose that Ctrl-C at the terminal is not for this process. SIGTERM still
-        # stops the run with the same cleanup (docs/design.md, "Signals").
+        # stops the run with the same cleanup (docs/design/cli.md, "Signals").
         logging.getLogger(__name__).info(
             "SIGINT is ignored (inherited from the parent): Ctrl-C will not stop this run; "
             "SIGTERM will, cleaning up as Ctrl-C does")

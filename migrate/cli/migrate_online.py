@@ -307,8 +307,8 @@ def _canary_for(args: argparse.Namespace, options: OnlineOptions, sink: _Console
     so the canary's warm-up (controller requests served) cannot pass. Refusing there stopped the
     re-run the tool's own advice asks for (exit 3, "the cluster must be healthy before the
     cutover") before it could finish the handoff or say who took over (issue 16, seen in a
-    killed-with-brokers rehearsal, docs/design.md). Such a run goes on without the canary's window
-    figures and still asks the brokers after the handoff.
+    killed-with-brokers rehearsal, docs/design/standin-recovery.md). Such a run goes on without the
+    canary's window figures and still asks the brokers after the handoff.
 
     Raises:
         CanaryError: no broker answered, or the warm-up failed before any fence (exit 3).

@@ -7,8 +7,8 @@ mode; no partition leaders: the controller elects each from its ISR once a membe
 so every follower knows its leader when it learns of it), and touches nothing in ZooKeeper,
 so going back before the KRaft controllers first start is just starting the old brokers again.
 Because Kafka 4.x has no ZooKeeper and no migration code, the offline path is also the one way
-straight from a ZooKeeper cluster to Kafka 4.x (`--target-kafka 4.x`). docs/design.md records
-why, with what real Kafka did.
+straight from a ZooKeeper cluster to Kafka 4.x (`--target-kafka 4.x`). docs/design/offline.md
+records why, with what real Kafka did.
 
 The blockers themselves (`BROKER_STILL_RUNNING`, `CONTROLLER_HELD`) are pre-flight rules
 (`migrate.preflight.checks`), so `plan`, `migrate` and `verify` judge them the same way.

@@ -1,6 +1,6 @@
 """`--standin`, `--controller`, `--quorum-voters`, `--controller-config`: the stand-in flags.
 
-The stand-in transport of the online migration (docs/design.md, "The stand-in voter"): zk2kraft
+The stand-in transport of the online migration (docs/design/standin.md): zk2kraft
 takes one voter id of the controllers' static quorum, listens on that voter's address, keeps its log
 in a local `metadata.log.dir`, and leads the running controllers through Kafka's Raft RPCs
 (`writers.StandInLeader`). The operator says who is who either with one `--controller` per real

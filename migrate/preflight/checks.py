@@ -254,8 +254,8 @@ def standin_summary(summary: PlanSummary, migration: MigrationZnode | None) -> P
     other keeps its `MIGRATION_ZNODE_EXISTS` blocker, saying why the stand-in cannot take it over.
     `NO_SHARED_LISTENER` becomes a blocker: with the stand-in the brokers are already in migration
     mode, with the listeners they will keep, and the run's own cutover hands the fenced ZooKeeper
-    to a controller that can never reach every broker (docs/design.md, "Findings that guard
-    Kafka's keys").
+    to a controller that can never reach every broker (docs/design/translation.md, "Findings that
+    guard Kafka's keys").
     """
     blockers: list[Finding] = []
     for f in summary.report.blockers:

@@ -2,7 +2,7 @@
 
 ZooKeeper records no software version. What it does record are formats that Kafka chose by
 its software or by its `inter.broker.protocol.version` (IBP), each a bound (Kafka 3.9.1 source
-and docs, as docs/design.md records them):
+and docs, as docs/commands.md records them):
 * a topic znode's `topic_id` (KIP-516) is assigned by a controller at IBP 2.8 or later: every
   migrated topic having one means IBP >= 2.8 (one without is `TOPIC_WITHOUT_ID`, a blocker);
 * `/brokers/ids/<id>` is JSON version 5 at IBP >= 2.7-IV0, 4 below (its `features` are empty in

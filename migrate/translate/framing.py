@@ -210,7 +210,8 @@ upgrade` afterwards (3.9-IV0; 4.0-IV3, 4.1-IV1, 4.2-IV1, 4.3-IV0, 4.4-IV2). `4.x
 4.x line" and writes 4.0-IV3, which every 4.x runs (as it always has: a log written for 4.x must
 not stop starting on 4.0 or 4.1 because a newer line was released); `kafka-features upgrade`
 raises it afterwards, up to 4.4-IV2 (the highest `--metadata-version` 4.x accepts). The
-records a migration writes are the same from 4.0-IV1 up (docs/design.md, 2026-11-29)."""
+records a migration writes are the same from 4.0-IV1 up (docs/design/offline.md, "Every 4.x
+line")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,9 +231,9 @@ class TranslationOptions:
         offline: every broker is stopped and the cluster never goes back to ZooKeeper: the
             log closes with `ZkMigrationStateRecord(POST_MIGRATION)`. (It names no broker:
             the pre-flight refuses while any is registered, and each registers itself when it
-            starts in KRaft mode; docs/design.md says why.) From 3.7-IV2 its `PartitionRecord`s
-            name each replica's directory: the id `prepare-broker` gives the broker's first log
-            dir (`migrate.translate.topics`).
+            starts in KRaft mode; docs/design/offline.md says why.) From 3.7-IV2 its
+            `PartitionRecord`s name each replica's directory: the id `prepare-broker` gives the
+            broker's first log dir (`migrate.translate.topics`).
         target_kafka: `3.9`, `4.0`, `4.1` or `4.x` (either 4), the Kafka release the
             controllers run (a 4 target also runs the metadata.versions that release has).
     """

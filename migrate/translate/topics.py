@@ -21,8 +21,8 @@ partition whose ISR brokers are all fenced, and the controller then elects each 
 ISR when the first ISR member is unfenced, with a `PartitionChangeRecord` that every follower
 replays after the leader's registration. Naming ZooKeeper's leader instead left followers of a
 broker that registered late without a fetcher on Kafka 3.9.1: a follower starts fetching only
-from a leader its image knows, and only when the leader epoch moves (docs/design.md, "Offline
-migration").
+from a leader its image knows, and only when the leader epoch moves (docs/design/offline.md,
+"Offline migration").
 """
 
 from __future__ import annotations

@@ -420,7 +420,7 @@ def test_a_missing_leader_epoch_checkpoint_is_fine_as_kafka_rebuilds_it(
     sample_cluster: Any, tmp_path: Path
 ) -> None:
     # Kafka 3.9.1 started on a voter dir without the file rebuilds it from the log's batches
-    # ("0\n2\n1 0\n2 31\n" after its own election: docs/design.md, "The voter's start-up
+    # ("0\n2\n1 0\n2 31\n" after its own election: docs/design/log-format.md, "The voter's start-up
     # files"; tests/oracle/test_oracle_our_logs.py checks it on a real controller)
     cluster = sample_cluster(SampleSpec.clean(topics=1))
     voter = migrated_voter(cluster, tmp_path)

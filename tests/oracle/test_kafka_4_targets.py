@@ -6,8 +6,8 @@ maps "4.N" to them), so the migrated cluster is at the level `kafka-storage form
 release would give it. The check is Kafka's: a 4.4.0 controller starts on the migrated voter
 directory without `kafka-storage format`, becomes the leader with no ERROR logged, and
 `kafka-features describe` (FeatureCommand) reports the finalized level the log carries. Run on
-2026-11-29 for 4.2, 4.3 and 4.4 (docs/design.md); CI keeps the 4.4 case (one controller start,
-about 30 s), the 4.1.1 rehearsal covers 4.1.
+2026-11-29 for 4.2, 4.3 and 4.4 (docs/design/offline.md); CI keeps the 4.4 case (one controller
+start, about 30 s), the 4.1.1 rehearsal covers 4.1.
 """
 
 from __future__ import annotations

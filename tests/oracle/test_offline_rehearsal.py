@@ -553,8 +553,9 @@ def _wait_in_sync(bootstrap: str, start: KraftStart, dist: KafkaDist) -> list[st
         lagging = _not_in_sync(bootstrap)
         now = time.monotonic()
         if not lagging:
-            # the figure docs/design.md records ("Offline migration"): how long after the
-            # brokers' launch (and after their start) every ISR was full again
+            # the figure docs/benchmarks.md records ("The offline rehearsal's availability
+            # checks"): how long after the brokers' launch (and after their start) every ISR was
+            # full again
             print(f"\nKafka {dist.version}: ISR == replicas {now - start.launched:.1f} s after "
                   f"the brokers' launch, {now - start.started:.1f} s after the last started")
             return []
@@ -740,7 +741,7 @@ def _rehearse(dist: KafkaDist, cluster: StoppedCluster, root: Path, *target: str
     # gap get NotControllerException, which ControllerApis logs at ERROR, and are retried. Kafka
     # logs it on its own logs too (benchmarks/kraft_restart_race.py: a cluster Kafka formatted,
     # filled and restarted logged it on 6 of 7 starts, 3.9.1 and 4.1.1, even on a freshly
-    # formatted log; docs/design.md). The registrations must then succeed, checked below.
+    # formatted log; docs/design/offline.md). The registrations must then succeed, checked below.
     start_logs = {n.node_id: n.log_text()[:first_start[n.node_id]] for n in controllers + brokers}
     for c in CONTROLLERS:  # (a graceful stop resigns a leader, so only the start is looked at)
         assert "Completed transition to Unattached" in start_logs[c], c

@@ -281,7 +281,7 @@ def test_kafka_controller_starts_on_our_voter_dir_and_serves_our_topics(
     assert checkpoint.read_text() == "0\n1\n1 0\n"  # what we write: epoch 1 from offset 0
     if mv == "3.9-IV0":
         # issue 31: a missing leader-epoch-checkpoint is fine, as `verify` says (exit 0):
-        # Kafka 3.9.1 starts and rebuilds it from our batches (docs/design.md)
+        # Kafka 3.9.1 starts and rebuilds it from our batches (docs/design/log-format.md)
         checkpoint.unlink()
     # Migrated delegation tokens need the cluster's token secret on the KRaft side too, as on
     # the ZooKeeper brokers: without it Kafka's DelegationTokenPublisher faults ("Invalid key

@@ -137,7 +137,7 @@ def test_offline_sequence_run_literally_starts_a_kraft_controller(
     """The offline sequence's `migrate` command, run as printed, and a controller of the target
     release started with exactly its printed properties (only its address filled in): it leads
     the migrated log, and at first start logs no ERROR but Kafka's own registration race
-    (docs/design.md, "Offline migration"); on 4.x no "Exceptionally slow controller event"."""
+    (docs/design/offline.md); on 4.x no "Exceptionally slow controller event"."""
     from tests.support.kraft import KAFKA_39, KAFKA_41, KraftNode
     from tests.support.runbooks import stop_every_broker
     from zkreader.sample import SampleSpec

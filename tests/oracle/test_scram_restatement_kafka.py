@@ -2,8 +2,8 @@
 
 Kafka 3.9.1 loads the migration transaction as one delta on an empty image, and its
 `ScramDelta.apply` drops a mechanism's whole user map when a removal, first in the map's
-`HashMap` order, leaves it empty (docs/design.md, "Kafka 3.9.1 can lose a SCRAM credential on
-takeover"). `churn-user-0` (bucket 5 of 16 by Java's String hash) comes before
+`HashMap` order, leaves it empty (docs/design/online-run.md, "Kafka 3.9.1 can lose a SCRAM
+credential on takeover"). `churn-user-0` (bucket 5 of 16 by Java's String hash) comes before
 `alice@example.com` (bucket 8), so a run that mirrors churn-user-0's SCRAM-SHA-256 credential
 being created and removed used to leave the controller's image without alice's SCRAM-SHA-256,
 and Kafka's SYNC_KRAFT_TO_ZK then rewrote alice's znode with SCRAM-SHA-512 only (seen with

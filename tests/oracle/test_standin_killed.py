@@ -14,7 +14,7 @@ Kafka 3.9's `ActivationRecordsGenerator`, checked here against the real thing:
   cluster"): an empty cluster. In migration mode that state is fatal to activation ("Should not
   have ZK migrations enabled on a cluster that was created in KRaft mode", a fatal fault that
   terminates the controller; the other one then cannot win a majority), which is why the log's
-  first records matter (docs/design.md, "Stand-in killed").
+  first records matter (docs/design/standin-recovery.md, "Stand-in killed").
 * in migration mode, at four points: nothing but the LeaderChange (Kafka bootstraps the log and
   runs its own migration: graceful), after the feature level and inside the transaction (fatal),
   and after EndTransaction (it stays in migration mode on the MIGRATION log).
@@ -258,7 +258,8 @@ def test_standin_killed_through_the_cli_then_rerun(
             assert f"stopped in phase {phase} (journal {journal})" in said, said
             assert "back at the PRE_MIGRATION bootstrap" in said
             # not a controller in the slot: Kafka 3.9.1 would fold the aborted records back
-            # into the image of the controllers Kafka's own migration needs (docs/design.md)
+            # into the image of the controllers Kafka's own migration needs
+            # (docs/design/standin-recovery.md)
             assert "Kafka's own migration must not go on from this log" in said, said
             assert "stand-in's slot: node.id" not in said, said
         if point in ("pre-copy", "mirror"):

@@ -29,7 +29,7 @@ consumed every record it had acknowledged, once; no broker logged a `raftManager
   deleted"); done so, ZooKeeper's controller leads and serves.
   (No controller in the stand-in's slot: Kafka 3.9.1 folds the aborted migration records back
   into the image of a controller that replays them with later records, and a topic deleted after
-  the stand-in died came back in ZooKeeper: docs/design.md, "Stand-in killed".)
+  the stand-in died came back in ZooKeeper: docs/design/standin-recovery.md, "Stand-in killed".)
 * `test_killed_before_the_fence_then_start_over`: killed just before the fence; the re-run exits
   1 ("ZooKeeper was not fenced ... or start over with zk2kraft, in this order: (1)..(5)"); done
   so, the printed command's last run exits 0 with status ok.
@@ -80,7 +80,7 @@ from tests.support.standin import STANDIN, STANDIN_FOLLOWERS
 from tests.support.zk import wait_until
 from writers import CRASH_ENV
 
-# each case ran 300-490 s at load 17-26 on 2 cores (docs/design.md): slack above the 600 s
+# each case ran 300-490 s at load 17-26 on 2 cores (docs/benchmarks.md): slack above the 600 s
 pytestmark = [pytest.mark.oracle, pytest.mark.slow, pytest.mark.timeout(1200)]
 
 # what is rehearsed is the advice and the brokers' registrations, not the size

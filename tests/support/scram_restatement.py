@@ -1,7 +1,7 @@
 """The SCRAM restatement zk2kraft writes after a migration transaction that removed a SCRAM
-credential, as the tests expect it from the design (docs/design.md, "Kafka 3.9.1 can lose a
-SCRAM credential on takeover"): Kafka 3.9.1's loader would drop a mechanism's credentials when a
-removal comes first in its map, so every live credential is stated again in a transaction of
+credential, as the tests expect it from the design (docs/design/online-run.md, "Kafka 3.9.1 can
+lose a SCRAM credential on takeover"): Kafka 3.9.1's loader would drop a mechanism's credentials
+when a removal comes first in its map, so every live credential is stated again in a transaction of
 its own right after the migration's EndTransactionRecord.
 """
 

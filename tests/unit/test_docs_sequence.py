@@ -4,11 +4,12 @@ docs/runbooks/ is `plan --json`'s `operator_sequence` for the sample cluster, re
 (tests/integration/test_runbooks.py regenerates it from real ZooKeeper and compares), so the
 runbooks stand for plan's text here and this test needs no ZooKeeper. README.md restates no
 sequence: it links the runbooks, and must not number steps of its own. Every "step N" in
-docs/design.md names a step of the stand-in path's sequence and every one is listed below with
-what that step must hold (written by hand, from the issue-16 rehearsals: zk2kraft started before
-the controllers, the cutover by `kill -USR1`); a new reference fails until it is listed, so none
-goes stale when steps move. docs/commands.md's offline section numbers its own five parts; its
-start order (controllers, then brokers) is checked against the offline runbooks' Start step.
+the design (docs/design.md and its parts in docs/design/) names a step of the stand-in path's
+sequence and every one is listed below with what that step must hold (written by hand, from the
+issue-16 rehearsals: zk2kraft started before the controllers, the cutover by `kill -USR1`); a
+new reference fails until it is listed, so none goes stale when steps move. docs/commands.md's
+offline section numbers its own five parts; its start order (controllers, then brokers) is
+checked against the offline runbooks' Start step.
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ RUNBOOKS = ROOT / "docs" / "runbooks"
 
 def _flat(path: Path) -> str:
     return " ".join(path.read_text().split())
+
+
+def _design() -> str:
+    """The design's index and every part, as one text (a reference may sit in any part)."""
+    parts = [ROOT / "docs" / "design.md", *sorted((ROOT / "docs" / "design").glob("*.md"))]
+    return " ".join(_flat(part) for part in parts)
 
 
 def _steps(runbook: str) -> dict[int, tuple[str, list[str]]]:
@@ -46,7 +53,7 @@ def _index(actions: list[str], needle: str) -> int:
     return found[0]
 
 
-# each "step N" of docs/design.md (whitespace collapsed), with the stand-in step it means
+# each "step N" of the design (whitespace collapsed), with the stand-in step it means
 DESIGN_REFERENCES = {
     "step 3's printed command passes no `--controller-config`": 3,
     "step 3's `migrate` command and its order": 3,
@@ -59,14 +66,14 @@ DESIGN_REFERENCES = {
 
 
 def test_the_standin_steps_design_md_names_are_plans() -> None:
-    design = _flat(ROOT / "docs" / "design.md")
+    design = _design()
     found = [m.start() for m in re.finditer(r"\bstep \d+\b", design)]
     listed = {design.find(phrase) + phrase.index("step ") for phrase in DESIGN_REFERENCES}
     unlisted = [design[max(0, i - 60):i + 40] for i in found if i not in listed]
-    assert not unlisted, f"docs/design.md names a step this test does not check: {unlisted}"
+    assert not unlisted, f"the design names a step this test does not check: {unlisted}"
     steps = _steps("online-standin.md")
     for phrase, number in DESIGN_REFERENCES.items():
-        assert phrase in design, f"docs/design.md no longer says {phrase!r}: update this test"
+        assert phrase in design, f"the design no longer says {phrase!r}: update this test"
         assert int(re.search(r"step (\d+)", phrase).group(1)) == number  # type: ignore[union-attr]
     # step 3: the format command, then zk2kraft migrate (no --controller-config), then the
     # controllers (issue 16: the other order was refused every time)

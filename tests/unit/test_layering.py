@@ -1,4 +1,4 @@
-"""The import graph of the four packages keeps the house rules (docs/design.md, "Package map").
+"""The import graph of the four packages keeps the house rules (docs/design/overview.md).
 
 Read from the source with `ast`, nothing imported: every `import` and `from ... import`, at module
 level, inside functions and under `TYPE_CHECKING` alike (a lazy import is still an arrow).

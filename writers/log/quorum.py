@@ -1,6 +1,7 @@
 """Write the same metadata log to every voter; a batch counts once durable on a majority.
 
-`QuorumWriter` is the only way batches reach voter directories (docs/design.md invariants I1, I5):
+`QuorumWriter` is the only way batches reach voter directories (docs/design/overview.md invariants
+I1, I5):
 
 * Each batch is encoded once and the identical bytes go to every voter (Kafka's advice for a
   hand-written multi-voter log: the same log on all voters, or an empty-log majority may elect a
@@ -14,7 +15,7 @@
   the failure is reported at the first offset that failed, whichever future is noticed first.
 * Base offsets are asserted, never assumed: a batch must start at `next_offset`. Re-sending the
   last durable batch unchanged (a retry) is accepted as a no-op; anything else raises, so a retry
-  can never skip ahead or duplicate (docs/design.md I1).
+  can never skip ahead or duplicate (docs/design/overview.md I1).
 """
 
 from __future__ import annotations

@@ -253,8 +253,8 @@ def read_leader_epoch_checkpoint(partition_dir: Path) -> tuple[tuple[int, int], 
     exactly that many `epoch offset` lines (split on whitespace: two fields, an int32 and an
     int64). An empty file, or one that ends after the version or count line, reads as no
     entries. Anything else stops the controller ("Malformed line in checkpoint file", a
-    KafkaStorageException: a fatal fault, exit 1; seen with Kafka 3.9.1, docs/design.md). A
-    missing file is fine: Kafka rebuilds it from the log's batches.
+    KafkaStorageException: a fatal fault, exit 1; seen with Kafka 3.9.1,
+    docs/design/log-format.md). A missing file is fine: Kafka rebuilds it from the log's batches.
 
     Raises:
         VoterUnavailableError: unreadable.

@@ -38,7 +38,8 @@ def test_an_aborted_transaction_is_closed() -> None:
     assert not s.transaction_open
 
 
-# -- the SCRAM restatement (docs/design.md, "Kafka 3.9.1 can lose a SCRAM credential on takeover")
+# -- the SCRAM restatement (docs/design/online-run.md, "Kafka 3.9.1 can lose a SCRAM credential on
+# takeover")
 
 def _scram(name: str) -> MetadataRecord:
     return MetadataRecord("USER_SCRAM_CREDENTIAL_RECORD", 0, {

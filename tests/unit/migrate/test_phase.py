@@ -13,10 +13,12 @@ import pytest
 from migrate.online.journal import Journal
 from migrate.online.phases import IllegalTransitionError, Phase, check_transition
 
-# The strings journals have always held, in the run's order (docs/design.md, "Journal and resume").
+# The strings journals have always held, in the run's order (docs/design/online-run.md, "Journal
+# and resume").
 OLD_STRINGS = ("precopy", "mirror", "fencing", "fenced", "drained", "migration", "handoff", "done")
 
-# Written out by hand from the run's steps (docs/design.md), not read from the code under test.
+# Written out by hand from the run's steps (docs/design/online-run.md), not read from the code
+# under test.
 LEGAL = {
     ("precopy", "mirror"),  # pre-copy durable
     ("mirror", "fencing"),  # claim journaled before the fence is sent

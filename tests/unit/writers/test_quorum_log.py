@@ -113,9 +113,9 @@ def test_a_log_already_led_in_a_higher_epoch_is_refused(tmp_path: Path) -> None:
 
 
 def test_local_voters_answer_the_led_quorum_calls_with_nothing(tmp_path: Path) -> None:
-    """What only the stand-in does (docs/design.md, "The quorum writer interface"): local voters
-    hold no records of their own, take no registrations, answer no DescribeQuorum, and resign
-    by closing, after which their logs hold every append and nothing more."""
+    """What only the stand-in does (docs/design/log-format.md, "The quorum writer interface"):
+    local voters hold no records of their own, take no registrations, answer no DescribeQuorum, and
+    resign by closing, after which their logs hold every append and nothing more."""
     q = quorum(tmp_path)
     q.append_records([feature(), begin()], timestamp_ms=1000)
     q.serve_brokers(parse_metadata_version("3.9-IV0"))

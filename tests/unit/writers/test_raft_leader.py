@@ -2,7 +2,7 @@
 
 Each table row is one request to a stand-in in a known state; the expected error codes, epochs
 and offsets are written out by hand from Kafka 3.9's `KafkaRaftClient`/`LeaderState` rules (or,
-where the stand-in deliberately differs, from docs/design.md, "The stand-in's Raft rules").
+where the stand-in deliberately differs, from docs/design/standin.md, "The stand-in's Raft rules").
 Time is a number passed in (the fake clock); nothing reads a real clock.
 
 The fixture log: epoch 1 holds offsets 0-4; the stand-in (node 1 of voters 1, 2, 3) then won
