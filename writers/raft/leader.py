@@ -2,14 +2,14 @@
 
 `RaftLeader` holds what a Kafka 3.9 `QuorumState`/`LeaderState` holds for the stand-in (its role
 with the role's epoch, vote and leader, the high watermark, each follower's fetched end) and
-decides every Raft request
-the stand-in serves: Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch, ControllerRegistration, and
-the check-quorum rule. Its role is one object per state, as Kafka's `QuorumState` holds one
-`EpochState` (`Unattached`, `Candidate`, `Leader`, `Resigned`, `Follower`), and it moves only
-along `TRANSITIONS`. It reads no clock (the caller passes `now_ms`), opens no socket and
-writes no file: a decision that must be made durable before it is answered says so
-(`VoteDecision.persist`, `BeginEpochDecision.persist`) and the server (`writers.raft.server`)
-writes quorum-state, appends, wakes fetchers and answers.
+decides every Raft request the stand-in serves: Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch,
+ControllerRegistration, and the check-quorum rule. The role is one object at a time, as Kafka's
+`QuorumState` holds one `EpochState`: `Unattached` (with the vote it granted, if any),
+`Candidate`, `Leader`, `Resigned` or `Follower` (a leader announced itself; the stand-in never
+fetches from it), and it changes only along `TRANSITIONS`. It reads no clock (the caller passes
+`now_ms`), opens no socket and writes no file: a decision that must be made durable before it is
+answered says so (`VoteDecision.persist`, `BeginEpochDecision.persist`) and the server
+(`writers.raft.server`) writes quorum-state, appends, wakes fetchers and answers.
 
 The rules follow Kafka 3.9's `KafkaRaftClient` (facts, not code); where they deliberately differ,
 docs/design.md ("The stand-in's Raft rules, and where they differ from KafkaRaftClient") says
@@ -231,7 +231,7 @@ class RaftLeader:
         self.cluster_id = cluster_id
         self.index = index
         self.fetch_timeout_ms = fetch_timeout_ms
-        self.state: RoleState = Unattached(index.last_epoch())
+        self.state: RoleState = Unattached(index.last_epoch())  # changed by `_move` only
         # the epoch the stand-in resigned from (-1: it never did): after the handover the
         # lagging followers of that epoch are still served, observers wait for the next
         # leader, and it never stands again, whatever role it moves on to
