@@ -41,9 +41,9 @@ sys.path.insert(0, str(ROOT))
 
 from kazoo.client import KazooClient  # noqa: E402
 
+from samples import SampleSpec, generate_sample_cluster  # noqa: E402
 from tests.support.churn import Churn  # noqa: E402
 from tests.support.zk import ZkServer  # noqa: E402
-from zkreader import SampleSpec, generate_sample_cluster  # noqa: E402
 
 VOTER_IDS = (3000, 3001, 3002)
 CLI = [sys.executable, "-m", "migrate.cli"]

@@ -28,15 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from kazoo.client import KazooClient  # noqa: E402
 
 from migrate import TranslationOptions, delta_records, translate  # noqa: E402
+from samples import SampleSpec, generate_sample_cluster
 from verify import MetadataImage, apply_records, compare, expected_image  # noqa: E402
-from zkreader import (  # noqa: E402
-    SampleSpec,
-    changed_entities,
-    generate_sample_cluster,
-    read_cluster,
-    read_entities,
-    session_for_client,
-)
+from zkreader import changed_entities, read_cluster, read_entities, session_for_client
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -4,7 +4,7 @@ cluster in-process, over real ZooKeepers behind Toxiproxy latency. Prints figure
     python benchmarks/fleet.py                                  # 20 clusters, 1k..20k partitions
     python benchmarks/fleet.py --clusters 8 --max-partitions 5000   # quicker
 
-Setup: --zookeepers ZooKeeper processes; --clusters sample Kafka trees (`zkreader.sample`, 10
+Setup: --zookeepers ZooKeeper processes; --clusters sample Kafka trees (`samples`, 10
 partitions a topic, sizes evenly spaced from --min-partitions to --max-partitions), spread over
 the servers round-robin, each in its own chroot; one Toxiproxy proxy a cluster
 (scripts/install-toxiproxy.sh builds the server) with a latency toxic on both streams: 1 ms each
@@ -42,10 +42,11 @@ from migrate.fleet.job import (  # noqa: E402
     run_fleet,
     run_fleet_in_process,
 )
+from samples import SampleSpec, generate_sample_cluster  # noqa: E402
 from tests.support.toxiproxy import Toxiproxy  # noqa: E402
 from tests.support.zk import ZkServer, client_in_new_chroot  # noqa: E402
 from writers import LATEST_PRODUCTION  # noqa: E402
-from zkreader import ConnectOptions, SampleSpec, generate_sample_cluster  # noqa: E402
+from zkreader import ConnectOptions  # noqa: E402
 
 MB = 1024 * 1024
 

@@ -80,8 +80,8 @@ def _zk2kraft_log(root: Path, cluster_topics: int, partitions: int, kafka: str) 
 
     from kazoo.client import KazooClient
 
+    from samples import SampleSpec, generate_sample_cluster
     from tests.support.zk import ZkServer
-    from zkreader import SampleSpec, generate_sample_cluster
 
     server = ZkServer(heap="256m").start()
     try:

@@ -51,15 +51,9 @@ from migrate.bulk.pipeline import encode_log, warm_up  # noqa: E402
 from migrate.bulk.spark import SparkRuntime  # noqa: E402
 from migrate.bulk.spark_start import SparkStarter  # noqa: E402
 from migrate.translate.framing import TranslationOptions  # noqa: E402
+from samples import SampleSpec, generate_sample_cluster  # noqa: E402
 from tests.support.zk import ZkServer  # noqa: E402
-from zkreader import (  # noqa: E402
-    ClusterSnapshot,
-    ConnectOptions,
-    SampleSpec,
-    generate_sample_cluster,
-    open_session,
-    read_cluster,
-)
+from zkreader import ClusterSnapshot, ConnectOptions, open_session, read_cluster  # noqa: E402
 
 VOTER_IDS = (3000, 3001, 3002)  # KRaft controller ids must differ from the brokers' ids
 MiB = 1024 * 1024

@@ -48,16 +48,8 @@ sys.path.insert(0, str(ROOT))
 
 from kazoo.client import KazooClient  # noqa: E402
 
-from zkreader import (  # noqa: E402
-    ConnectOptions,
-    ReadPipeline,
-    ReadStats,
-    SampleSpec,
-    _paths,
-    generate_sample_cluster,
-    open_session,
-    read_cluster,
-)
+from samples import SampleSpec, generate_sample_cluster  # noqa: E402
+from zkreader import ConnectOptions, ReadPipeline, ReadStats, _paths, open_session, read_cluster  # noqa: E402
 from zkreader._pipeline import GET_DATA  # noqa: E402
 
 JAVA_SRC = ROOT / "benchmarks" / "java" / "ReadBench.java"

@@ -28,13 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 from kazoo.client import KazooClient  # noqa: E402
 
-from zkreader import (  # noqa: E402
-    ConnectOptions,
-    SampleSpec,
-    ZkUnreachableError,
-    generate_sample_cluster,
-    open_session,
-)
+from samples import SampleSpec, generate_sample_cluster  # noqa: E402
+from zkreader import ConnectOptions, ZkUnreachableError, open_session  # noqa: E402
 
 
 def _closed_port() -> int:

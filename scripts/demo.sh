@@ -185,7 +185,7 @@ echo "ZooKeeper ($zk_mode) is up (ruok -> imok), $(since "$t0") s after it was s
 # -- 2. sample cluster ---------------------------------------------------------------------------
 connect="127.0.0.1:$port/kafka"
 section "generating a ${DEMO_PRESET:-clean} sample Kafka cluster in $connect"
-python3 -m zkreader.sample --zookeeper "$connect" \
+python3 -m samples --zookeeper "$connect" \
   --topics "${DEMO_TOPICS:-20}" --partitions "${DEMO_PARTITIONS:-6}" \
   --brokers "${DEMO_BROKERS:-3}" --preset "${DEMO_PRESET:-clean}" \
   --hold --ready-file "$work/sample.ready" >"$work/sample.out" 2>&1 &
@@ -323,7 +323,7 @@ fleet_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0
 for shape in ready blocked; do
   preset=clean
   [ "$shape" = blocked ] && preset=everything
-  python3 -m zkreader.sample --zookeeper "127.0.0.1:$port/fleet-$shape" --topics 4 \
+  python3 -m samples --zookeeper "127.0.0.1:$port/fleet-$shape" --topics 4 \
     --partitions 2 --preset "$preset" --hold --ready-file "$work/fleet-$shape.ready" \
     >"$work/fleet-$shape.out" 2>&1 &
   fleet_pids+=($!)

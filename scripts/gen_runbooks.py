@@ -17,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from samples import generate_sample_cluster  # noqa: E402
 from tests.support.runbooks import (  # noqa: E402
     RUNBOOK_DIR,
     build_runbooks,
@@ -24,7 +25,6 @@ from tests.support.runbooks import (  # noqa: E402
     stop_every_broker,
 )
 from tests.support.zk import ZkServer, client_in_new_chroot  # noqa: E402
-from zkreader.sample import generate_sample_cluster  # noqa: E402
 
 
 def main() -> int:

@@ -337,7 +337,7 @@ def sample_cluster(
     `spec` defaults to `SampleSpec.clean()`. The generating sessions stay open until the test
     ends, so the ephemeral `/brokers/ids/*` and `/controller` znodes stay alive.
     """
-    from zkreader.sample import SampleSpec, generate_sample_cluster
+    from samples import SampleSpec, generate_sample_cluster
 
     clients: list[KazooClient] = []
 

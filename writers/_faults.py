@@ -21,8 +21,9 @@ them; unset, each hook is one dictionary lookup.
     ZK2KRAFT_CRASH_AT=<point>[:<n>]                crash_point, crash_when (the online run)
 
 SIGKILLs the process at the n-th pass of `point` (default 1), after printing
-`ZK2KRAFT_CRASH_AT: killing zk2kraft at <point>` on stderr. The points are in
-`migrate/online/run.py`; `crash_when` arms one for a ZooKeeper multi-op in flight.
+`ZK2KRAFT_CRASH_AT: killing zk2kraft at <point>` on stderr. The points are in the online
+run's phases (`migrate/online/phases/`, each a `crash_point(...)` call); `crash_when` arms one
+for a ZooKeeper multi-op in flight.
 
     ZK2KRAFT_TEST_PAUSE_AT=<point>:<GATE>          pause_point (the online run)
 

@@ -53,7 +53,6 @@ from zkreader._model import (
 from zkreader._options import ConnectOptions, ParsedConnect, parse_connect
 from zkreader._pipeline import ReadPipeline, ReadRequest, ReadResult
 from zkreader._reader import ProgressCallback, ReadHook, ReadStats, read_cluster
-from zkreader._sample import SampleCase, SampleManifest, SampleSpec, generate_sample_cluster
 from zkreader._session import ZkSession, open_session, session_for_client
 from zkreader._watch import ChangeEvent, ChangeFeed
 from zkreader._znodes import kind_for_path
@@ -112,9 +111,6 @@ __all__ = [
     "ReadRequest",
     "ReadResult",
     "ReadStats",
-    "SampleCase",
-    "SampleManifest",
-    "SampleSpec",
     "Topic",
     "ZkReaderError",
     "ZkSession",
@@ -122,7 +118,6 @@ __all__ = [
     "ZkUnreachableError",
     "ZnodeFormatError",
     "ZnodeStat",
-    "generate_sample_cluster",
     "install_kazoo_redaction",
     "kind_for_path",
     "migrating_topic",

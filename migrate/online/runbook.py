@@ -19,7 +19,7 @@ __all__ = ["ROLLBACK_RUNBOOK", "RUNBOOKS", "Runbook", "render_rollback", "render
 ROLLBACK_RUNBOOK = "rollback"
 """The file stem of the runbook for going back, built from the other runbooks' rollbacks."""
 
-_SAMPLE = ("the sample cluster (`python3 -m zkreader.sample --zookeeper zk1:2181/kafka`: 3 "
+_SAMPLE = ("the sample cluster (`python3 -m samples --zookeeper zk1:2181/kafka`: 3 "
            "brokers, a few topics, ACLs, SCRAM users, a delegation token)")
 
 

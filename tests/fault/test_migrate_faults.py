@@ -34,8 +34,8 @@ from typing import Any
 
 import pytest
 
+from samples import SampleSpec
 from tests.support.immutable import Immutable
-from zkreader import SampleSpec
 
 pytestmark = pytest.mark.slow
 

@@ -28,12 +28,13 @@ import pytest
 
 from migrate.translate.framing import TranslationOptions
 from migrate.translate.translation import translate
+from samples import SampleSpec
 from tests.support.churn import Churn
 from tests.support.migration_cluster import claim_on_cutover
 from tests.support.scram_restatement import RESTATEMENT, migration_types
 from tests.support.zk_proxy import LosingRelay
 from writers import MetadataRecord, encode_record, open_log_source, parse_metadata_version
-from zkreader import ConnectOptions, SampleSpec, open_session, read_cluster
+from zkreader import ConnectOptions, open_session, read_cluster
 
 pytestmark = pytest.mark.slow
 

@@ -33,10 +33,10 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.retry import KazooRetry
 
+from samples import SampleSpec, generate_sample_cluster
 from tests.fault.test_online_crash import VOTERS, ZK2KRAFT, done, verify_ok
 from tests.support.migration_cluster import claim_on_cutover
 from tests.support.zk import ZkServer, client_in_new_chroot
-from zkreader import SampleSpec, generate_sample_cluster
 
 pytestmark = pytest.mark.slow
 

@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
+from samples import SampleSpec, generate_sample_cluster
 from tests.support.churn import Churn
 from tests.support.immutable import Immutable, voter_paths
 from tests.support.tool_hooks import start_paused_after_fence
-from zkreader import SampleSpec, generate_sample_cluster
 
 pytestmark = pytest.mark.slow
 

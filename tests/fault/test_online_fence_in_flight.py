@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
+from samples import SampleSpec
 from tests.fault.test_online_crash import (
     VOTERS,
     ZK2KRAFT,
@@ -42,7 +43,6 @@ from tests.fault.test_online_crash import (
 )
 from tests.support.migration_cluster import claim_on_cutover
 from tests.support.zk_proxy import LosingRelay
-from zkreader import SampleSpec
 
 pytestmark = pytest.mark.slow
 

@@ -25,10 +25,10 @@ from typing import Any
 
 import pytest
 
+from samples import SampleSpec
 from tests.support.churn import Churn
 from tests.support.immutable import Immutable
 from tests.support.tool_hooks import start_paused_after_fence
-from zkreader import SampleSpec
 
 pytestmark = pytest.mark.slow
 

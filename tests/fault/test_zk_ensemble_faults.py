@@ -25,9 +25,8 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
+from samples import SampleSpec, generate_sample_cluster
 from tests.support.zk import wait_until
-from zkreader import SampleSpec
-from zkreader.sample import generate_sample_cluster
 
 pytestmark = pytest.mark.slow
 
@@ -134,7 +133,7 @@ def test_session_expires_when_the_connected_member_is_frozen_past_its_timeout(
     ready = tmp_path / "ready"
     # A sample cluster held by a generator connected to one follower only.
     holder = subprocess.Popen(
-        [sys.executable, "-m", "zkreader.sample", "--zookeeper",
+        [sys.executable, "-m", "samples", "--zookeeper",
          ens.member_connect(frozen) + chroot, "--topics", "5", "--partitions", "2", "--hold",
          "--ready-file", str(ready)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     others = ",".join(ens.member_connect(i) for i in range(3) if i != frozen) + chroot

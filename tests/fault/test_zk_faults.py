@@ -32,6 +32,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import ConnectionLoss, SessionExpiredError
 from kazoo.handlers.threading import KazooTimeoutError
 
+from samples import SampleSpec, generate_sample_cluster
 from tests.support.zk import (
     ZkEnsemble,
     ZkServer,
@@ -39,7 +40,6 @@ from tests.support.zk import (
     four_letter,
     wait_until,
 )
-from zkreader import SampleSpec, generate_sample_cluster
 
 pytestmark = pytest.mark.slow
 

@@ -31,8 +31,8 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
+from samples import SampleSpec, generate_sample_cluster
 from tests.support.zk import client_in_new_chroot
-from zkreader import SampleSpec, generate_sample_cluster
 
 __all__ = [
     "GOLDEN_DIR",

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from samples import SampleSpec
 from tests.support.immutable import Immutable
-from zkreader import SampleSpec
 
 ZK2KRAFT = [sys.executable, "-m", "migrate.cli"]
 NOWHERE = "127.0.0.1:9"  # nothing listens there; flags must fail before any connection

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
+from samples import SampleSpec
 from tests.integration.test_offline_cli import stop_brokers
 from tests.support.migration_cluster import claim_on_cutover
-from zkreader import SampleSpec
 
 ZK2KRAFT = [sys.executable, "-m", "migrate.cli"]
 ENV = {**os.environ, "COLUMNS": "200"}

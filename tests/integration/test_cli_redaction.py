@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from migrate.translate.password import encode_password
-from zkreader import SampleSpec
+from samples import SampleSpec
 
 pytestmark = pytest.mark.slow
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from zkreader import SampleSpec
+from samples import SampleSpec
 
 ZK2KRAFT = [sys.executable, "-m", "migrate.cli"]
 ROOT = Path(__file__).resolve().parents[2]

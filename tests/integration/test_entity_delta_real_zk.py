@@ -18,17 +18,17 @@ from typing import Any
 from kazoo.client import KazooClient
 
 from migrate import TranslationOptions, delta_records, translate
+from samples import SampleSpec
+from samples._cluster import scram_credential
 from verify import MetadataImage, apply_records, compare, expected_image
 from zkreader import (
     ChangeEvent,
     EntityKey,
-    SampleSpec,
     ZkSession,
     changed_entities,
     read_cluster,
     read_entities,
 )
-from zkreader._sample import scram_credential
 
 SENTINEL = "/zz-entity-test-sentinel"
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
+from samples import SampleSpec
 from tests.golden.golden import GOLDEN_SPECS, golden_payloads, migrate_golden
 from tests.support.zk import ZkServer
 from writers import QuorumWriter, VoterDir, batch_records, open_log_source
-from zkreader import SampleSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTER = "inspectCliCluster00001"

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from samples import SampleSpec
 from tests.golden.golden import (
     GOLDEN_SPECS,
     golden_payloads,
@@ -25,7 +26,6 @@ from tests.golden.golden import (
 )
 from tests.support.zk import ZkServer, tree_state
 from writers import open_log_source, read_meta_properties, read_quorum_state
-from zkreader import SampleSpec
 
 pytestmark = pytest.mark.slow
 

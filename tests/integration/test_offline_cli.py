@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from zkreader import SampleSpec
+from samples import SampleSpec
 
 pytestmark = pytest.mark.slow
 

@@ -26,11 +26,11 @@ from typing import Any
 
 import pytest
 
+from samples import SampleSpec
 from tests.support.churn import Churn
 from tests.support.migration_cluster import claim_on_cutover
 from tests.support.scram_restatement import migration_types
 from writers import open_log_source
-from zkreader import SampleSpec
 
 pytestmark = pytest.mark.slow
 

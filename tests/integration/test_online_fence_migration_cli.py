@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
+from samples import SampleSpec
 from tests.support.migration_cluster import fence_znodes
 from writers import open_log_source
-from zkreader import SampleSpec
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from zkreader import SampleSpec
+from samples import SampleSpec
 
 ZK2KRAFT = [sys.executable, "-m", "migrate.cli"]
 NOWHERE = "127.0.0.1:9"  # nothing listens there; flags must fail before any connection

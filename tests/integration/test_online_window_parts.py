@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from samples import SampleSpec
 from tests.support.migration_cluster import claim_on_cutover
-from zkreader import SampleSpec
 
 ZK2KRAFT = [sys.executable, "-m", "migrate.cli"]
 

@@ -361,7 +361,7 @@ def test_chroot_isolates_clusters(tree: Tree, run_plan: RunPlan, zk_server: Any,
         _zk_admin.delete(other, recursive=True)
 
 
-# --- on trees written by the sample generator (zkreader.sample) ---------------------------------
+# --- on trees written by the sample generator (samples) ---------------------------------
 
 CASE_CODES = {
     "topic_without_id": "TOPIC_WITHOUT_ID",
@@ -380,7 +380,7 @@ CASE_CODES = {
 
 
 def test_generated_clean_tree_passes(sample_cluster: Any, run_plan: RunPlan) -> None:
-    from zkreader.sample import SampleSpec
+    from samples import SampleSpec
 
     cluster = sample_cluster(SampleSpec.clean())
     code, doc = _doc(run_plan, zookeeper=cluster.connect)
@@ -395,7 +395,7 @@ def test_generated_clean_tree_passes(sample_cluster: Any, run_plan: RunPlan) -> 
 def test_generated_tree_every_blocker_and_warning_by_path(
     sample_cluster: Any, run_plan: RunPlan
 ) -> None:
-    from zkreader.sample import SampleCase, SampleSpec
+    from samples import SampleCase, SampleSpec
 
     cluster = sample_cluster(SampleSpec.everything())
     m = cluster.manifest
@@ -422,7 +422,7 @@ def test_generated_tree_every_blocker_and_warning_by_path(
 def test_html_report_is_0600_self_contained_and_secret_free(
     sample_cluster: Any, run_plan: RunPlan, tmp_path: Path
 ) -> None:
-    from zkreader.sample import SampleSpec
+    from samples import SampleSpec
 
     cluster = sample_cluster(SampleSpec.everything())
     page = tmp_path / "plan.html"
@@ -440,7 +440,7 @@ def test_html_report_is_0600_self_contained_and_secret_free(
 def test_voter_without_a_log_shows_samples_and_nothing_to_diff(
     sample_cluster: Any, run_plan: RunPlan, tmp_path: Path
 ) -> None:
-    from zkreader.sample import SampleSpec
+    from samples import SampleSpec
 
     cluster = sample_cluster(SampleSpec.clean())
     empty, missing = tmp_path / "v1", tmp_path / "v2"
@@ -460,7 +460,7 @@ def test_voter_without_a_log_shows_samples_and_nothing_to_diff(
 def test_voter_diff_after_migrate_then_drift(
     sample_cluster: Any, run_plan: RunPlan, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from zkreader.sample import SampleSpec
+    from samples import SampleSpec
 
     cluster = sample_cluster(SampleSpec.clean(topics=3))
     voter = tmp_path / "voter1"
@@ -539,7 +539,7 @@ def test_digest_auth_reads_a_protected_tree_and_never_prints_the_password(
 def test_voter_id_that_is_a_broker_id_blocks_the_plan(
     sample_cluster: Any, run_plan: RunPlan, tmp_path: Path
 ) -> None:
-    from zkreader.sample import SampleSpec
+    from samples import SampleSpec
 
     cluster = sample_cluster(SampleSpec.clean(topics=2))
     code, out, err = run_plan("--voter", f"1={tmp_path / 'v'}", zookeeper=cluster.connect)
@@ -597,7 +597,7 @@ def test_a_voter_locked_by_another_process_blocks_the_plan_naming_the_holder_as_
 def test_a_topic_znode_copied_under_another_name_blocks_naming_both_paths_and_the_id(
     sample_cluster: Any, run_plan: RunPlan
 ) -> None:
-    from zkreader.sample import SampleSpec
+    from samples import SampleSpec
 
     cluster = sample_cluster(SampleSpec.clean(topics=3, partitions_per_topic=2))
     data, _ = cluster.client.get("/brokers/topics/topic-00001")

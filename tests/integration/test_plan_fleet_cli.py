@@ -1,5 +1,5 @@
 """`zk2kraft plan --fleet` against real parts: ZooKeeper processes holding Kafka-shaped trees
-(`zkreader.sample`), the command run as an operator runs it, on Spark `local[*]`.
+(`samples`), the command run as an operator runs it, on Spark `local[*]`.
 
 What must hold: each cluster's object in the fleet's `--json` carries exactly the findings and
 counts `zk2kraft plan --json` gives for that cluster alone; a cluster that is unreachable or holds
@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
+from samples import SampleSpec
 from tests.support.ports import free_port
 from tests.support.toxiproxy import Toxiproxy
 from tests.support.zk import ZkServer, client_in_new_chroot
-from zkreader import SampleSpec
 
 pytestmark = pytest.mark.slow
 
@@ -57,7 +57,7 @@ def second_zookeeper() -> Iterator[ZkServer]:
 def fleet(sample_cluster: Callable[..., Any], second_zookeeper: ZkServer,
           tmp_path: Path) -> Iterator[dict[str, str]]:
     """name -> connect string of the fleet's clusters (the file is written by each test)."""
-    from zkreader import generate_sample_cluster
+    from samples import generate_sample_cluster
 
     small = {"topics": 3, "partitions_per_topic": 2}
     clusters = {

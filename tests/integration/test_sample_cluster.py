@@ -13,10 +13,10 @@ import orjson
 import pytest
 from kazoo.client import KazooClient
 
+from samples import SampleCase, SampleSpec, generate_sample_cluster
+from samples._cluster import CONTROLLER_EPOCH, TOP_LEVEL_PATHS
 from tests.support.ports import free_ports
 from tests.support.zk import ZkServer, expire_session
-from zkreader import SampleCase, SampleSpec, generate_sample_cluster
-from zkreader._sample import CONTROLLER_EPOCH, TOP_LEVEL_PATHS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -220,7 +220,7 @@ def test_cli_hold_keeps_brokers_until_terminated(zk_server: ZkServer, zk_chroot:
                                                  zk_client: KazooClient) -> None:
     sub = f"{zk_chroot}/held"  # a chroot the CLI has to create itself
     proc = subprocess.Popen(
-        [sys.executable, "-m", "zkreader.sample", "--zookeeper", f"{zk_server.connect}{sub}",
+        [sys.executable, "-m", "samples", "--zookeeper", f"{zk_server.connect}{sub}",
          "--topics", "2", "--brokers", "3", "--preset", "everything", "--json", "--hold"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
     )
@@ -248,13 +248,13 @@ def test_cli_hold_keeps_brokers_until_terminated(zk_server: ZkServer, zk_chroot:
 def test_cli_exit_codes() -> None:
     (port,) = free_ports(1)  # nothing listens there
     r = subprocess.run(
-        [sys.executable, "-m", "zkreader.sample", "--zookeeper", f"127.0.0.1:{port}",
+        [sys.executable, "-m", "samples", "--zookeeper", f"127.0.0.1:{port}",
          "--timeout", "2"], capture_output=True, cwd=ROOT, timeout=60,
     )
     assert r.returncode == 3, r.stderr
     assert b"cannot reach ZooKeeper" in r.stderr
     r = subprocess.run(
-        [sys.executable, "-m", "zkreader.sample", "--zookeeper", f"127.0.0.1:{port}",
+        [sys.executable, "-m", "samples", "--zookeeper", f"127.0.0.1:{port}",
          "--brokers", "2", "--replication-factor", "3"], capture_output=True, cwd=ROOT, timeout=60,
     )
     assert r.returncode == 2 and b"replication_factor" in r.stderr

@@ -165,7 +165,7 @@ def test_snapshot_out_bad_directory_exits_2_naming_the_flag(
 def test_generated_tree_snapshot_has_no_secret_and_every_case(
     sample_cluster: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from zkreader.sample import SampleCase, SampleSpec
+    from samples import SampleCase, SampleSpec
 
     cluster = sample_cluster(SampleSpec.everything())
     m = cluster.manifest

@@ -21,6 +21,7 @@ from migrate.cli.exit_codes import exit_code_for
 from migrate.errors import SparkError, TranslationError
 from migrate.translate.framing import TranslationOptions, parse_target_version
 from migrate.translate.translation import translate
+from samples import SampleSpec
 from verify import compare, expected_image, load_records
 from writers import SchemaError, encode_record
 from zkreader import (
@@ -28,7 +29,6 @@ from zkreader import (
     ConfigZnode,
     ConnectOptions,
     PartitionState,
-    SampleSpec,
     open_session,
     read_cluster,
 )

@@ -11,9 +11,10 @@ from typing import Any
 from migrate import TranslationOptions, translate
 from migrate.preflight.checks import preflight
 from migrate.translate.password import encode_password
+from samples import SampleCase, SampleSpec
 from verify import compare, expected_image, load_records
 from writers import decode_record, encode_record
-from zkreader import SampleCase, SampleSpec, ZkSession, read_cluster
+from zkreader import ZkSession, read_cluster
 
 SECRET = "integration-encoder-secret"
 

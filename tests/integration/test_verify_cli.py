@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from migrate.cli import main
+from samples import SampleSpec
 from writers import (
     MetadataRecord,
     QuorumWriter,
@@ -25,7 +26,6 @@ from writers import (
     read_meta_properties,
 )
 from zkreader import ClusterSnapshot, read_cluster, session_for_client
-from zkreader.sample import SampleSpec
 
 Voters = list[tuple[int, Path]]
 

@@ -28,8 +28,9 @@ from typing import Any
 
 import pytest
 
+from samples import SampleSpec
 from writers import MetadataRecord, QuorumWriter, VoterDir, batch_records, open_log_source
-from zkreader import SampleSpec, read_cluster, session_for_client
+from zkreader import read_cluster, session_for_client
 
 pytestmark = pytest.mark.slow
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from migrate.cli import main
+from samples import SampleSpec
 from tests.support.kafka import KafkaController, dump_log_payloads
-from zkreader.sample import SampleSpec
 
 NODE = 3000  # KRaft controller ids must differ from the ZooKeeper brokers' ids
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from zkreader import SampleSpec
+from samples import SampleSpec
 
 pytestmark = pytest.mark.slow
 

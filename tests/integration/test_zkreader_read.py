@@ -15,6 +15,7 @@ from kazoo.security import make_digest_acl
 
 from migrate.cli import main as cli_main
 from migrate.cli.exit_codes import exit_code_for
+from samples import SampleCase, SampleSpec
 from tests.support.malformed import CORPUS, TOPIC, write_malformed
 from tests.support.ports import free_ports
 from zkreader import (
@@ -25,8 +26,6 @@ from zkreader import (
     ReadPipeline,
     ReadRequest,
     ReadStats,
-    SampleCase,
-    SampleSpec,
     ZkSession,
     ZkUnreachableError,
     ZnodeFormatError,

@@ -10,15 +10,8 @@ from typing import Any
 import pytest
 from kazoo.protocol.connection import _CONNECTION_DROP
 
-from zkreader import (
-    ChangeEvent,
-    ConnectOptions,
-    ReadStats,
-    SampleSpec,
-    ZkSession,
-    open_session,
-    read_cluster,
-)
+from samples import SampleSpec
+from zkreader import ChangeEvent, ConnectOptions, ReadStats, ZkSession, open_session, read_cluster
 
 
 @pytest.fixture

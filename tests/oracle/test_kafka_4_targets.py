@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
+from samples import SampleSpec
 from tests.support.kraft import KraftNode, kafka_dist, run_tool
 from tests.support.ports import free_port
-from zkreader import SampleSpec
 
 pytestmark = [pytest.mark.slow, pytest.mark.oracle]
 

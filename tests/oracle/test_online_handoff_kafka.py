@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
+from samples import SampleSpec
 from tests.support.churn import Churn
 from tests.support.kafka import assert_replayed_cleanly, kafka_quorum
 from tests.support.migration_cluster import wait_for_kraft_claim, wait_for_migration_epoch
-from zkreader import SampleSpec
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]
 

@@ -19,6 +19,7 @@ import pytest
 
 from migrate import TranslationOptions, translate
 from migrate.translate.framing import parse_target_version
+from samples import SampleSpec
 from tests.support.kafka import (
     KafkaController,
     assert_replayed_cleanly,
@@ -28,7 +29,7 @@ from tests.support.kafka import (
     metadata_shell,
 )
 from writers import MetadataRecord, QuorumWriter, VoterDir, batch_records
-from zkreader import ClusterSnapshot, ConnectOptions, SampleSpec, open_session, read_cluster
+from zkreader import ClusterSnapshot, ConnectOptions, open_session, read_cluster
 
 pytestmark = pytest.mark.oracle
 

@@ -89,7 +89,7 @@ def test_printed_quorum_commands_run_against_a_kraft_controller(
     """The catch-up check finalising prints (and the offline start check) is a command Kafka
     3.9.1's own tool takes, and it shows a controller's Lag: run literally, with only the
     controller's address filled in where the printed placeholder stands."""
-    from zkreader.sample import SampleSpec
+    from samples import SampleSpec
 
     cluster = sample_cluster(SampleSpec.clean(topics=1, partitions_per_topic=1,
                                               replication_factor=1, brokers=1))
@@ -138,9 +138,9 @@ def test_offline_sequence_run_literally_starts_a_kraft_controller(
     release started with exactly its printed properties (only its address filled in): it leads
     the migrated log, and at first start logs no ERROR but Kafka's own registration race
     (docs/design/offline.md); on 4.x no "Exceptionally slow controller event"."""
+    from samples import SampleSpec
     from tests.support.kraft import KAFKA_39, KAFKA_41, KraftNode
     from tests.support.runbooks import stop_every_broker
-    from zkreader.sample import SampleSpec
 
     # configs=False: the sample's default broker config holds a non-dynamic key, which Kafka
     # logs at ERROR ("Non-dynamic configs will be ignored"); Kafka's tools never write one

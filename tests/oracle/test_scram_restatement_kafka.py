@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
+from samples._cluster import scram_credential
 from tests.support.migration_cluster import (
     CONTROLLER_ID,
     dual_write_at,
@@ -37,7 +38,6 @@ from tests.support.migration_cluster import (
 )
 from tests.support.scram_restatement import RESTATEMENT
 from writers import open_log_source
-from zkreader._sample import scram_credential
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]
 

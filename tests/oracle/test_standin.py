@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from samples import SampleSpec
 from tests.support.kafka import dump_log, dump_log_batches, dump_log_payloads
 from tests.support.standin import (
     LONG_ELECTION,
@@ -31,7 +32,6 @@ from tests.support.standin import (
     transitions,
 )
 from writers import EncodedBatch, scan_frames
-from zkreader import SampleSpec
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]
 

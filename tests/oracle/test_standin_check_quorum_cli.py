@@ -29,8 +29,8 @@ from typing import Any
 
 import pytest
 
+from samples import SampleSpec
 from tests.support.standin import migrate_through_standin, migration_mode_controllers
-from zkreader import SampleSpec
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]
 

@@ -45,6 +45,7 @@ from typing import Any
 
 import pytest
 
+from samples import SampleSpec
 from tests.support.kafka import (
     KafkaController,
     dump_log,
@@ -60,7 +61,6 @@ from tests.support.standin import (
     verify_voter_dir,
 )
 from writers import MetadataRecord
-from zkreader import SampleSpec
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]
 

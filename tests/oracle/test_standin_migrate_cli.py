@@ -22,13 +22,13 @@ from typing import Any
 
 import pytest
 
+from samples import SampleSpec
 from tests.support.migration_cluster import wait_for_kraft_claim
 from tests.support.standin import (
     migrate_through_standin,
     migration_mode_controllers,
     verify_voter_dir,
 )
-from zkreader import SampleSpec
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]
 

@@ -35,11 +35,11 @@ from typing import Any
 
 import pytest
 
+from samples import SampleSpec
 from tests.support.kafka import KafkaController
 from tests.support.migration_cluster import wait_for_kraft_claim
 from tests.support.standin import migration_mode_controllers, verify_voter_dir
 from writers import ControlRecord, open_log_source
-from zkreader import SampleSpec
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]
 

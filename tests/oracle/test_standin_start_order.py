@@ -49,6 +49,7 @@ import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 from kazoo.client import KazooClient
 
+from samples import SampleSpec
 from tests.support.kafka import KafkaController
 from tests.support.migration_cluster import (
     PrintedSequence,
@@ -61,7 +62,6 @@ from tests.support.migration_cluster import (
 )
 from tests.support.ports import free_port
 from tests.support.standin import STANDIN, STANDIN_FOLLOWERS
-from zkreader import SampleSpec
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]
 

@@ -14,9 +14,10 @@ import pytest
 
 from migrate import TranslationOptions, translate
 from migrate.translate.password import encode_password
+from samples import SampleSpec
 from tests.support.kafka import KafkaController, dump_log, dump_log_payloads, metadata_shell
 from writers import EncodedBatch, VoterDir, batch_records, record_to_json
-from zkreader import ConnectOptions, SampleSpec, open_session, read_cluster
+from zkreader import ConnectOptions, open_session, read_cluster
 
 SECRET = "oracle-encoder-secret"
 NODE = 3000  # KRaft controller ids must differ from the ZK brokers' ids

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from samples import SampleSpec
 from tests.support.kafka import KafkaController, random_cluster_id, storage_format
-from zkreader import SampleSpec
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]
 

@@ -38,7 +38,7 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError
 
-from zkreader._sample import scram_credential
+from samples._cluster import scram_credential
 
 __all__ = ["Churn"]
 
@@ -375,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
                                 description="Change a Kafka tree in ZooKeeper the way ZooKeeper's "
                                 "controller does, until zk2kraft fences it.")
     p.add_argument("--zookeeper", required=True, metavar="CONNECT",
-                   help="host:port[/chroot] of a tree written by zkreader.sample")
+                   help="host:port[/chroot] of a tree written by the sample generator (samples)")
     p.add_argument("--rate", type=float, default=100.0, help="changes per second (default 100)")
     p.add_argument("--ready-file", type=Path, help="written once the first 50 changes are in")
     args = p.parse_args(argv)

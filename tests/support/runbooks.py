@@ -27,7 +27,7 @@ SHOWN_ZOOKEEPER = "zk1:2181/kafka"
 
 def sample_spec() -> Any:
     """The sample cluster the runbooks show (fixed seed: the same ids on every run)."""
-    from zkreader.sample import SampleSpec
+    from samples import SampleSpec
 
     return SampleSpec.clean(topics=2, partitions_per_topic=2, replication_factor=3, brokers=3,
                             seed=42)

@@ -1,11 +1,12 @@
-"""The import graph of the four packages keeps the house rules (docs/design/overview.md).
+"""The import graph of the packages keeps the house rules (docs/design/overview.md).
 
 Read from the source with `ast`, nothing imported: every `import` and `from ... import`, at module
 level, inside functions and under `TYPE_CHECKING` alike (a lazy import is still an arrow).
 
-- `zkreader` and `writers` are leaves: they import no sibling package.
+- `zkreader` and `writers` are leaves: they import no sibling package. So is `samples`, the
+  sample-cluster generator (a tool for the demo, tests and benchmarks), and no package imports it.
 - `verify` imports only `writers` and `zkreader` among the siblings.
-- Across the four packages, imports go only through a package's public surface: its
+- Across the packages, imports go only through a package's public surface: its
   `__init__.py`, or a public module directly under it (`writers.errors`, `verify.image`, a
   sub-package's `__init__` such as `writers.codec`). A `_`-prefixed module and any module inside a
   sub-package (`writers.codec.batch`, `migrate.cli.plan`) are that package's own: modules of the
@@ -23,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("migrate", "verify", "writers", "zkreader")
+PACKAGES = ("migrate", "samples", "verify", "writers", "zkreader")
 ALLOWED_SIBLINGS = {
+    "samples": frozenset[str](),
     "zkreader": frozenset[str](),
     "writers": frozenset[str](),
     "verify": frozenset({"writers", "zkreader"}),

@@ -3,7 +3,7 @@
 
 Kafka's active controller answers a registration or heartbeat once its records are committed;
 `BrokerDesk` does the same on the stand-in's loop, through the server's append and its
-high watermark (`writers.raft.server.StandInLeader`).
+high watermark, seen through `DeskHost` (`writers.raft.server.StandInLeader`'s public seam).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
@@ -31,20 +30,21 @@ log = logging.getLogger(__name__)
 
 
 class DeskHost(Protocol):
-    """What `BrokerDesk` uses of the server (`writers.raft.server.StandInLeader`)."""
+    """What `BrokerDesk` uses of the server: its part of `writers.raft.server.StandInHost`."""
 
     node_id: int
     cluster_id: str
     commit_timeout_s: float
-    _raft: RaftLeader
-    _log: LocalLog
-    _serving: ServerLoop
-    _commits: Commits
-    _clock: Callable[[], float]
+    raft: RaftLeader
+    local_log: LocalLog
+    serving: ServerLoop
+    commits: Commits
+    clock: Callable[[], float]  # monotonic, milliseconds
+    wall_clock: Callable[[], float]  # wall time, seconds (record timestamps)
 
     def read_log(self) -> Iterator[RecordBatch]: ...
 
-    def _encode(self, records: Sequence[MetadataRecord | ControlRecord],
+    def encode(self, records: Sequence[MetadataRecord | ControlRecord],
                 timestamp_ms: int) -> list[EncodedBatch]: ...
 
 
@@ -72,19 +72,19 @@ class BrokerDesk:
             for i, rec in enumerate(batch.records):
                 if isinstance(rec, MetadataRecord):
                     registry.replayed(rec, batch.base_offset + i)
-        registry.activate(host._clock())
+        registry.activate(host.clock())
         started = self.registry is not None  # a resumed run's second call: one loop
         self.registry = registry
         if not started:
-            host._serving.spawn(self._fence_stale_brokers())
+            host.serving.spawn(self._fence_stale_brokers())
 
     async def _fence_stale_brokers(self) -> None:
         """While leading, fence each broker whose session timed out (`BrokerRegistry.
         fence_stale`), committed like a heartbeat's change; checked when the next session
         would expire, and at least every 250 ms (a heartbeat may have moved it)."""
-        while self._host._raft.leading and not self._host._raft.resigned:
+        while self._host.raft.is_leader():
             assert self.registry is not None
-            outcome = self.registry.fence_stale(self._host._clock())
+            outcome = self.registry.fence_stale(self._host.clock())
             if outcome.records:
                 log.info("stand-in %d: fencing broker %s, its session timed out",
                          self._host.node_id, outcome.records[0].data["brokerId"])
@@ -95,7 +95,7 @@ class BrokerDesk:
                     return
                 continue
             due = self.registry.next_expiry_ms()
-            now = self._host._clock()
+            now = self._host.clock()
             wait_ms = 250.0 if due is None else min(250.0, max(due - now, 0.0) + 1.0)
             await asyncio.sleep(wait_ms / 1000.0)
 
@@ -105,7 +105,7 @@ class BrokerDesk:
         if not_now is not None:
             return not_now
         assert self.registry is not None
-        return await self._apply_outcome(self.registry.register(body, self._host._clock()))
+        return await self._apply_outcome(self.registry.register(body, self._host.clock()))
 
     async def heartbeat(self, body: dict[str, Any]) -> dict[str, Any]:
         """BrokerHeartbeat: decided by the registry, answered once committed."""
@@ -114,10 +114,10 @@ class BrokerDesk:
         if not_now is not None:
             return not_now
         assert self.registry is not None
-        return await self._apply_outcome(self.registry.heartbeat(body, self._host._clock()))
+        return await self._apply_outcome(self.registry.heartbeat(body, self._host.clock()))
 
     def _refusal(self, fields: dict[str, Any]) -> dict[str, Any] | None:
-        return self._host._raft.refuse_broker_rpc(fields, serving=self.registry is not None)
+        return self._host.raft.refuse_broker_rpc(fields, serving=self.registry is not None)
 
     async def _apply_outcome(self, outcome: Outcome) -> dict[str, Any]:
         """Append the outcome's records, wait until they are committed, then answer (Kafka
@@ -130,23 +130,23 @@ class BrokerDesk:
         if outcome.epoch_is_offset:  # a new incarnation: epoch = the offset its record gets
             reg = records[0]
             records[0] = MetadataRecord(reg.type, reg.version,
-                                        {**reg.data, "brokerEpoch": self._host._log.index.end})
-            answer["brokerEpoch"] = self._host._log.index.end
-        batches = self._host._encode(records, int(time.time() * 1000))  # on the loop: no race
-        self._host._commits.append_now(batches)
+                                        {**reg.data, "brokerEpoch": self._host.local_log.index.end})
+            answer["brokerEpoch"] = self._host.local_log.index.end
+        batches = self._host.encode(records, int(self._host.wall_clock() * 1000))  # on the loop
+        self._host.commits.append_now(batches)
         for i, rec in enumerate(records):
             self.registry.replayed(rec, batches[0].base_offset + i)
         with self._own_lock:
             self._own_records.extend(records)
-        deadline = time.monotonic() + self._host.commit_timeout_s
-        while self._host._raft.hw <= batches[-1].last_offset:
-            if self._host._raft.resigned or not self._host._raft.leading:
+        deadline_ms = self._host.clock() + self._host.commit_timeout_s * 1000.0
+        while self._host.raft.hw <= batches[-1].last_offset:
+            if not self._host.raft.is_leader():
                 return {**answer, "errorCode": NOT_CONTROLLER}
-            wait = deadline - time.monotonic()
+            wait = (deadline_ms - self._host.clock()) / 1000.0
             if wait <= 0:
                 return {**answer, "errorCode": REQUEST_TIMED_OUT}
             try:
-                await asyncio.wait_for(asyncio.shield(self._host._serving.changed), min(wait, 0.5))
+                await asyncio.wait_for(asyncio.shield(self._host.serving.changed), min(wait, 0.5))
             except TimeoutError:
                 pass
         return answer

@@ -10,8 +10,7 @@ way (`hw_moved`).
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from writers.errors import VoterUnavailableError
 from writers.log.log_dir import EncodedBatch
@@ -23,11 +22,13 @@ __all__ = ["Commits"]
 
 
 class Commits:
-    """Appends and commit waits of the stand-in `node_id`."""
+    """Appends and commit waits of the stand-in `node_id`; `clock` is the server's (monotonic,
+    milliseconds), which the commit deadline is measured on."""
 
     def __init__(self, node_id: int, log: LocalLog, raft: RaftLeader,
-                 serving: ServerLoop) -> None:
+                 serving: ServerLoop, clock: Callable[[], float]) -> None:
         self._node_id = node_id
+        self._clock = clock
         self._log = log
         self._raft = raft
         self._serving = serving
@@ -56,10 +57,10 @@ class Commits:
         Raises:
             VoterUnavailableError: not within `timeout_s`.
         """
-        deadline = time.monotonic() + timeout_s
+        deadline_ms = self._clock() + timeout_s * 1000.0
         with self._cond:
             while self._raft.hw <= offset:
-                left = deadline - time.monotonic()
+                left = (deadline_ms - self._clock()) / 1000.0
                 if left <= 0:
                     raise VoterUnavailableError(
                         f"stand-in {self._node_id}: offset {offset} not committed by a majority "

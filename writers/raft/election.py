@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from writers.codec.records import ControlRecord, MetadataRecord
@@ -28,19 +27,21 @@ log = logging.getLogger(__name__)
 
 
 class ElectionHost(Protocol):
-    """What `Election` uses of the server (`writers.raft.server.StandInLeader`)."""
+    """What `Election` uses of the server: its part of `writers.raft.server.StandInHost`."""
 
     node_id: int
     cluster_id: str
     voters: dict[int, tuple[str, int]]
     begin_retry_s: float
-    _raft: RaftLeader
-    _log: LocalLog
-    _peers: Peers
-    _serving: ServerLoop
-    _commits: Commits
+    raft: RaftLeader
+    local_log: LocalLog
+    peers: Peers
+    serving: ServerLoop
+    commits: Commits
+    clock: Callable[[], float]  # monotonic, milliseconds
+    wall_clock: Callable[[], float]  # wall time, seconds (the LeaderChange's timestamp)
 
-    def _encode(self, records: Sequence[MetadataRecord | ControlRecord],
+    def encode(self, records: Sequence[MetadataRecord | ControlRecord],
                 timestamp_ms: int) -> list[EncodedBatch]: ...
 
 
@@ -53,8 +54,8 @@ class Election:
 
     def __init__(self, host: ElectionHost) -> None:
         self._host = host
-        self._raft, self._index, self._peers, self._dir = (host._raft, host._log.index,
-                                                           host._peers, host._log.dir)
+        self._raft, self._index, self._peers, self._dir = (host.raft, host.local_log.index,
+                                                           host.peers, host.local_log.dir)
 
     async def run(self, timeout_s: float, rejoin: bool = False) -> int:
         """See `StandInLeader.elect` (on the loop)."""
@@ -62,10 +63,10 @@ class Election:
         self._stand_for(max(self._raft.epoch, self._index.last_epoch()) + 1)
         granted = {self._host.node_id}
         majority = len(self._host.voters) // 2 + 1
-        deadline = time.monotonic() + timeout_s
+        deadline_ms = self._host.clock() + timeout_s * 1000.0
         last_epoch, end = self._index.last_epoch(), self._index.end
         while len(granted) < majority:
-            if time.monotonic() > deadline:
+            if self._host.clock() > deadline_ms:
                 raise VoterUnavailableError(
                     f"stand-in {self._host.node_id}: only {sorted(granted)} granted the vote "
                     f"for epoch {self._raft.epoch} within {timeout_s:.0f}s "
@@ -112,8 +113,9 @@ class Election:
             "version": 0, "leaderId": self._host.node_id,
             "voters": [{"voterId": v} for v in ids],
             "grantingVoters": [{"voterId": v} for v in sorted(granted)]})
-        self._host._commits.append_now(self._host._encode([leader_change], int(time.time() * 1000)))
-        self._host._serving.spawn(self._begin_epoch_loop())
+        self._host.commits.append_now(
+            self._host.encode([leader_change], int(self._host.wall_clock() * 1000)))
+        self._host.serving.spawn(self._begin_epoch_loop())
         log.info("stand-in %d leads epoch %d (votes from %s)", self._host.node_id, self._raft.epoch,
                  sorted(granted))
         return self._raft.epoch
@@ -130,7 +132,7 @@ class Election:
             "topicName": METADATA_TOPIC, "partitions": [{
                 "partitionIndex": 0, "leaderId": self._host.node_id,
                 "leaderEpoch": self._raft.epoch}]}]}
-        while self._raft.leading:
+        while self._raft.is_leader():
             waiting = [n for n, r in self._raft.replicas.items() if r.end_offset < 0]
             if not waiting:
                 return

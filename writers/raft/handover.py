@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -29,9 +28,10 @@ log = logging.getLogger(__name__)
 class HandoverEvent:
     """One message of the handover, stamped on both clocks as it happened.
 
-    The wall-clock time (`time.time()`) lets the run line these up with the new leader's own
-    log lines (`CandidateState`, `Leader`); the monotonic one (the server's injected clock,
-    `time.monotonic()` by default) with the run's other stamps.
+    The wall-clock time (the server's injected `wall_clock`, `time.time()` by default) lets the
+    run line these up with the new leader's own log lines (`CandidateState`, `Leader`); the
+    monotonic one (the server's injected `clock`, `time.monotonic()` by default) with the run's
+    other stamps.
 
     Attributes:
         kind: `followers_at_end` (every follower fetched up to the log's end, node -1;
@@ -43,7 +43,7 @@ class HandoverEvent:
             before the stand-in writes its quorum-state).
         node: the voter the message went to or came from.
         epoch: the epoch it carried (ours for EndQuorumEpoch, the candidate's or leader's else).
-        wall_s: `time.time()` when it happened.
+        wall_s: the server's wall clock (`time.time()` by default) when it happened.
         mono_s: the server's clock when it happened, in seconds (`StandInLeader`'s `clock`,
             the one `elapsed_ms` is measured on).
         detail: `granted`/`refused` for a vote answer, the error for a failed EndQuorumEpoch,
@@ -84,15 +84,16 @@ class HandoverResult:
 
 
 class HandoverHost(Protocol):
-    """What `Handover` uses of the server (`writers.raft.server.StandInLeader`)."""
+    """What `Handover` uses of the server: its part of `writers.raft.server.StandInHost`."""
 
     node_id: int
     cluster_id: str
-    _raft: RaftLeader
-    _log: LocalLog
-    _peers: Peers
-    _serving: ServerLoop
-    _clock: Callable[[], float]
+    raft: RaftLeader
+    local_log: LocalLog
+    peers: Peers
+    serving: ServerLoop
+    clock: Callable[[], float]  # monotonic, milliseconds
+    wall_clock: Callable[[], float]  # wall time, seconds (`HandoverEvent.wall_s`)
 
 
 class Handover:
@@ -104,7 +105,7 @@ class Handover:
 
     def __init__(self, host: HandoverHost) -> None:
         self._host = host
-        self._raft, self._index, self._peers = host._raft, host._log.index, host._peers
+        self._raft, self._index, self._peers = host.raft, host.local_log.index, host.peers
         self.future: asyncio.Future[tuple[int, int, float]] | None = None
         self.trace: list[HandoverEvent] | None = None  # recording from resign() on
         self.resigned_fetches = 0  # Fetches answered while waiting for the new leader
@@ -113,8 +114,8 @@ class Handover:
         """Record one handover message (only once `resign()` started); stamped on the wall
         clock too, to line up with the controllers' own log lines."""
         if self.trace is not None:
-            self.trace.append(HandoverEvent(kind, node, epoch, time.time(),
-                                            self._host._clock() / 1000.0, detail))
+            self.trace.append(HandoverEvent(kind, node, epoch, self._host.wall_clock(),
+                                            self._host.clock() / 1000.0, detail))
 
     def pending(self) -> bool:
         """Resigned, and no new leader announced itself yet."""
@@ -167,9 +168,9 @@ class Handover:
 
         Returns:
             The followers still behind when it gave up (empty: all at the log's end)."""
-        deadline = time.monotonic() + timeout_s
+        deadline_ms = self._host.clock() + timeout_s * 1000.0
         while any(r.end_offset < self._index.end for r in self._raft.replicas.values()):
-            if time.monotonic() > deadline:
+            if self._host.clock() > deadline_ms:
                 log.warning("stand-in %d resigns with followers behind: %s (log end %d)",
                             self._host.node_id, self._raft.follower_ends(), self._index.end)
                 return {n: e for n, e in self._raft.follower_ends().items() if e < self._index.end}
@@ -180,7 +181,7 @@ class Handover:
         self, order: list[int], timeout_s: float,
         conns: Mapping[int, tuple[asyncio.StreamReader, asyncio.StreamWriter]],
     ) -> HandoverResult:
-        self.future = self._host._serving.loop.create_future()
+        self.future = self._host.serving.loop.create_future()
         if self.trace is None:
             self.trace = []
         self._raft.resign()
@@ -198,7 +199,7 @@ class Handover:
         for n in order:
             if n in conns:
                 self._peers.send(conns[n][1], 54, 0, 3, body, sent_to(n))
-        self._host._serving.notify()
+        self._host.serving.notify()
 
         async def end_epoch(n: int) -> None:
             try:
@@ -216,12 +217,12 @@ class Handover:
             self.event("end_quorum_epoch_answered", n, epoch0,
                        None if code == NONE else f"error {code}")
 
-        start = self._host._clock()
+        start = self._host.clock()
         await asyncio.gather(*(end_epoch(n) for n in order if n in self._raft.replicas))
         try:
             leader, epoch, at = await asyncio.wait_for(asyncio.shield(self.future), timeout_s)
         except TimeoutError:
-            return HandoverResult(-1, self._raft.epoch, self._host._clock() - start,
+            return HandoverResult(-1, self._raft.epoch, self._host.clock() - start,
                                   tuple(self.trace), self.resigned_fetches)
         log.info("stand-in %d resigned; %d leads epoch %d after %.1f ms", self._host.node_id,
                  leader, epoch, at - start)

@@ -12,7 +12,6 @@ import asyncio
 import logging
 import ssl
 import struct
-import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -34,18 +33,18 @@ log = logging.getLogger(__name__)
 
 
 class InboundHost(Protocol):
-    """What `Inbound` uses of the server (`writers.raft.server.StandInLeader`)."""
+    """What `Inbound` uses of the server: its part of `writers.raft.server.StandInHost`."""
 
     node_id: int
     requests_served: dict[str, int]
-    _sasl_users: dict[str, str] | None
-    _raft: RaftLeader
-    _log: LocalLog
-    _serving: ServerLoop
-    _handover: Handover
-    _desk: BrokerDesk
-    _commits: Commits
-    _clock: Callable[[], float]
+    sasl_users: dict[str, str] | None
+    raft: RaftLeader
+    local_log: LocalLog
+    serving: ServerLoop
+    handover: Handover
+    desk: BrokerDesk
+    commits: Commits
+    clock: Callable[[], float]  # monotonic, milliseconds
 
 
 class Inbound:
@@ -57,12 +56,12 @@ class Inbound:
 
     def __init__(self, host: InboundHost) -> None:
         self._host = host
-        self._raft, self._index = host._raft, host._raft.index  # the log the state machine reads
-        self._handover, self._desk = host._handover, host._desk
+        self._raft, self._index = host.raft, host.raft.index  # the log the state machine reads
+        self._handover, self._desk = host.handover, host.desk
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._host._serving.conns.add(writer)
-        conn = Conn(authenticated=self._host._sasl_users is None)
+        self._host.serving.conns.add(writer)
+        conn = Conn(authenticated=self._host.sasl_users is None)
         try:
             while not conn.closing:
                 size = struct.unpack(">i", await reader.readexactly(4))[0]
@@ -75,7 +74,7 @@ class Inbound:
         except Exception:  # a bug or a malformed request: log it, drop this connection only
             log.exception("stand-in %d: closing a connection after an error", self._host.node_id)
         finally:
-            self._host._serving.conns.discard(writer)
+            self._host.serving.conns.discard(writer)
             writer.close()
 
     async def _answer(self, payload: bytes, conn: Conn) -> bytes:
@@ -83,13 +82,13 @@ class Inbound:
             req = decode_request(payload)
         except UnsupportedApiError as exc:
             if exc.api_key == 18 and exc.correlation_id is not None:  # newer ApiVersions
-                keys = api_keys(self._host._sasl_users is not None)
+                keys = api_keys(self._host.sasl_users is not None)
                 return encode_response(18, 0, exc.correlation_id, {
                     "errorCode": UNSUPPORTED_VERSION, "apiKeys": keys})
             raise
         self._host.requests_served[req.api] = self._host.requests_served.get(req.api, 0) + 1
         if req.api_key in (17, 36):
-            body = sasl_step(req.api_key, req.body, conn, self._host._sasl_users,
+            body = sasl_step(req.api_key, req.body, conn, self._host.sasl_users,
                              self._host.node_id)
             return encode_response(req.api_key, req.api_version, req.correlation_id, body)
         if not conn.authenticated and req.api_key != 18:
@@ -104,18 +103,19 @@ class Inbound:
         return encode_response(req.api_key, req.api_version, req.correlation_id, body)
 
     async def _api_versions(self, body: dict[str, Any]) -> dict[str, Any]:
-        return {"errorCode": NONE, "apiKeys": api_keys(self._host._sasl_users is not None)}
+        return {"errorCode": NONE, "apiKeys": api_keys(self._host.sasl_users is not None)}
 
     async def _vote(self, body: dict[str, Any]) -> dict[str, Any]:
         part = body["topics"][0]["partitions"][0] if body.get("topics") else {}
         epoch, candidate = part.get("candidateEpoch", -1), part.get("candidateId", -1)
         self._handover.event("vote_received", candidate, epoch)
         decision = self._raft.on_vote(body)
-        if decision.wait_for_persist and self._host._log.state_lock is not None:
-            async with self._host._log.state_lock:  # the first grant's write may still be running
+        if decision.wait_for_persist and self._host.local_log.state_lock is not None:
+            # the first grant's write may still be running
+            async with self._host.local_log.state_lock:
                 pass
         if decision.persist:
-            await self._host._log.persist_state(leader_epoch=epoch, voters=self._raft.voters,
+            await self._host.local_log.persist_state(leader_epoch=epoch, voters=self._raft.voters,
                                                 voted_id=candidate)
         log.info("stand-in %d: vote for %d at epoch %d %s", self._host.node_id, candidate, epoch,
                  "granted" if decision.granted else "refused")
@@ -132,9 +132,9 @@ class Inbound:
             leader = self._raft.new_leader
             # the new leader is known now: resign() returns while our own quorum-state is
             # written off the loop (durable before this answer goes out, as Kafka's)
-            self._handover.announced(leader, part["leaderEpoch"], self._host._clock())
-            self._host._serving.notify()
-            await self._host._log.persist_state(leader_epoch=self._raft.epoch,
+            self._handover.announced(leader, part["leaderEpoch"], self._host.clock())
+            self._host.serving.notify()
+            await self._host.local_log.persist_state(leader_epoch=self._raft.epoch,
                                                 voters=self._raft.voters, leader_id=leader,
                                                 voted_id=self._raft.voted_for)
         return self._raft.begin_epoch_answer(decision)
@@ -155,15 +155,16 @@ class Inbound:
             return {"errorCode": NONE, "responses": []}
         part = topic["partitions"][0]
         max_bytes = body["maxBytes"] if body["maxBytes"] > 0 else 1 << 20
-        deadline = time.monotonic() + body["maxWaitMs"] / 1000.0
+        deadline_ms = self._host.clock() + body["maxWaitMs"]
         while True:
+            now_ms = self._host.clock()
             step = self._raft.fetch_step(
-                replica_id, part, self._host._clock(), can_wait=deadline - time.monotonic() > 0,
+                replica_id, part, now_ms, can_wait=deadline_ms - now_ms > 0,
                 handover_pending=self._handover.pending())
             if step.wait_for_leader:
                 try:
-                    await asyncio.wait_for(asyncio.shield(self._host._serving.changed),
-                                           deadline - time.monotonic())
+                    await asyncio.wait_for(asyncio.shield(self._host.serving.changed),
+                                           (deadline_ms - self._host.clock()) / 1000.0)
                 except TimeoutError:
                     pass
                 continue
@@ -172,15 +173,15 @@ class Inbound:
             if step.answer is not None:
                 return step.answer
             if step.hw_moved:
-                self._host._commits.hw_moved()
+                self._host.commits.hw_moved()
             records = self._index.read(part["fetchOffset"], max_bytes)
             if records or self._raft.has_news(replica_id):
                 break
-            wait = deadline - time.monotonic()
+            wait = (deadline_ms - self._host.clock()) / 1000.0
             if wait <= 0:
                 break
             try:
-                await asyncio.wait_for(asyncio.shield(self._host._serving.changed), wait)
+                await asyncio.wait_for(asyncio.shield(self._host.serving.changed), wait)
             except TimeoutError:
                 break
         self._raft.sent_hw(replica_id)

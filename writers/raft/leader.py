@@ -1,12 +1,15 @@
 """The stand-in's Raft rules as a pure state machine: requests in, answers and effects out.
 
-`RaftLeader` holds what a Kafka 3.9 `QuorumState`/`LeaderState` holds for the stand-in (epoch,
-vote, leader, the high watermark, each follower's fetched end) and decides every Raft request
-the stand-in serves: Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch, ControllerRegistration, and
-the check-quorum rule. It reads no clock (the caller passes `now_ms`), opens no socket and
-writes no file: a decision that must be made durable before it is answered says so
-(`VoteDecision.persist`, `BeginEpochDecision.persist`) and the server (`writers.raft.server`)
-writes quorum-state, appends, wakes fetchers and answers.
+`RaftLeader` holds what a Kafka 3.9 `QuorumState`/`LeaderState` holds for the stand-in (its role
+with the role's epoch, vote and leader, the high watermark, each follower's fetched end) and
+decides every Raft request the stand-in serves: Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch,
+ControllerRegistration, and the check-quorum rule. The role is one object at a time, as Kafka's
+`QuorumState` holds one `EpochState`: `Unattached` (with the vote it granted, if any),
+`Candidate`, `Leader`, `Resigned` or `Follower` (a leader announced itself; the stand-in never
+fetches from it), and it changes only along `TRANSITIONS`. It reads no clock (the caller passes
+`now_ms`), opens no socket and writes no file: a decision that must be made durable before it is
+answered says so (`VoteDecision.persist`, `BeginEpochDecision.persist`) and the server
+(`writers.raft.server`) writes quorum-state, appends, wakes fetchers and answers.
 
 The rules follow Kafka 3.9's `KafkaRaftClient` (facts, not code); where they deliberately differ,
 docs/design.md ("The stand-in's Raft rules, and where they differ from KafkaRaftClient") says
@@ -15,11 +18,13 @@ why. Every error code the stand-in answers with comes from `writers.raft.errors`
 
 from __future__ import annotations
 
+import enum
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
+from writers.errors import VoterStateError
 from writers.log.reader import METADATA_TOPIC_ID
 from writers.raft.errors import (
     FENCED_LEADER_EPOCH,
@@ -33,8 +38,10 @@ from writers.raft.errors import (
 )
 from writers.raft.log import LogIndex
 
-__all__ = ["CHECK_QUORUM_TIMEOUT_FACTOR", "METADATA_TOPIC", "BeginEpochDecision", "FetchStep",
-           "RaftLeader", "Replica", "VoteDecision", "heard_from_majority"]
+__all__ = ["CHECK_QUORUM_TIMEOUT_FACTOR", "METADATA_TOPIC", "TRANSITIONS", "BeginEpochDecision",
+           "Candidate", "FetchStep", "Follower", "Leader", "RaftLeader", "Replica", "Resigned",
+           "Role", "RoleState", "RoleTransitionError", "Unattached", "VoteDecision",
+           "heard_from_majority"]
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +66,86 @@ def heard_from_majority(now_ms: float, last_fetches_ms: Sequence[float], voters:
     return 1 + heard >= voters // 2 + 1
 
 
+class Role(enum.Enum):
+    """The stand-in's Raft role (Kafka's `EpochState` kinds; a voted voter is Kafka 4's
+    `UnattachedState` with a voted key, 3.9's `VotedState`)."""
+
+    UNATTACHED = "unattached"  # no leader known at its epoch; may have voted for a candidate
+    CANDIDATE = "candidate"  # voted for itself, asking the voters (`Election`)
+    LEADER = "leader"  # won its epoch: appends, serves Fetch, answers brokers
+    RESIGNED = "resigned"  # sent EndQuorumEpoch; no newer epoch or leader known yet
+    FOLLOWER = "follower"  # a leader of its epoch announced itself (BeginQuorumEpoch)
+
+
+TRANSITIONS: Mapping[Role, frozenset[Role]] = {
+    # a voter that knows no leader may stand, vote at a higher epoch, or follow an announcement
+    Role.UNATTACHED: frozenset({Role.CANDIDATE, Role.UNATTACHED, Role.FOLLOWER}),
+    # a candidate stands again one epoch higher (rejoin), wins, votes for a higher candidate, or
+    # follows a leader that announced itself
+    Role.CANDIDATE: frozenset({Role.CANDIDATE, Role.LEADER, Role.UNATTACHED, Role.FOLLOWER}),
+    # a leader resigns, or follows a higher epoch's announcement; it refuses every Vote
+    # (docs/design.md: it does not step down on a Vote), so it never becomes unattached
+    Role.LEADER: frozenset({Role.RESIGNED, Role.FOLLOWER}),
+    # after the handover the stand-in never stands again: it votes or follows
+    Role.RESIGNED: frozenset({Role.UNATTACHED, Role.FOLLOWER}),
+    Role.FOLLOWER: frozenset({Role.CANDIDATE, Role.UNATTACHED, Role.FOLLOWER}),
+}
+"""The legal moves, role -> roles it may become (`RaftLeader` refuses any other)."""
+
+
+class RoleTransitionError(VoterStateError):
+    """A move `TRANSITIONS` does not allow (a bug in the caller, or a race it must not win:
+    e.g. an election that would make the stand-in leader of an epoch it voted in for another)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unattached:
+    """No leader known at `epoch`; `voted_for` the candidate it granted (-1: none)."""
+
+    role: ClassVar[Role] = Role.UNATTACHED
+    epoch: int
+    voted_for: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """Standing at `epoch`, voted for itself."""
+
+    role: ClassVar[Role] = Role.CANDIDATE
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class Leader:
+    """Leading `epoch` (voted for itself)."""
+
+    role: ClassVar[Role] = Role.LEADER
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class Resigned:
+    """Resigned from `epoch`, the one it led; answers still name itself as that epoch's leader
+    (Kafka's `ResignedState`)."""
+
+    role: ClassVar[Role] = Role.RESIGNED
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class Follower:
+    """`leader` announced itself leader of `epoch`; `voted_for` is kept from the role before, as
+    quorum-state carries it (the stand-in never fetches from the leader)."""
+
+    role: ClassVar[Role] = Role.FOLLOWER
+    epoch: int
+    leader: int
+    voted_for: int = -1
+
+
+RoleState = Unattached | Candidate | Leader | Resigned | Follower
+
+
 @dataclass
 class Replica:
     """What the leader knows of one voter (Kafka's `LeaderState.ReplicaState`)."""
@@ -72,7 +159,7 @@ class Replica:
 @dataclass(frozen=True, slots=True)
 class VoteDecision:
     """A Vote's outcome and its effect; `RaftLeader.vote_answer` renders the answer once the
-    effect is done (it names the leader and epoch known then, as before the refactor).
+    effect is done (it names the leader and epoch known then, after any quorum-state write).
 
     Attributes:
         error: the error code (top-level for INCONSISTENT_CLUSTER_ID, else the partition's).
@@ -144,12 +231,11 @@ class RaftLeader:
         self.cluster_id = cluster_id
         self.index = index
         self.fetch_timeout_ms = fetch_timeout_ms
-        self.epoch = index.last_epoch()
-        self.leading = False
-        self.resigned = False
-        self.voted_for = -1
-        self.new_leader = -1  # the real controller leading `epoch` after the handover
-        self.led_epoch = -1  # the epoch the stand-in led (it resigns from it)
+        self.state: RoleState = Unattached(index.last_epoch())  # changed by `_move` only
+        # the epoch the stand-in resigned from (-1: it never did): after the handover the
+        # lagging followers of that epoch are still served, observers wait for the next
+        # leader, and it never stands again, whatever role it moves on to
+        self.resigned_from = -1
         self.epoch_start = 0
         self.hw = 0
         self.replicas = {n: Replica(n) for n in self.voters if n != node_id}
@@ -163,32 +249,79 @@ class RaftLeader:
     def majority(self) -> int:
         return len(self.voters) // 2 + 1
 
+    @property
+    def role(self) -> Role:
+        return self.state.role
+
+    @property
+    def epoch(self) -> int:
+        """The epoch of the current role."""
+        return self.state.epoch
+
+    @property
+    def voted_for(self) -> int:
+        """The candidate it voted for in `epoch` (-1: none; itself as candidate and after)."""
+        if isinstance(self.state, Unattached | Follower):
+            return self.state.voted_for
+        return self.node_id
+
+    @property
+    def new_leader(self) -> int:
+        """The leader that announced itself for `epoch` (-1: none known)."""
+        return self.state.leader if isinstance(self.state, Follower) else -1
+
+    @property
+    def resigned(self) -> bool:
+        """It resigned (in any role since)."""
+        return self.resigned_from >= 0
+
+    def _move(self, state: RoleState) -> None:
+        """The one place the role changes: refused unless `TRANSITIONS` allows it."""
+        if state.role not in TRANSITIONS[self.state.role]:
+            raise RoleTransitionError(
+                f"stand-in {self.node_id}: {self.state.role.value} at epoch {self.epoch} "
+                f"cannot become {state.role.value} at epoch {state.epoch}")
+        self.state = state
+
     def leader_id(self) -> int:
         """The leader of `epoch` as far as the stand-in knows (-1: none known), as Kafka's
         voters put it in every Raft answer."""
-        if self.leading or (self.resigned and self.epoch == self.led_epoch):
+        if self.role is Role.LEADER or self.resigned_from == self.epoch:
             return self.node_id  # resigned, nothing newer known: Kafka's ResignedState says so
         return self.new_leader
 
     def is_leader(self) -> bool:
-        return self.leading and not self.resigned
+        return self.role is Role.LEADER
 
     def stand_for(self, epoch: int) -> None:
-        """Candidate at `epoch`, voting for itself (the server writes quorum-state)."""
-        self.epoch = epoch
-        self.voted_for = self.node_id
+        """Candidate at `epoch`, voting for itself (the server writes quorum-state).
+
+        Raises:
+            RoleTransitionError: it leads, or it resigned (the log moved on to the real
+                controllers: a re-run stands with a new server, `elect(rejoin=True)`)."""
+        if self.resigned:
+            raise RoleTransitionError(
+                f"stand-in {self.node_id} resigned from epoch {self.resigned_from}: it does "
+                f"not stand again (at epoch {epoch})")
+        self._move(Candidate(epoch))
 
     def become_leader(self) -> None:
-        """Won the election: the epoch starts at the log's end (its LeaderChange goes there)."""
-        self.leading = True
-        self.led_epoch = self.epoch
+        """Won the election: the epoch starts at the log's end (its LeaderChange goes there).
+
+        Raises:
+            RoleTransitionError: not a candidate any more (it voted for another or followed an
+                announcement meanwhile)."""
+        self._move(Leader(self.epoch))
         self.epoch_start = self.index.end
         self.observers = {}
 
     def resign(self) -> None:
-        """Stop leading (EndQuorumEpoch is being sent)."""
-        self.resigned = True
-        self.leading = False
+        """Stop leading (EndQuorumEpoch is being sent).
+
+        Raises:
+            RoleTransitionError: not leading."""
+        self._move(Resigned(self.epoch))
+        self.resigned_from = self.epoch
 
     def follower_ends(self) -> dict[int, int]:
         return {n: r.end_offset for n, r in sorted(self.replicas.items())}
@@ -263,16 +396,16 @@ class RaftLeader:
             return VoteDecision(INVALID_REQUEST, False)
         if candidate not in self.voters:
             return VoteDecision(NONE, False)
-        if epoch == self.epoch and not self.leading and self.new_leader < 0:
+        if epoch == self.epoch and self.role in (Role.UNATTACHED, Role.CANDIDATE, Role.RESIGNED):
             # the same candidate asking again in the epoch we voted in (its answer was lost):
             # granted again, as Kafka's voted state does; anyone else is refused
             granted = self.voted_for == candidate
             return VoteDecision(NONE, granted, wait_for_persist=granted)
-        if epoch > self.epoch and not self.leading:
+        if epoch > self.epoch and not self.is_leader():
             ours = (self.index.last_epoch(), self.index.end)
             theirs = (part["lastOffsetEpoch"], part["lastOffset"])
             if theirs >= ours:  # the state first, so a second candidate of this epoch is refused
-                self.epoch, self.voted_for, self.new_leader = epoch, candidate, -1
+                self._move(Unattached(epoch, voted_for=candidate))
                 return VoteDecision(NONE, True, persist=True)
         elif epoch > self.epoch:
             log.warning("stand-in %d leads epoch %d and refuses candidate %d at epoch %d: a "
@@ -298,10 +431,8 @@ class RaftLeader:
         if leader < 0:
             return BeginEpochDecision(INVALID_REQUEST)
         persist = False
-        if epoch > self.epoch or (not self.leading and leader != self.node_id):
-            self.leading = False
-            self.epoch = max(self.epoch, epoch)
-            self.new_leader = leader
+        if epoch > self.epoch or (not self.is_leader() and leader != self.node_id):
+            self._move(Follower(epoch, leader, voted_for=self.voted_for))  # epoch >= ours here
             persist = True
         return BeginEpochDecision(NONE, leader, persist)
 
@@ -324,7 +455,7 @@ class RaftLeader:
     def on_controller_registration(self) -> dict[str, Any]:
         """ControllerRegistration: REQUEST_TIMED_OUT while leading (the controller retries),
         NOT_CONTROLLER after resigning (it re-resolves the leader)."""
-        if self.leading:
+        if self.is_leader():
             return {"errorCode": REQUEST_TIMED_OUT,
                     "errorMessage": "zk2kraft's stand-in leader does not register controllers"}
         return {"errorCode": NOT_CONTROLLER, "errorMessage": None}
@@ -419,7 +550,7 @@ class RaftLeader:
         EndQuorumEpoch (one behind that stands is refused, then unseats the new leader one
         epoch higher: Kafka 3.9 has no pre-vote), and answered it keeps its fetch timer from
         running out, so it never stands on its own; the new leader's Vote request moves it on."""
-        return (replica is not None and self.epoch == self.led_epoch
+        return (replica is not None and self.epoch == self.resigned_from
                 and part["currentLeaderEpoch"] == self.epoch
                 and part["fetchOffset"] < self.index.end)
 

@@ -66,6 +66,7 @@ import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from writers._mv import MetadataVersion
 from writers._quorum_log import AppendResult, BrokerServing, VoterStatus
@@ -75,19 +76,32 @@ from writers.errors import (
     VoterUnavailableError,
 )
 from writers.log.log_dir import EncodedBatch
-from writers.raft.broker_desk import BrokerDesk
+from writers.raft.broker_desk import BrokerDesk, DeskHost
 from writers.raft.commits import Commits
-from writers.raft.election import Election
-from writers.raft.handover import Handover, HandoverEvent, HandoverResult
-from writers.raft.inbound import Inbound
+from writers.raft.election import Election, ElectionHost
+from writers.raft.handover import Handover, HandoverEvent, HandoverHost, HandoverResult
+from writers.raft.inbound import Inbound, InboundHost
 from writers.raft.leader import METADATA_TOPIC, RaftLeader
 from writers.raft.local_log import LocalLog
 from writers.raft.serving import ServerLoop
 from writers.raft.wire import Peers, quorum_leader_and_observers
 
-__all__ = ["HandoverEvent", "HandoverResult", "StandInLeader"]
+__all__ = ["HandoverEvent", "HandoverResult", "StandInHost", "StandInLeader"]
 
 log = logging.getLogger(__name__)
+
+
+class StandInHost(DeskHost, ElectionHost, HandoverHost, InboundHost, Protocol):
+    """The server's seam: all its helpers use of it, public members only.
+
+    Each helper types its host with its own part (`DeskHost`, `ElectionHost`, `HandoverHost`,
+    `InboundHost`, declared next to the helper so that it imports nothing of the server);
+    `StandInLeader` is the one implementation (checked where it builds them), and a test may
+    hand a helper a fake with just the members of its part. The parts are the Raft state
+    (`raft`), the log (`local_log`), the loop (`serving`), appends and commit waits
+    (`commits`), the other voters (`peers`), the helpers the listener dispatches to
+    (`handover`, `desk`), the settings, and the two clocks (`clock`, monotonic ms, for every
+    deadline and stamp; `wall_clock`, seconds, for record timestamps)."""
 
 
 class StandInLeader:
@@ -106,7 +120,10 @@ class StandInLeader:
         broker_session_timeout_ms: the controllers' `broker.session.timeout.ms` (Kafka's
             default 9000): a broker silent for longer is fenced (`serve_brokers`).
         clock: milliseconds on a monotonic clock: the handover measure and its stamps
-            (`mono_s`), check-quorum, broker sessions.
+            (`mono_s`), check-quorum, broker sessions, and every wait's deadline (election,
+            commit, Fetch long-poll, a broker RPC's commit).
+        wall_clock: seconds on the wall clock (`time.time`): the timestamps of the records it
+            appends itself (LeaderChange, broker registrations) and the handover's `wall_s`.
         tls_server: the listener's TLS context when the controller listener's security protocol
             is SSL (its certificate must be valid for the voter entry's host; require client
             certificates in it when the controllers set `ssl.client.auth=required`).
@@ -136,6 +153,7 @@ class StandInLeader:
         broker_session_timeout_ms: float = 9000.0,
         begin_retry_s: float = 0.5,
         clock: Callable[[], float] = lambda: time.monotonic() * 1000.0,
+        wall_clock: Callable[[], float] = time.time,
         tls_server: ssl.SSLContext | None = None,
         tls_client: ssl.SSLContext | None = None,
         sasl_users: Mapping[str, str] | None = None,
@@ -152,30 +170,32 @@ class StandInLeader:
         self.fetch_timeout_ms = fetch_timeout_ms
         self.broker_session_timeout_ms = broker_session_timeout_ms
         self.begin_retry_s = begin_retry_s
-        self._clock = clock
+        self.clock = clock
+        self.wall_clock = wall_clock
         self._tls_server = tls_server
-        self._sasl_users = dict(sasl_users) if sasl_users is not None else None
-        self._peers = Peers(node_id, voters, tls_client=tls_client, sasl_client=sasl_client)
-        self._log = LocalLog(Path(log_dir), node_id=node_id, cluster_id=cluster_id)
-        self._raft = RaftLeader(node_id, list(voters), cluster_id, self._log.index,
+        self.sasl_users = dict(sasl_users) if sasl_users is not None else None
+        self.peers = Peers(node_id, voters, tls_client=tls_client, sasl_client=sasl_client)
+        self.local_log = LocalLog(Path(log_dir), node_id=node_id, cluster_id=cluster_id)
+        self.raft = RaftLeader(node_id, list(voters), cluster_id, self.local_log.index,
                                 fetch_timeout_ms=fetch_timeout_ms)
-        self._serving = ServerLoop(f"zk2kraft-standin-{node_id}")
-        self._commits = Commits(node_id, self._log, self._raft, self._serving)
+        self.serving = ServerLoop(f"zk2kraft-standin-{node_id}")
+        self.commits = Commits(node_id, self.local_log, self.raft, self.serving, clock)
         self.requests_served: dict[str, int] = {}
-        self._desk = BrokerDesk(self)
-        self._handover = Handover(self)
-        self._election = Election(self)
-        self._inbound = Inbound(self)
+        host: StandInHost = self  # the seam the helpers see (mypy checks it here)
+        self.desk = BrokerDesk(host)
+        self.handover = Handover(host)
+        self._election = Election(host)
+        self._inbound = Inbound(host)
         try:
-            self._serving.call(self._start_server(), 10.0)
+            self.serving.call(self._start_server(), 10.0)
         except BaseException:
-            self._log.close()
+            self.local_log.close()
             raise
 
     async def _start_server(self) -> None:
         host, port = self.listen
         try:
-            await self._serving.listen(self._inbound.serve, host, port, self._tls_server)
+            await self.serving.listen(self._inbound.serve, host, port, self._tls_server)
         except OSError as exc:
             raise VoterUnavailableError(
                 f"stand-in {self.node_id}: cannot listen on {host}:{port}: {exc.strerror or exc}"
@@ -205,8 +225,8 @@ class StandInLeader:
                 the stand-in asked; `leader_id` -1 when none is known yet).
             VoterUnavailableError: no majority granted within `timeout_s`.
         """
-        epoch = self._serving.call(self._election.run(timeout_s, rejoin), timeout_s + 10)
-        self._commits.wake_committers()
+        epoch = self.serving.call(self._election.run(timeout_s, rejoin), timeout_s + 10)
+        self.commits.wake_committers()
         return int(epoch)
 
     # -- brokers (BrokerRegistration, BrokerHeartbeat) -----------------------------------------
@@ -218,38 +238,38 @@ class StandInLeader:
 
         The registrations already in the log (the pre-copy's, copied from ZooKeeper, or a
         resumed run's) are read first: Kafka's controller judges against what it replayed."""
-        self._serving.call(self._desk.start(
+        self.serving.call(self.desk.start(
             mv, kraft_version, session_timeout_ms or self.broker_session_timeout_ms), 60.0)
 
     def take_own_records(self) -> list[MetadataRecord]:
         """The records the stand-in appended on its own (broker registrations and fencing
         changes) since the last call, in log order, for the single writer's image."""
-        return self._desk.take_own_records()
+        return self.desk.take_own_records()
 
     def broker_registrations(self) -> dict[int, tuple[int, bool]]:
         """broker id -> (broker epoch, live) as the stand-in's log holds them; live = unfenced
         and heard from within the session timeout (Kafka's `hasValidSession`), so the old
         incarnation of a broker that restarted stops counting."""
         async def read() -> dict[int, tuple[int, bool]]:
-            return self._desk.registrations(self._clock())
-        return self._serving.call(read(), 10.0)
+            return self.desk.registrations(self.clock())
+        return self.serving.call(read(), 10.0)
 
     def brokers_serving(self) -> dict[int, BrokerServing]:
         """Every broker registered with the stand-in or fetching from it in its epoch (see
         `BrokerServing`): the cutover fences only over brokers that serve."""
         async def read() -> dict[int, BrokerServing]:
-            now = self._clock()
+            now = self.clock()
             window = self.broker_session_timeout_ms
-            registered = self._desk.registrations(now)
+            registered = self.desk.registrations(now)
             fetches = {n: (r.last_fetch_ms, r.end_offset)
-                       for n, r in self._raft.observers.items()}
-            end = self._log.index.end
+                       for n, r in self.raft.observers.items()}
+            end = self.local_log.index.end
             return {n: BrokerServing(
                         n, registered.get(n, (-1, False))[1],
                         n in fetches and now - fetches[n][0] <= window,
                         end - fetches[n][1] if n in fetches else None)
                     for n in sorted(set(registered) | set(fetches))}
-        return self._serving.call(read(), 10.0)
+        return self.serving.call(read(), 10.0)
 
     def describe_quorum(self, node: int, timeout_s: float = 5.0
                         ) -> tuple[int, dict[int, int]]:
@@ -262,7 +282,7 @@ class StandInLeader:
         """
         body = {"topics": [{"topicName": METADATA_TOPIC, "partitions": [{"partitionIndex": 0}]}]}
         try:
-            ans = self._serving.call(self._peers.rpc(node, 55, 1, body, timeout_s), timeout_s + 5)
+            ans = self.serving.call(self.peers.rpc(node, 55, 1, body, timeout_s), timeout_s + 5)
         except (OSError, TimeoutError, asyncio.TimeoutError) as exc:
             raise VoterUnavailableError(
                 f"voter {node} did not answer DescribeQuorum: {type(exc).__name__}: {exc}"
@@ -271,41 +291,42 @@ class StandInLeader:
 
     # -- appending (QuorumLog) -------------------------------------------------------------------
 
-    def _encode(
+    def encode(
         self, records: Sequence[MetadataRecord | ControlRecord], timestamp_ms: int
     ) -> list[EncodedBatch]:
-        return self._log.encode(records, epoch=self._raft.epoch, timestamp_ms=timestamp_ms)
+        """`records` framed in the current epoch (not yet appended; see `StandInHost`)."""
+        return self.local_log.encode(records, epoch=self.raft.epoch, timestamp_ms=timestamp_ms)
 
     @property
     def leader_epoch(self) -> int:
         """See `QuorumLog`."""
-        return self._raft.epoch
+        return self.raft.epoch
 
     @property
     def next_offset(self) -> int:
         """See `QuorumLog`."""
-        return self._log.index.end
+        return self.local_log.index.end
 
     @property
     def last_offset(self) -> int:
         """See `QuorumLog`."""
-        return self._log.index.end - 1
+        return self.local_log.index.end - 1
 
     @property
     def durable_offset(self) -> int:
         """See `QuorumLog`: the last committed offset (high watermark - 1)."""
-        return self._raft.hw - 1
+        return self.raft.hw - 1
 
     @property
     def high_watermark(self) -> int:
         """The quorum's high watermark (first offset not yet committed)."""
-        return self._raft.hw
+        return self.raft.hw
 
     @property
     def majority_writable(self) -> bool:
         """See `QuorumLog`: leading, and a majority heard from within Kafka's check-quorum
         time (`heard_from_majority`)."""
-        return self._raft.check_quorum(self._clock())
+        return self.raft.check_quorum(self.clock())
 
     def append_records(
         self, records: Sequence[MetadataRecord | ControlRecord], *, timestamp_ms: int
@@ -316,15 +337,15 @@ class StandInLeader:
         if not records:
             return AppendResult(self.next_offset, self.next_offset - 1, 0)
         # encoded on the caller's thread (the single writer), so the loop keeps serving fetches
-        batches = self._encode(records, timestamp_ms)
+        batches = self.encode(records, timestamp_ms)
 
         async def append() -> list[EncodedBatch]:
-            out = self._log.behind_the_end(batches, self._raft.epoch)
-            self._commits.append_now(out)
-            self._desk.writer_appended(records, out[0].base_offset)
+            out = self.local_log.behind_the_end(batches, self.raft.epoch)
+            self.commits.append_now(out)
+            self.desk.writer_appended(records, out[0].base_offset)
             return out
 
-        done = self._serving.call(append(), 60.0)
+        done = self.serving.call(append(), 60.0)
         return self._await_commit(done)
 
     def append_batches(self, batches: Sequence[EncodedBatch]) -> AppendResult:
@@ -342,17 +363,17 @@ class StandInLeader:
             return AppendResult(self.next_offset, self.next_offset - 1, 0)
 
         async def append() -> list[EncodedBatch]:
-            out = self._log.stamped_in_order(batches, self._raft.epoch)
-            self._commits.append_now(out)
+            out = self.local_log.stamped_in_order(batches, self.raft.epoch)
+            self.commits.append_now(out)
             return out
 
-        done = self._serving.call(append(), 60.0)
+        done = self.serving.call(append(), 60.0)
         return self._await_commit(done)
 
     def _require_leader(self) -> None:
-        if not self._raft.leading or self._raft.resigned:
+        if not self.raft.is_leader():
             raise VoterStateError(f"stand-in {self.node_id} is not the leader "
-                                  f"(epoch {self._raft.epoch}); elect() first, or it resigned")
+                                  f"(epoch {self.raft.epoch}); elect() first, or it resigned")
 
     def _await_commit(self, batches: Sequence[EncodedBatch]) -> AppendResult:
         self.wait_committed(batches[-1].last_offset)
@@ -364,20 +385,20 @@ class StandInLeader:
         Raises:
             VoterUnavailableError: not within `timeout_s` (default `commit_timeout_s`).
         """
-        self._commits.wait(offset, timeout_s or self.commit_timeout_s)
+        self.commits.wait(offset, timeout_s or self.commit_timeout_s)
 
     def voter_status(self) -> list[VoterStatus]:
         """See `QuorumLog`: the stand-in itself and each follower's fetched end."""
-        state = "ok" if self._raft.leading else "resigned"
-        out = [VoterStatus(self.node_id, state, self._log.index.end)]
-        for n, r in sorted(self._raft.replicas.items()):
+        state = "ok" if self.raft.is_leader() else "resigned"
+        out = [VoterStatus(self.node_id, state, self.local_log.index.end)]
+        for n, r in sorted(self.raft.replicas.items()):
             state = "ok" if r.end_offset >= 0 else "not fetching"
             out.append(VoterStatus(n, state, r.end_offset if r.end_offset >= 0 else None))
         return out
 
     def read_log(self) -> Iterator[RecordBatch]:
         """See `QuorumLog`: the batches of the stand-in's own log (its LeaderChange included)."""
-        return self._log.read()
+        return self.local_log.read()
 
     # -- handover ------------------------------------------------------------------------------
 
@@ -395,12 +416,12 @@ class StandInLeader:
             Who leads now, at which epoch, and how long it took (new_leader -1 on timeout).
         """
         self._require_leader()
-        return self._serving.call(self._handover.resign(preferred, timeout_s), timeout_s + 15)
+        return self.serving.call(self.handover.resign(preferred, timeout_s), timeout_s + 15)
 
     def close(self) -> None:
         """Stop serving and release the log directory (its `.lock`)."""
-        self._serving.stop()
-        self._log.close()
+        self.serving.stop()
+        self.local_log.close()
 
     def __enter__(self) -> StandInLeader:
         return self

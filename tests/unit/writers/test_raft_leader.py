@@ -19,7 +19,7 @@ import pytest
 
 from writers import EncodedBatch, VoterUnavailableError, decode_response
 from writers.raft.inbound import Inbound
-from writers.raft.leader import RaftLeader
+from writers.raft.leader import TRANSITIONS, RaftLeader, RoleTransitionError
 from writers.raft.log import LogIndex
 from writers.raft.wire import Conn, quorum_leader_and_observers, sasl_step
 
@@ -447,8 +447,8 @@ def test_a_newer_api_versions_is_answered_with_unsupported_version_and_the_list(
     """As Kafka's brokers do: ApiVersions v0 with UNSUPPORTED_VERSION (35) and the versions the
     stand-in serves, so the client retries with one of them."""
     raft = _leader()
-    host = SimpleNamespace(node_id=1, requests_served={}, _sasl_users=None, _raft=raft,
-                           _index=raft.index, _handover=None, _desk=None)
+    host = SimpleNamespace(node_id=1, requests_served={}, sasl_users=None, raft=raft,
+                           handover=None, desk=None)
     raw = bytes.fromhex("0012 0009 00000007 ffff 00")  # ApiVersions v9, correlation id 7
     frame = asyncio.run(Inbound(host)._answer(raw, Conn(authenticated=True)))
     correlation, body = decode_response(18, 0, frame[4:])
@@ -470,3 +470,114 @@ def test_an_observers_fetches_are_kept_for_the_broker_gate_without_moving_the_wa
     raft.resign()
     raft.fetch_step(100, _part(10, 3, 3), 2000.0, can_wait=False, handover_pending=False)
     assert raft.observers[100].last_fetch_ms == 1500.0  # not leading: not counted
+
+
+# -- the role and its transitions (Kafka's QuorumState: one state object at a time) ---------------
+
+def _in_role(state: str) -> RaftLeader:
+    """The stand-in (node 1 of 1, 2, 3; log as above, end 10) in `state`: `fresh` (unattached at
+    the log's last epoch 3, no vote), `candidate` (standing at 4), `leading` (epoch 3),
+    `resigned` (from 3), `voted` (resigned, then voted for 2 at 4), `followed` (resigned, then 2
+    leads 4), `fresh-followed` (never led; 2 announced itself at epoch 4)."""
+    if state in ("leading", "resigned", "voted", "followed"):
+        return _leader(state)
+    index = LogIndex()
+    index.add(_batch(1, 0, 4))
+    index.add(_batch(3, 5, 9))
+    raft = RaftLeader(1, (1, 2, 3), CLUSTER, index, fetch_timeout_ms=2000.0)
+    if state == "candidate":
+        raft.stand_for(4)
+    elif state == "fresh-followed":
+        assert raft.on_begin_epoch(_begin(2, 4)).persist
+    return raft
+
+
+def _act(raft: RaftLeader, action: str) -> None:
+    if action == "stand":
+        raft.stand_for(raft.epoch + 1)
+    elif action == "win":
+        raft.become_leader()
+    elif action == "resign":
+        raft.resign()
+    elif action == "grant":  # a higher candidate with a log as long: granted unless leading
+        raft.on_vote(_vote(2, raft.epoch + 1, 3, 10))
+    else:  # "announce": 3 announces itself leader one epoch higher
+        raft.on_begin_epoch(_begin(3, raft.epoch + 1))
+
+
+U, C, L, R, F = "unattached", "candidate", "leader", "resigned", "follower"
+REFUSED = "refused"
+
+ROLE_MOVES = [
+    # (state, action) -> role after, or REFUSED (RoleTransitionError, role unchanged)
+    pytest.param("fresh", "stand", C, id="unattached stands"),
+    pytest.param("fresh", "win", REFUSED, id="unattached cannot lead without standing"),
+    pytest.param("fresh", "resign", REFUSED, id="unattached cannot resign"),
+    pytest.param("fresh", "grant", U, id="unattached votes"),
+    pytest.param("fresh", "announce", F, id="unattached follows"),
+    pytest.param("candidate", "stand", C, id="candidate stands one epoch higher (rejoin)"),
+    pytest.param("candidate", "win", L, id="candidate wins"),
+    pytest.param("candidate", "resign", REFUSED, id="candidate cannot resign"),
+    pytest.param("candidate", "grant", U, id="candidate votes for a higher candidate"),
+    pytest.param("candidate", "announce", F, id="candidate follows a leader"),
+    pytest.param("leading", "stand", REFUSED, id="leader cannot stand"),
+    pytest.param("leading", "win", REFUSED, id="leader cannot win again"),
+    pytest.param("leading", "resign", R, id="leader resigns"),
+    pytest.param("leading", "grant", L, id="leader refuses the vote, still leads"),
+    pytest.param("leading", "announce", F, id="leader follows a higher epoch"),
+    pytest.param("resigned", "stand", REFUSED, id="resigned never stands again"),
+    pytest.param("resigned", "win", REFUSED, id="resigned cannot lead"),
+    pytest.param("resigned", "resign", REFUSED, id="resigned cannot resign twice"),
+    pytest.param("resigned", "grant", U, id="resigned votes"),
+    pytest.param("resigned", "announce", F, id="resigned follows the new leader"),
+    pytest.param("voted", "stand", REFUSED, id="voted after resigning: never stands again"),
+    pytest.param("voted", "win", REFUSED, id="voted cannot lead"),
+    pytest.param("voted", "grant", U, id="voted votes at the next epoch"),
+    pytest.param("followed", "stand", REFUSED, id="followed after resigning: never stands"),
+    pytest.param("followed", "resign", REFUSED, id="follower cannot resign"),
+    pytest.param("followed", "grant", U, id="follower votes at the next epoch"),
+    pytest.param("followed", "announce", F, id="follower follows the next leader"),
+    pytest.param("fresh-followed", "stand", C, id="a follower that never led may stand"),
+    pytest.param("fresh-followed", "win", REFUSED, id="a follower cannot lead without standing"),
+]
+
+
+@pytest.mark.parametrize(("state", "action", "after"), ROLE_MOVES)
+def test_role_transitions(state: str, action: str, after: str) -> None:
+    raft = _in_role(state)
+    before = (raft.role, raft.epoch)
+    if after == REFUSED:
+        with pytest.raises(RoleTransitionError):
+            _act(raft, action)
+        assert (raft.role, raft.epoch) == before
+        return
+    _act(raft, action)
+    assert raft.role.value == after
+
+
+def test_the_transition_table() -> None:
+    """The whole table, written out: role -> the roles it may become."""
+    table = {role.value: sorted(r.value for r in targets) for role, targets in TRANSITIONS.items()}
+    assert table == {U: [C, F, U], C: [C, F, L, U], L: [F, R], R: [F, U], F: [C, F, U]}
+
+
+ROLE_FACTS = [
+    # state -> (role, epoch, voted for, leader named, new leader, is leader, resigned)
+    pytest.param("fresh", U, 3, -1, -1, -1, False, False, id="fresh"),
+    pytest.param("candidate", C, 4, 1, -1, -1, False, False, id="candidate"),
+    pytest.param("leading", L, 3, 1, 1, -1, True, False, id="leading"),
+    pytest.param("resigned", R, 3, 1, 1, -1, False, True, id="resigned: names itself"),
+    pytest.param("voted", U, 4, 2, -1, -1, False, True, id="voted: no leader known"),
+    pytest.param("followed", F, 4, 2, 2, 2, False, True, id="followed: names the new leader"),
+    pytest.param("fresh-followed", F, 4, -1, 2, 2, False, False, id="followed, never led"),
+]
+
+
+@pytest.mark.parametrize(("state", "role", "epoch", "voted_for", "leader_id", "new_leader",
+                          "is_leader", "resigned"), ROLE_FACTS)
+def test_what_each_role_says(state: str, role: str, epoch: int, voted_for: int, leader_id: int,
+                             new_leader: int, is_leader: bool, resigned: bool) -> None:
+    raft = _in_role(state)
+    assert (raft.role.value, raft.epoch, raft.voted_for, raft.leader_id(), raft.new_leader,
+            raft.is_leader(), raft.resigned) == (role, epoch, voted_for, leader_id, new_leader,
+                                                 is_leader, resigned)

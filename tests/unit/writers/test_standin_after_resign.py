@@ -90,7 +90,7 @@ def test_answers_name_the_new_leader_and_fence_older_epochs(standin: StandInLead
         assert (stale["errorCode"], stale["leaderId"], stale["leaderEpoch"]) == (74, 3001, 1)
         assert _fetch(sock, 10, 0) == (74, 3001, 1)
     # what it wrote for itself: the vote, then the leader (Kafka's quorum-state layout)
-    state = (standin._log.dir.partition_dir / "quorum-state").read_text()
+    state = (standin.local_log.dir.partition_dir / "quorum-state").read_text()
     assert '"leaderId":3001,"leaderEpoch":1,"votedId":3001' in state
 
 
@@ -101,9 +101,9 @@ def test_handover_events_are_stamped_on_the_injected_clock(tmp_path: Path) -> No
                       voters={3000: ("127.0.0.1", port), 3001: ("127.0.0.1", 1)},
                       log_dir=tmp_path / "meta3000", cluster_id=CLUSTER, clock=lambda: 12_345.0)
     try:
-        s._handover.trace = []  # recording, as from resign() on
-        s._handover.event("vote_received", 3001, 1)
-        assert [(e.kind, e.node, e.epoch, e.mono_s) for e in s._handover.trace] == [
+        s.handover.trace = []  # recording, as from resign() on
+        s.handover.event("vote_received", 3001, 1)
+        assert [(e.kind, e.node, e.epoch, e.mono_s) for e in s.handover.trace] == [
             ("vote_received", 3001, 1, 12.345)]
     finally:
         s.close()

@@ -124,7 +124,7 @@ def test_writer_append_moves_behind_a_brokers_record(standin: StandInLeader,
     by the stand-in meanwhile moves the writer's batches behind it (offsets re-stamped)."""
     standin.elect(10)
     standin.serve_brokers(MV)
-    encode = standin._encode
+    encode = standin.encode
 
     def encode_then_register(records: Any, timestamp_ms: int) -> Any:
         batches = encode(records, timestamp_ms)
@@ -133,7 +133,7 @@ def test_writer_append_moves_behind_a_brokers_record(standin: StandInLeader,
                 assert _call(sock, 62, 4, _registration())["errorCode"] == 0
         return batches
 
-    monkeypatch.setattr(standin, "_encode", encode_then_register)
+    monkeypatch.setattr(standin, "encode", encode_then_register)
     start = standin.next_offset
     done = standin.append_records([MetadataRecord("TOPIC_RECORD", 0, {
         "name": "t", "topicId": "AAAAAAAAAAAAAAAAAAAAEA"})], timestamp_ms=0)

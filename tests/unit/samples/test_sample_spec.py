@@ -10,14 +10,14 @@ import re
 import orjson
 import pytest
 
-from zkreader._sample import (
+from samples import SampleCase, SampleSpec
+from samples._cluster import (
     SCRAM_ITERATIONS,
     TOP_LEVEL_PATHS,
     build_plan,
     kafka_uuid,
     scram_credential,
 )
-from zkreader.sample import SampleCase, SampleSpec
 
 
 def test_presets() -> None:

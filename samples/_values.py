@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import orjson
 
-from zkreader._sample_spec import BASE_TIME_MS, CONTROLLER_EPOCH, SCRAM_ITERATIONS
+from samples._spec import BASE_TIME_MS, CONTROLLER_EPOCH, SCRAM_ITERATIONS
 
 
 def _digest(seed: int, *parts: object) -> bytes:

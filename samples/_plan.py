@@ -1,11 +1,11 @@
 """The plan of writes: every create and set of a sample cluster in dependency order, and what
-the manifest will say about them. Pure; `zkreader._sample` sends it."""
+the manifest will say about them. Pure; `samples._cluster` sends it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from zkreader._sample_spec import (
+from samples._spec import (
     ACL_RESOURCE_TYPES,
     BASE_TIME_MS,
     CONTROLLER_EPOCH,
@@ -18,7 +18,7 @@ from zkreader._sample_spec import (
     SampleCase,
     SampleSpec,
 )
-from zkreader._sample_values import (
+from samples._values import (
     _broker_json,
     _config_json,
     _json,

@@ -1,16 +1,6 @@
-"""Generate a sample ZK-mode Kafka cluster tree in ZooKeeper (for the demo, tests and benchmarks).
+"""The sample generator's command line (`python -m samples`, see `samples/__main__.py`)::
 
-Library use::
-
-    from zkreader.sample import SampleSpec, generate_sample_cluster
-    manifest = generate_sample_cluster(client, SampleSpec.everything(topics=50))
-
-The ephemeral `/brokers/ids/<id>` and `/controller` znodes belong to `client`'s session: keep the
-client open while they should exist.
-
-Command line::
-
-    python -m zkreader.sample --zookeeper 127.0.0.1:2181/kafka \\
+    python -m samples --zookeeper 127.0.0.1:2181/kafka \\
         [--topics N] [--partitions M] [--replication-factor R] [--brokers B] [--seed S] \\
         [--preset clean|everything] [--json] [--hold] [--ready-file PATH]
 
@@ -36,14 +26,14 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
-from zkreader._sample import SampleCase, SampleManifest, SampleSpec, generate_sample_cluster
+from samples._cluster import SampleManifest, SampleSpec, generate_sample_cluster
 
-__all__ = ["SampleCase", "SampleManifest", "SampleSpec", "generate_sample_cluster", "main"]
+__all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m zkreader.sample",
+        prog="python -m samples",
         description="Write a sample ZK-mode Kafka 3.x tree into ZooKeeper.",
     )
     p.add_argument("--zookeeper", required=True, metavar="CONNECT",
@@ -109,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                       replication_factor=rf, brokers=args.brokers, seed=args.seed)
         spec.validate()
     except (ValueError, TypeError) as exc:
-        sys.stderr.write(f"zkreader.sample: error: {exc}\n")
+        sys.stderr.write(f"samples: error: {exc}\n")
         return 2
     hosts, slash, chroot = args.zookeeper.partition("/")
     client = KazooClient(hosts=hosts, timeout=args.timeout)
@@ -119,14 +109,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             client.ensure_path("/" + chroot.strip("/"))
             client.chroot = "/" + chroot.strip("/")
     except (KazooTimeoutError, KazooException, OSError) as exc:
-        sys.stderr.write(f"zkreader.sample: cannot reach ZooKeeper {args.zookeeper}: {exc}\n")
+        sys.stderr.write(f"samples: cannot reach ZooKeeper {args.zookeeper}: {exc}\n")
         client.close()
         return 3
     try:
         try:
             manifest = generate_sample_cluster(client, spec)
         except RuntimeError as exc:
-            sys.stderr.write(f"zkreader.sample: error: {exc}\n")
+            sys.stderr.write(f"samples: error: {exc}\n")
             return 2
         held = _stop_on_signal() if args.hold else None
         if args.json:

@@ -15,9 +15,9 @@ create children of a node created by an earlier, still unanswered batch. Every r
 The ephemeral broker and controller znodes belong to the session of the client passed in: keep
 that client open for as long as they should exist (the CLI's `--hold` does that).
 
-This module sends the writes; what to write comes from `zkreader._sample_spec` (the recipe and
-the manifest), `zkreader._sample_values` (seeded ids, credentials, znode JSON) and
-`zkreader._sample_plan` (the writes in dependency order). Import them from here.
+This module sends the writes; what to write comes from `samples._spec` (the recipe and
+the manifest), `samples._values` (seeded ids, credentials, znode JSON) and
+`samples._plan` (the writes in dependency order). Import them from here.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
-from zkreader._sample_plan import _Op, build_plan
-from zkreader._sample_spec import (
+from samples._plan import _Op, build_plan
+from samples._spec import (
     CONTROLLER_EPOCH,
     SCRAM_ITERATIONS,
     TOP_LEVEL_PATHS,
@@ -38,7 +38,7 @@ from zkreader._sample_spec import (
     SampleManifest,
     SampleSpec,
 )
-from zkreader._sample_values import _json, kafka_uuid, scram_credential
+from samples._values import _json, kafka_uuid, scram_credential
 
 __all__ = [
     "CONTROLLER_EPOCH",
