@@ -12,7 +12,7 @@ answered says so (`VoteDecision.persist`, `BeginEpochDecision.persist`) and the 
 (`writers.raft.server`) writes quorum-state, appends, wakes fetchers and answers.
 
 The rules follow Kafka 3.9's `KafkaRaftClient` (facts, not code); where they deliberately differ,
-docs/design.md ("The stand-in's Raft rules, and where they differ from KafkaRaftClient") says
+docs/design/standin.md ("The stand-in's Raft rules, and where they differ from KafkaRaftClient") says
 why. Every error code the stand-in answers with comes from `writers.raft.errors`.
 """
 
@@ -55,7 +55,7 @@ within 1.5 x `controller.quorum.fetch.timeout.ms` resigns (check-quorum)."""
 def heard_from_majority(now_ms: float, last_fetches_ms: Sequence[float], voters: int,
                         fetch_timeout_ms: float) -> bool:
     """Whether the followers that fetched within Kafka's check-quorum time, with the leader
-    itself, are a majority of `voters` (docs/design.md, "The gate follows check-quorum").
+    itself, are a majority of `voters` (docs/design/standin.md, "The gate follows check-quorum").
 
     Kafka resets its check-quorum timer each time a majority has fetched since the last reset;
     counting each follower's latest Fetch in a window of the same length is the same rule for
@@ -84,7 +84,7 @@ TRANSITIONS: Mapping[Role, frozenset[Role]] = {
     # follows a leader that announced itself
     Role.CANDIDATE: frozenset({Role.CANDIDATE, Role.LEADER, Role.UNATTACHED, Role.FOLLOWER}),
     # a leader resigns, or follows a higher epoch's announcement; it refuses every Vote
-    # (docs/design.md: it does not step down on a Vote), so it never becomes unattached
+    # (docs/design/standin.md: it does not step down on a Vote), so it never becomes unattached
     Role.LEADER: frozenset({Role.RESIGNED, Role.FOLLOWER}),
     # after the handover the stand-in never stands again: it votes or follows
     Role.RESIGNED: frozenset({Role.UNATTACHED, Role.FOLLOWER}),
@@ -387,7 +387,7 @@ class RaftLeader:
         """Vote v0. Granted when the epoch is higher than the stand-in's, it does not lead, and
         the candidate's log is at least as long (last epoch, then end offset); the same
         candidate asking again in the epoch voted in is granted again. Refused while leading,
-        even at a higher epoch (docs/design.md: it does not step down on a Vote)."""
+        even at a higher epoch (docs/design/standin.md: it does not step down on a Vote)."""
         if not self.cluster_id_ok(body.get("clusterId")):
             return VoteDecision(INCONSISTENT_CLUSTER_ID, False)
         part = body["topics"][0]["partitions"][0]

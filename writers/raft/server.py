@@ -4,7 +4,7 @@ Why: a real deployment's controllers run on their own hosts and volumes, which t
 write. Instead zk2kraft takes one voter id of the static quorum (`controller.quorum.voters`),
 wins the first election, and the running controllers follow it: they fetch the log it appends
 and write it to their own disks. At cutover it resigns with EndQuorumEpoch and an ordinary
-Raft election hands leadership to a warm real controller (docs/design.md, "The stand-in voter").
+Raft election hands leadership to a warm real controller (docs/design/standin.md).
 
 What it does, following Kafka 3.9's `KafkaRaftClient`/`LeaderState` (facts, not code):
 
@@ -55,7 +55,7 @@ listener with PLAIN does. Not implemented: SCRAM, GSSAPI and OAUTHBEARER; snapsh
 This module is the thin server and the public `QuorumLog` API: the loop thread and listener
 (`serving`), the log directory and index (`local_log`), the appends and their commit wait
 (`commits`). The Raft rules are `writers.raft.leader`'s (pure); `inbound`, `election`,
-`handover` and `broker_desk` carry them out on the loop (docs/design.md, "Where it lives").
+`handover` and `broker_desk` carry them out on the loop (docs/design/standin.md, "Where it lives").
 """
 
 from __future__ import annotations
