@@ -165,8 +165,10 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `zk2kraft` console script; returns the process exit code."""
-    args = build_parser().parse_args(argv)
     reserve_std_fds()
+    args = _parse(argv)
+    if isinstance(args, int):
+        return args
     _configure_logging(args.verbose)
     command = _COMMANDS[args.command]
     in_main_thread = threading.current_thread() is threading.main_thread()
@@ -185,6 +187,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace | int:
+    """The parsed flags, or the exit code where argparse ended the run itself: `--help` and
+    `--version` (0), a usage error (2). Their text goes through the output guard too, so a help
+    that could not be written (`--help >/dev/full`) ends 3 with a line on stderr, not 0."""
+    with guarded_std_streams() as guard:
+        try:
+            return build_parser().parse_args(argv)
+        except SystemExit as exc:
+            parsed = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    code = guard.exit_code(parsed)
+    if (said := guard.message()) is not None:
+        try:
+            sys.stderr.write(f"zk2kraft: {said}\n")
+        except (OSError, ValueError, AttributeError):  # no stderr either: the code says it
+            pass
+    return code
 
 
 def _run(command: _Command, args: argparse.Namespace, guard: OutputGuard) -> int:

@@ -225,6 +225,22 @@ def test_a_reader_that_goes_away_keeps_the_works_own_verdict(
 # -- 3. twin broker ids ------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("args", [["--help"], ["plan", "--help"], ["--version"]])
+def test_help_that_cannot_be_written_is_exit_3_not_0(args: list[str]) -> None:
+    full = run_with_stdout(FULL, *args)
+    assert full.returncode == 3, full.stderr
+    assert "could not be written to stdout (No space left on device)" in full.stderr
+    closed = run_with_stdout(CLOSED, *args)
+    assert closed.returncode == 3 and "stdout is closed" in closed.stderr, closed.stderr
+    written = run(*args)
+    assert written.returncode == 0 and written.stdout and written.stderr == "", written
+
+
+def test_a_usage_error_stays_exit_2_with_stdout_full() -> None:
+    r = run_with_stdout(FULL, "plan", "--no-such-flag")
+    assert r.returncode == 2 and "unrecognized arguments: --no-such-flag" in r.stderr, r.stderr
+
+
 def test_twin_broker_ids_are_refused_naming_both_znodes(
     sample_cluster: Any, tmp_path: Path
 ) -> None:

@@ -311,9 +311,8 @@ def test_bad_flags_exit_2_before_anything_is_read(
     code = main(["verify", "--zookeeper", closed, "--voter", f"1={voters[0][1]}",
                  "--voter", f"2={voters[0][1]}"])
     assert code == 2 and "same or nested directory" in capsys.readouterr().err
-    with pytest.raises(SystemExit) as exit_info:
-        main(["verify", "--zookeeper", closed, "--voter", "x=/tmp"])
-    assert exit_info.value.code == 2 and "--voter" in capsys.readouterr().err
+    code = main(["verify", "--zookeeper", closed, "--voter", "x=/tmp"])  # argparse's refusal
+    assert code == 2 and "--voter" in capsys.readouterr().err
 
 
 def test_unreachable_zookeeper_exits_3(
