@@ -154,6 +154,11 @@ class ZkKind:
         decoders: the decoder classes of the kind's znodes. A znode format that differs by
             Kafka version is told apart inside its decoder, which lists the JSON versions it
             takes in `VERSIONS` (`TopicZnode`: 1-3, `BrokerZnode`: 1-5, `TokenZnode`: 1-3).
+        lists: what a notified path's components are to the kind: `ENTITY_LIST` (its children
+            are the kind's entity znodes: `/brokers/ids`), `LIST_OF_LISTS` (its children are
+            such lists: `/kafka-acl`), or "" (neither). A path is a list of one kind at most.
+        sublists: the lists to read below a listed path, given its children (a new user's
+            `/config/users/<u>/clients`, the resource types under `/kafka-acl`).
     """
 
     name: str
@@ -162,6 +167,48 @@ class ZkKind:
     path: Callable[[EntityKey], str]
     reads: Callable[[EntityKey], list[Any]]
     decoders: tuple[type, ...]
+    lists: Callable[[list[str]], str] = lambda parts: ""
+    sublists: Callable[[str, Sequence[str]], list[str]] = lambda path, children: []
+
+
+ENTITY_LIST = "entities"
+LIST_OF_LISTS = "lists"
+
+
+def _list_at(*lists: list[str]) -> Callable[[list[str]], str]:
+    """A kind whose entities are listed under exactly these paths (as components)."""
+    return lambda parts: ENTITY_LIST if parts in lists else ""
+
+
+def _client_quota_lists(parts: list[str]) -> str:
+    n = len(parts)
+    if parts[0] == "config" and ((n == 2 and parts[1] in ("users", "clients", "ips")) or (
+            n == 4 and parts[1] == "users" and parts[3] == "clients")):
+        return ENTITY_LIST
+    return ""
+
+
+def _client_quota_sublists(path: str, children: Sequence[str]) -> list[str]:
+    return [_paths.user_clients(c) for c in children] \
+        if path == _paths.config_entities("users") else []
+
+
+def _acl_lists(parts: list[str]) -> str:
+    n = len(parts)
+    if parts[0] == "kafka-acl":
+        return LIST_OF_LISTS if n == 1 else ENTITY_LIST if n == 2 else ""
+    if parts[0] == "kafka-acl-extended":
+        return LIST_OF_LISTS if n in (1, 2) else ENTITY_LIST if n == 3 else ""
+    return ""
+
+
+def _acl_sublists(path: str, children: Sequence[str]) -> list[str]:
+    if path == _paths.ACL_LITERAL_ROOT or (
+            path.startswith(_paths.ACL_EXTENDED_ROOT + "/") and path.count("/") == 2):
+        return [_paths.child(path, c) for c in children if c in _paths.ACL_RESOURCE_TYPES]
+    if path == _paths.ACL_EXTENDED_ROOT:
+        return [_paths.child(path, c) for c in children if c in ACL_PATTERNS]
+    return []
 
 
 def _broker_key(parts: list[str]) -> EntityKey | None:
@@ -227,34 +274,41 @@ _PID_ROOT = _paths.PRODUCER_ID_BLOCK.split("/")[1]
 ZK_KINDS: dict[str, ZkKind] = {zk.name: zk for zk in (
     ZkKind(BROKER, ("brokers",), _broker_key,
            lambda k: _paths.broker(int(k.name)),
-           lambda k: [BrokerZnode(int(k.name))], (BrokerZnode,)),
+           lambda k: [BrokerZnode(int(k.name))], (BrokerZnode,),
+           lists=_list_at(["brokers", "ids"])),
     # a topic is its znode, its partitions' states, its config and its pending deletion
     ZkKind(TOPIC, ("brokers", "admin"), _topic_key,
            lambda k: _paths.topic(k.name),
            lambda k: [TopicZnode(k.name), ConfigZnodeKind(f"topics/{k.name}")],
-           (TopicZnode, PartitionStateZnode, ConfigZnodeKind)),
+           (TopicZnode, PartitionStateZnode, ConfigZnodeKind),
+           lists=_list_at(["brokers", "topics"], ["admin", "delete_topics"])),
     ZkKind(PARTITION, ("brokers",), _partition_key,
            lambda k: _paths.partition_state(k.name, k.partition),
            lambda k: [PartitionStateZnode(k.name, k.partition)], (PartitionStateZnode,)),
     ZkKind(TOPIC_CONFIG, ("config",), _config_key(TOPIC_CONFIG, "topics"),
            lambda k: _paths.config(f"topics/{k.name}"),
-           lambda k: [ConfigZnodeKind(f"topics/{k.name}")], (ConfigZnodeKind,)),
+           lambda k: [ConfigZnodeKind(f"topics/{k.name}")], (ConfigZnodeKind,),
+           lists=_list_at(["config", "topics"])),
     ZkKind(BROKER_CONFIG, ("config",), _config_key(BROKER_CONFIG, "brokers"),
            lambda k: _paths.config(f"brokers/{k.name}"),
-           lambda k: [ConfigZnodeKind(f"brokers/{k.name}")], (ConfigZnodeKind,)),
+           lambda k: [ConfigZnodeKind(f"brokers/{k.name}")], (ConfigZnodeKind,),
+           lists=_list_at(["config", "brokers"])),
     # `users/<u>` holds that user's quotas and SCRAM credentials in one znode
     ZkKind(CLIENT_QUOTA, ("config",), _client_quota_key,
            lambda k: _paths.config(k.name),
-           lambda k: [ConfigZnodeKind(k.name)], (ConfigZnodeKind,)),
+           lambda k: [ConfigZnodeKind(k.name)], (ConfigZnodeKind,),
+           lists=_client_quota_lists, sublists=_client_quota_sublists),
     ZkKind(PRODUCER_IDS, (_PID_ROOT,), _producer_ids_key,
            lambda k: _paths.PRODUCER_ID_BLOCK,
            lambda k: [ProducerIdBlockZnode()], (ProducerIdBlockZnode,)),
     ZkKind(ACL, ("kafka-acl", "kafka-acl-extended"), _acl_key,
            lambda k: k.acl_znode().path,
-           lambda k: [k.acl_znode()], (AclZnode,)),
+           lambda k: [k.acl_znode()], (AclZnode,),
+           lists=_acl_lists, sublists=_acl_sublists),
     ZkKind(DELEGATION_TOKEN, ("delegation_token",), _token_key,
            lambda k: _paths.token(k.name),
-           lambda k: [TokenZnode(k.name)], (TokenZnode,)),
+           lambda k: [TokenZnode(k.name)], (TokenZnode,),
+           lists=_list_at(["delegation_token", "tokens"])),
 )}
 """The ZooKeeper side of every entity kind, in `ENTITY_KINDS` order."""
 
@@ -285,6 +339,16 @@ def entity_key_for_path(path: str) -> EntityKey | None:
     return _key(path) if path.startswith("/") else None
 
 
+def _list_kind(path: str) -> tuple[ZkKind, str] | None:
+    """The kind a notified path lists, and how (`ZkKind.lists`), or None for no list."""
+    parts = path.split("/")[1:]
+    for zk in _BY_ROOT.get(parts[0], ()):
+        role = zk.lists(parts)
+        if role:
+            return zk, role
+    return None
+
+
 def _list_children_keys(path: str, children: Sequence[str],
                         new_only: Callable[[list[str]], list[str]] | None = None,
                         ) -> tuple[list[EntityKey], list[str]]:
@@ -294,38 +358,22 @@ def _list_children_keys(path: str, children: Sequence[str],
     key's path): a re-listed `/brokers/topics` of thousands of topics then costs one set lookup
     per topic, not a key each, inside the cutover's window. Deeper lists come from every child.
     """
+    found = _list_kind(path)
+    if found is None:
+        return [], []
+    zk, role = found
     keys: list[EntityKey] = []
-    lists: list[str] = []
-    if path in (_paths.ACL_LITERAL_ROOT,) or (
-            path.startswith(_paths.ACL_EXTENDED_ROOT + "/") and path.count("/") == 2):
-        lists += [_paths.child(path, c) for c in children if c in _paths.ACL_RESOURCE_TYPES]
-    elif path == _paths.ACL_EXTENDED_ROOT:
-        lists += [_paths.child(path, c) for c in children if c in ACL_PATTERNS]
-    else:
+    if role == ENTITY_LIST:
         paths = [_paths.child(path, c) for c in children]
         for child in paths if new_only is None else new_only(paths):
             key = _key(child)
             if key is not None:
                 keys.append(key)
-        if path == _paths.config_entities("users"):
-            lists += [_paths.user_clients(c) for c in children]
-    return keys, lists
+    return keys, zk.sublists(path, children)
 
 
 def _is_list(path: str) -> bool:
-    if path in (_paths.BROKER_IDS, _paths.TOPICS, _paths.DELETE_TOPICS, _paths.TOKENS,
-                _paths.ACL_LITERAL_ROOT, _paths.ACL_EXTENDED_ROOT):
-        return True
-    parts = path.split("/")[1:]
-    n = len(parts)
-    if parts[0] == "config":
-        return (n == 2 and parts[1] in _paths.CONFIG_ENTITY_TYPES) or (
-            n == 4 and parts[1] == "users" and parts[3] == "clients")
-    if parts[0] == "kafka-acl":
-        return n == 2
-    if parts[0] == "kafka-acl-extended":
-        return n in (2, 3)
-    return False
+    return _list_kind(path) is not None
 
 
 def changed_entities(

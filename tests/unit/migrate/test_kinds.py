@@ -146,6 +146,39 @@ def test_a_stored_path_maps_to_its_kind_and_back(kind: EntityKind) -> None:
     assert kind.zk.reads(key), "a key reads at least one znode"
 
 
+# The list znodes whose children are each kind's entities (a child notification there means one
+# was created or removed); a partition's states and the producer-id block are listed nowhere.
+LISTS_OF_KIND = {
+    "broker": ["/brokers/ids"],
+    "topic": ["/brokers/topics", "/admin/delete_topics"],
+    "partition": [],
+    "topic_config": ["/config/topics"],
+    "broker_config": ["/config/brokers"],
+    "client_quota": ["/config/users", "/config/clients", "/config/ips",
+                     "/config/users/alice/clients"],
+    "producer_ids": [],
+    "acl": ["/kafka-acl/Topic", "/kafka-acl-extended/prefixed/Group"],
+    "delegation_token": ["/delegation_token/tokens"],
+}
+
+
+def test_each_list_znode_lists_one_kind() -> None:
+    assert set(LISTS_OF_KIND) == set(BY_NAME)
+    for name, lists in LISTS_OF_KIND.items():
+        for path in lists:
+            parts = path.split("/")[1:]
+            claims = [zk.name for zk in ZK_KINDS.values() if zk.lists(parts)]
+            assert claims == [name], path
+    for parts in (["brokers"], ["config"], ["kafka-acl", "Topic", "orders"], ["controller"]):
+        assert [zk.name for zk in ZK_KINDS.values() if zk.lists(parts)] == [], parts
+    # the ACL roots list lists: their children (resource types, patterns) are read as lists
+    assert ZK_KINDS["acl"].sublists("/kafka-acl", ["Topic", "junk"]) == ["/kafka-acl/Topic"]
+    assert ZK_KINDS["acl"].sublists("/kafka-acl-extended", ["prefixed"]) == [
+        "/kafka-acl-extended/prefixed"]
+    assert ZK_KINDS["client_quota"].sublists("/config/users", ["bob"]) == [
+        "/config/users/bob/clients"]
+
+
 def _records_by_kind(image: MetadataImage, snap: ClusterSnapshot,
                      keys: Iterable[EntityKey]) -> dict[str, list[MetadataRecord]]:
     ctx = context_for(snap, opts())
