@@ -21,7 +21,7 @@ from migrate.translate.kind import EntityKind
 from migrate.translate.kinds import BY_NAME, KINDS
 from tests.support.snapshots import full_snapshot, mk_state, opts
 from verify import KINDS as PARITY_KINDS
-from verify import MetadataImage, apply_records
+from verify import MetadataImage, apply_records, expected_image, image_rows
 from writers import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataRecord
 from zkreader import ENTITY_KINDS, ZK_KINDS, ClusterSnapshot, EntityKey, entity_key_for_path
 
@@ -118,6 +118,10 @@ def test_every_record_type_is_owned_by_exactly_one_kind() -> None:
 def test_every_parity_row_and_expected_image_part_is_owned() -> None:
     parity = [p for k in KINDS for p in k.parity]
     assert sorted(parity) == sorted(PARITY_KINDS)
+    # each owned parity kind has rows: the full sample has entities of every one
+    image = expected_image(full_snapshot())
+    for name in parity:
+        assert image_rows(image, name), name
     image_parts = {f.name for f in dataclasses.fields(MetadataImage)} - {
         "features", "zk_migration_state"}  # framing: the log's, no entity's
     assert {p for k in KINDS for p in k.expected} == image_parts == {
