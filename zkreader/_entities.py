@@ -64,11 +64,6 @@ PRODUCER_IDS = "producer_ids"
 ACL = "acl"
 DELEGATION_TOKEN = "delegation_token"
 
-ENTITY_KINDS: tuple[str, ...] = (
-    BROKER, TOPIC, PARTITION, TOPIC_CONFIG, BROKER_CONFIG, CLIENT_QUOTA, PRODUCER_IDS, ACL,
-    DELEGATION_TOKEN,
-)
-"""Every entity kind, in log order (Kafka 3.9's migration order, brokers first for I2)."""
 
 
 
@@ -310,7 +305,10 @@ ZK_KINDS: dict[str, ZkKind] = {zk.name: zk for zk in (
            lambda k: [TokenZnode(k.name)], (TokenZnode,),
            lists=_list_at(["delegation_token", "tokens"])),
 )}
-"""The ZooKeeper side of every entity kind, in `ENTITY_KINDS` order."""
+"""The ZooKeeper side of every entity kind, in log order."""
+
+ENTITY_KINDS: tuple[str, ...] = tuple(ZK_KINDS)
+"""Every entity kind, in log order (Kafka 3.9's migration order, brokers first for I2)."""
 
 _BY_ROOT: dict[str, tuple[ZkKind, ...]] = {
     root: tuple(zk for zk in ZK_KINDS.values() if root in zk.roots)
