@@ -9,6 +9,18 @@ znodes, re-reads). Adding a kind is its module's entry, its `ZkKind` and its tes
 
 The order is the log's (Kafka 3.9's migration order, brokers first, a topic before its
 partitions: invariant I2), the same as `zkreader.ENTITY_KINDS`.
+
+Adding a kind, as the layering allows today (`zkreader` and `verify` cannot import `migrate`,
+so their parts stay in their packages, named by the entry and checked by the test):
+
+- `zkreader`: the znode decoder (`_znode_entities.py`, its `VERSIONS`: a format that differs by
+  Kafka version is told apart there), the `ClusterSnapshot` field and `read_cluster`'s reading of
+  it, and the kind's `ZkKind` in `_entities.py`;
+- here: the kind's module, ending with its `EntityKind`, and its line in `KINDS`;
+- `verify`: its `MetadataImage` part and replay, its expected image (`_expected.py`) and parity
+  rows (`_parity.py`'s `_ROWS`), and its `snapshot` command lines (`migrate/cli/snapshot.py`);
+- `tests/unit/migrate/test_kinds.py`: its rows in the hand-written tables (record types, a
+  stored path, its list znodes); the test fails until every part above is there.
 """
 
 from __future__ import annotations
