@@ -41,7 +41,7 @@ reported with the verdict CHANGED_BY_KAFKA (`ParityReport.changed_by_kafka`), ea
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from verify._report import CHANGED_BY_KAFKA, Difference, JsonValue, ParityReport
@@ -151,77 +151,118 @@ def _quota_key(entity: tuple[tuple[str, str | None], ...]) -> str:
     return ",".join(f"{t}={'<default>' if n is None else n}" for t, n in parts)
 
 
+def _broker_rows(image: MetadataImage) -> dict[str, Row]:
+    rows: dict[str, Row] = {}
+    for bid, b in image.cluster.brokers.items():
+        row: dict[str, JsonValue] = {
+            "endPoints": _jlist(sorted(
+                f"{e.name}://{e.host}:{e.port}/"
+                f"{_name(SECURITY_PROTOCOLS, e.security_protocol)}"
+                for e in b.endpoints
+            )),
+            "rack": b.rack,
+            "brokerEpoch": b.epoch,
+        }
+        if b.registered_by_broker:
+            row[_BY_BROKER] = True
+        rows[str(bid)] = row
+    return rows
+
+
+def _topic_rows(image: MetadataImage) -> dict[str, Row]:
+    return {name: {"topicId": t.topic_id} for name, t in image.topics.by_name.items()}
+
+
+def _partition_rows(image: MetadataImage) -> dict[str, Row]:
+    rows: dict[str, Row] = {}
+    for name, t in image.topics.by_name.items():
+        for pid, p in t.partitions.items():
+            rows[f"{name}-{pid}"] = _partition_row(p)
+    return rows
+
+
+def _config_rows(rtype: int) -> Callable[[MetadataImage], dict[str, Row]]:
+    def rows_of(image: MetadataImage) -> dict[str, Row]:
+        rows: dict[str, Row] = {}
+        for (res_type, name), conf in image.configs.resources.items():
+            if res_type == rtype:
+                key = "<default>" if rtype == 4 and name == "" else name
+                rows[key] = _config_row(conf)
+        return rows
+    return rows_of
+
+
+def _client_quota_rows(image: MetadataImage) -> dict[str, Row]:
+    return {_quota_key(entity): dict(quotas)
+            for entity, quotas in image.client_quotas.entities.items()}
+
+
+def _scram_rows(image: MetadataImage) -> dict[str, Row]:
+    return {f"{user}/{_name(SCRAM_MECHANISMS, mech)}": {"credential": "sha256:" + cred.digest()}
+            for (user, mech), cred in image.scram.credentials.items()}
+
+
+def _acl_rows(image: MetadataImage) -> dict[str, Row]:
+    rows: dict[str, Row] = {}
+    for a in image.acls.acls.values():
+        key = (
+            f"{_name(ACL_RESOURCE_TYPES, a.resource_type)}:"
+            f"{_name(ACL_PATTERN_TYPES, a.pattern_type)}:{a.resource_name} "
+            f"{a.principal} host={a.host} "
+            f"{_name(ACL_OPERATIONS, a.operation)} "
+            f"{_name(ACL_PERMISSIONS, a.permission_type)}"
+        )
+        rows[key] = {}
+    return rows
+
+
+def _producer_ids_rows(image: MetadataImage) -> dict[str, Row]:
+    rows: dict[str, Row] = {}
+    if image.producer_ids.next_producer_id >= 0:
+        ids: dict[str, JsonValue] = {"nextProducerId": image.producer_ids.next_producer_id}
+        if image.producer_ids.broker_id == -1:
+            ids[_BY_KRAFT] = True
+        rows["cluster"] = ids
+    return rows
+
+
+def _token_rows(image: MetadataImage) -> dict[str, Row]:
+    return {tid: {
+        "owner": tok.owner,
+        "requester": tok.requester,
+        "renewers": _jlist(sorted(tok.renewers)),
+        "issueTimestamp": tok.issue_timestamp,
+        "maxTimestamp": tok.max_timestamp,
+        "expirationTimestamp": tok.expiration_timestamp,
+    } for tid, tok in image.delegation_tokens.tokens.items()}
+
+
+_ROWS: dict[str, Callable[[MetadataImage], dict[str, Row]]] = {
+    "broker": _broker_rows,
+    "topic": _topic_rows,
+    "partition": _partition_rows,
+    "topic_config": _config_rows(2),
+    "broker_config": _config_rows(4),
+    "client_quota": _client_quota_rows,
+    "scram": _scram_rows,
+    "acl": _acl_rows,
+    "producer_ids": _producer_ids_rows,
+    "delegation_token": _token_rows,
+}
+"""Each parity kind's rows: the entity kinds' registry entries (`migrate.translate.kinds`)
+name the parity kinds they own."""
+
+
 def image_rows(image: MetadataImage, kind: str) -> dict[str, Row]:
     """One kind of entity of `image` as rows `key → {field: value}` (see the module doc).
 
     Raises:
         ValueError: `kind` is not one of `KINDS`.
     """
-    rows: dict[str, Row] = {}
-    if kind == "broker":
-        for bid, b in image.cluster.brokers.items():
-            row: dict[str, JsonValue] = {
-                "endPoints": _jlist(sorted(
-                    f"{e.name}://{e.host}:{e.port}/"
-                    f"{_name(SECURITY_PROTOCOLS, e.security_protocol)}"
-                    for e in b.endpoints
-                )),
-                "rack": b.rack,
-                "brokerEpoch": b.epoch,
-            }
-            if b.registered_by_broker:
-                row[_BY_BROKER] = True
-            rows[str(bid)] = row
-    elif kind == "topic":
-        for name, t in image.topics.by_name.items():
-            rows[name] = {"topicId": t.topic_id}
-    elif kind == "partition":
-        for name, t in image.topics.by_name.items():
-            for pid, p in t.partitions.items():
-                rows[f"{name}-{pid}"] = _partition_row(p)
-    elif kind in ("topic_config", "broker_config"):
-        rtype = 2 if kind == "topic_config" else 4
-        for (res_type, name), conf in image.configs.resources.items():
-            if res_type == rtype:
-                key = "<default>" if rtype == 4 and name == "" else name
-                rows[key] = _config_row(conf)
-    elif kind == "client_quota":
-        for entity, quotas in image.client_quotas.entities.items():
-            rows[_quota_key(entity)] = dict(quotas)
-    elif kind == "scram":
-        for (user, mech), cred in image.scram.credentials.items():
-            rows[f"{user}/{_name(SCRAM_MECHANISMS, mech)}"] = {
-                "credential": "sha256:" + cred.digest()
-            }
-    elif kind == "acl":
-        for a in image.acls.acls.values():
-            key = (
-                f"{_name(ACL_RESOURCE_TYPES, a.resource_type)}:"
-                f"{_name(ACL_PATTERN_TYPES, a.pattern_type)}:{a.resource_name} "
-                f"{a.principal} host={a.host} "
-                f"{_name(ACL_OPERATIONS, a.operation)} "
-                f"{_name(ACL_PERMISSIONS, a.permission_type)}"
-            )
-            rows[key] = {}
-    elif kind == "producer_ids":
-        if image.producer_ids.next_producer_id >= 0:
-            ids: dict[str, JsonValue] = {"nextProducerId": image.producer_ids.next_producer_id}
-            if image.producer_ids.broker_id == -1:
-                ids[_BY_KRAFT] = True
-            rows["cluster"] = ids
-    elif kind == "delegation_token":
-        for tid, tok in image.delegation_tokens.tokens.items():
-            rows[tid] = {
-                "owner": tok.owner,
-                "requester": tok.requester,
-                "renewers": _jlist(sorted(tok.renewers)),
-                "issueTimestamp": tok.issue_timestamp,
-                "maxTimestamp": tok.max_timestamp,
-                "expirationTimestamp": tok.expiration_timestamp,
-            }
-    else:
+    rows_of = _ROWS.get(kind)
+    if rows_of is None:
         raise ValueError(f"unknown entity kind {kind!r}; expected one of {', '.join(KINDS)}")
-    return rows
+    return rows_of(image)
 
 
 # ------------------------------------------------------------------------------- diffing

@@ -5,7 +5,9 @@ Public API only; implementation modules are `_`-prefixed.
 
 from zkreader._entities import (
     ENTITY_KINDS,
+    ZK_KINDS,
     EntityKey,
+    ZkKind,
     changed_entities,
     entity_key_for_path,
     read_entities,
@@ -80,6 +82,7 @@ __all__ = [
     "release_claim",
     "write_migration_state",
     "ENTITY_KINDS",
+    "ZK_KINDS",
     "EntityKey",
     "changed_entities",
     "entity_key_for_path",
@@ -112,6 +115,7 @@ __all__ = [
     "ReadResult",
     "ReadStats",
     "Topic",
+    "ZkKind",
     "ZkReaderError",
     "ZkSession",
     "ZkSessionExpiredError",

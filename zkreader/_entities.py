@@ -46,7 +46,9 @@ from zkreader._znodes import (
 
 __all__ = [
     "ENTITY_KINDS",
+    "ZK_KINDS",
     "EntityKey",
+    "ZkKind",
     "changed_entities",
     "entity_key_for_path",
     "read_entities",
@@ -62,11 +64,6 @@ PRODUCER_IDS = "producer_ids"
 ACL = "acl"
 DELEGATION_TOKEN = "delegation_token"
 
-ENTITY_KINDS: tuple[str, ...] = (
-    BROKER, TOPIC, PARTITION, TOPIC_CONFIG, BROKER_CONFIG, CLIENT_QUOTA, PRODUCER_IDS, ACL,
-    DELEGATION_TOKEN,
-)
-"""Every entity kind, in log order (Kafka 3.9's migration order, brokers first for I2)."""
 
 
 
@@ -121,25 +118,10 @@ class EntityKey:
     @property
     def path(self) -> str:
         """The entity's main znode (chroot-relative)."""
-        if self.kind == BROKER:
-            return _paths.broker(int(self.name))
-        if self.kind == TOPIC:
-            return _paths.topic(self.name)
-        if self.kind == PARTITION:
-            return _paths.partition_state(self.name, self.partition)
-        if self.kind == TOPIC_CONFIG:
-            return _paths.config(f"topics/{self.name}")
-        if self.kind == BROKER_CONFIG:
-            return _paths.config(f"brokers/{self.name}")
-        if self.kind == CLIENT_QUOTA:
-            return _paths.config(self.name)
-        if self.kind == PRODUCER_IDS:
-            return _paths.PRODUCER_ID_BLOCK
-        if self.kind == ACL:
-            return self.acl_znode().path
-        if self.kind == DELEGATION_TOKEN:
-            return _paths.token(self.name)
-        raise ValueError(f"unknown entity kind {self.kind!r}")
+        zk = ZK_KINDS.get(self.kind)
+        if zk is None:
+            raise ValueError(f"unknown entity kind {self.kind!r}")
+        return zk.path(self)
 
     def acl_znode(self) -> AclZnode:
         """The decoder of an `acl` key's znode."""
@@ -147,36 +129,198 @@ class EntityKey:
         return AclZnode(pattern, resource_type, name)
 
 
-def _key(path: str) -> EntityKey | None:
-    parts = path.split("/")[1:]
+# ------------------------------------------------------------------ the kinds' ZooKeeper side
+
+
+@dataclass(frozen=True, slots=True)
+class ZkKind:
+    """What ZooKeeper holds of one entity kind: the ZooKeeper side of its registry entry
+    (`migrate.translate.kinds`, which holds the rest: translation, delta, expected image).
+
+    Attributes:
+        name: the kind (`EntityKey.kind`).
+        roots: the first component of every znode path of the kind (`brokers` for
+            `/brokers/ids/<id>`): a notified path is offered only to the kinds of its root.
+        key: the key of a notified znode's path components (`["brokers", "ids", "3"]`), or None
+            when the path is none of the kind's entities.
+        path: an entity's main znode (`EntityKey.path`).
+        reads: the znode decoders `read_entities` reads for one key (the topic's partition
+            states are read in a second round, once its assignment is known).
+        decoders: the decoder classes of the kind's znodes. A znode format that differs by
+            Kafka version is told apart inside its decoder, which lists the JSON versions it
+            takes in `VERSIONS` (`TopicZnode`: 1-3, `BrokerZnode`: 1-5, `TokenZnode`: 1-3).
+        lists: what a notified path's components are to the kind: `ENTITY_LIST` (its children
+            are the kind's entity znodes: `/brokers/ids`), `LIST_OF_LISTS` (its children are
+            such lists: `/kafka-acl`), or "" (neither). A path is a list of one kind at most.
+        sublists: the lists to read below a listed path, given its children (a new user's
+            `/config/users/<u>/clients`, the resource types under `/kafka-acl`).
+    """
+
+    name: str
+    roots: tuple[str, ...]
+    key: Callable[[list[str]], EntityKey | None]
+    path: Callable[[EntityKey], str]
+    reads: Callable[[EntityKey], list[Any]]
+    decoders: tuple[type, ...]
+    lists: Callable[[list[str]], str] = lambda parts: ""
+    sublists: Callable[[str, Sequence[str]], list[str]] = lambda path, children: []
+
+
+ENTITY_LIST = "entities"
+LIST_OF_LISTS = "lists"
+
+
+def _list_at(*lists: list[str]) -> Callable[[list[str]], str]:
+    """A kind whose entities are listed under exactly these paths (as components)."""
+    return lambda parts: ENTITY_LIST if parts in lists else ""
+
+
+def _client_quota_lists(parts: list[str]) -> str:
     n = len(parts)
-    if n == 3 and parts[:2] == ["brokers", "ids"]:
-        return EntityKey(BROKER, parts[2]) if parts[2].isascii() and parts[2].isdigit() else None
-    if n == 3 and parts[:2] == ["brokers", "topics"]:
+    if parts[0] == "config" and ((n == 2 and parts[1] in ("users", "clients", "ips")) or (
+            n == 4 and parts[1] == "users" and parts[3] == "clients")):
+        return ENTITY_LIST
+    return ""
+
+
+def _client_quota_sublists(path: str, children: Sequence[str]) -> list[str]:
+    return [_paths.user_clients(c) for c in children] \
+        if path == _paths.config_entities("users") else []
+
+
+def _acl_lists(parts: list[str]) -> str:
+    n = len(parts)
+    if parts[0] == "kafka-acl":
+        return LIST_OF_LISTS if n == 1 else ENTITY_LIST if n == 2 else ""
+    if parts[0] == "kafka-acl-extended":
+        return LIST_OF_LISTS if n in (1, 2) else ENTITY_LIST if n == 3 else ""
+    return ""
+
+
+def _acl_sublists(path: str, children: Sequence[str]) -> list[str]:
+    if path == _paths.ACL_LITERAL_ROOT or (
+            path.startswith(_paths.ACL_EXTENDED_ROOT + "/") and path.count("/") == 2):
+        return [_paths.child(path, c) for c in children if c in _paths.ACL_RESOURCE_TYPES]
+    if path == _paths.ACL_EXTENDED_ROOT:
+        return [_paths.child(path, c) for c in children if c in ACL_PATTERNS]
+    return []
+
+
+def _broker_key(parts: list[str]) -> EntityKey | None:
+    if len(parts) == 3 and parts[:2] == ["brokers", "ids"] and parts[2].isascii() \
+            and parts[2].isdigit():
+        return EntityKey(BROKER, parts[2])
+    return None
+
+
+def _topic_key(parts: list[str]) -> EntityKey | None:
+    if len(parts) == 3 and parts[:2] in (["brokers", "topics"], ["admin", "delete_topics"]):
         return EntityKey(TOPIC, parts[2])
-    if n == 6 and parts[:2] == ["brokers", "topics"] and parts[3] == "partitions" \
+    return None
+
+
+def _partition_key(parts: list[str]) -> EntityKey | None:
+    if len(parts) == 6 and parts[:2] == ["brokers", "topics"] and parts[3] == "partitions" \
             and parts[5] == "state" and parts[4].isascii() and parts[4].isdigit():
         return EntityKey(PARTITION, parts[2], int(parts[4]))
-    if n == 3 and parts[:2] == ["admin", "delete_topics"]:
-        return EntityKey(TOPIC, parts[2])
-    if parts[0] == "config":
-        if n == 3 and parts[1] == "topics":
-            return EntityKey(TOPIC_CONFIG, parts[2])
-        if n == 3 and parts[1] == "brokers":
-            return EntityKey(BROKER_CONFIG, parts[2])
-        if (n == 3 and parts[1] in ("users", "clients", "ips")) or (
-                n == 5 and parts[1] == "users" and parts[3] == "clients"):
-            return EntityKey(CLIENT_QUOTA, "/".join(parts[1:]))
+    return None
+
+
+def _config_key(kind: str, entity_type: str) -> Callable[[list[str]], EntityKey | None]:
+    def key(parts: list[str]) -> EntityKey | None:
+        if len(parts) == 3 and parts[:2] == ["config", entity_type]:
+            return EntityKey(kind, parts[2])
         return None
+    return key
+
+
+def _client_quota_key(parts: list[str]) -> EntityKey | None:
+    n = len(parts)
+    if parts[0] == "config" and ((n == 3 and parts[1] in ("users", "clients", "ips")) or (
+            n == 5 and parts[1] == "users" and parts[3] == "clients")):
+        return EntityKey(CLIENT_QUOTA, "/".join(parts[1:]))
+    return None
+
+
+def _producer_ids_key(parts: list[str]) -> EntityKey | None:
+    if "/" + "/".join(parts) == _paths.PRODUCER_ID_BLOCK:
+        return EntityKey(PRODUCER_IDS, "")
+    return None
+
+
+def _acl_key(parts: list[str]) -> EntityKey | None:
+    n = len(parts)
     if n == 3 and parts[0] == "kafka-acl" and parts[1] in _paths.ACL_RESOURCE_TYPES:
         return EntityKey.acl("LITERAL", parts[1], parts[2])
     if n == 4 and parts[0] == "kafka-acl-extended" and parts[1] in ACL_PATTERNS \
             and parts[2] in _paths.ACL_RESOURCE_TYPES:
         return EntityKey.acl(ACL_PATTERNS[parts[1]], parts[2], parts[3])
-    if n == 3 and parts[:2] == ["delegation_token", "tokens"]:
+    return None
+
+
+def _token_key(parts: list[str]) -> EntityKey | None:
+    if len(parts) == 3 and parts[:2] == ["delegation_token", "tokens"]:
         return EntityKey(DELEGATION_TOKEN, parts[2])
-    if path == _paths.PRODUCER_ID_BLOCK:
-        return EntityKey(PRODUCER_IDS, "")
+    return None
+
+
+_PID_ROOT = _paths.PRODUCER_ID_BLOCK.split("/")[1]
+
+ZK_KINDS: dict[str, ZkKind] = {zk.name: zk for zk in (
+    ZkKind(BROKER, ("brokers",), _broker_key,
+           lambda k: _paths.broker(int(k.name)),
+           lambda k: [BrokerZnode(int(k.name))], (BrokerZnode,),
+           lists=_list_at(["brokers", "ids"])),
+    # a topic is its znode, its partitions' states, its config and its pending deletion
+    ZkKind(TOPIC, ("brokers", "admin"), _topic_key,
+           lambda k: _paths.topic(k.name),
+           lambda k: [TopicZnode(k.name), ConfigZnodeKind(f"topics/{k.name}")],
+           (TopicZnode, PartitionStateZnode, ConfigZnodeKind),
+           lists=_list_at(["brokers", "topics"], ["admin", "delete_topics"])),
+    ZkKind(PARTITION, ("brokers",), _partition_key,
+           lambda k: _paths.partition_state(k.name, k.partition),
+           lambda k: [PartitionStateZnode(k.name, k.partition)], (PartitionStateZnode,)),
+    ZkKind(TOPIC_CONFIG, ("config",), _config_key(TOPIC_CONFIG, "topics"),
+           lambda k: _paths.config(f"topics/{k.name}"),
+           lambda k: [ConfigZnodeKind(f"topics/{k.name}")], (ConfigZnodeKind,),
+           lists=_list_at(["config", "topics"])),
+    ZkKind(BROKER_CONFIG, ("config",), _config_key(BROKER_CONFIG, "brokers"),
+           lambda k: _paths.config(f"brokers/{k.name}"),
+           lambda k: [ConfigZnodeKind(f"brokers/{k.name}")], (ConfigZnodeKind,),
+           lists=_list_at(["config", "brokers"])),
+    # `users/<u>` holds that user's quotas and SCRAM credentials in one znode
+    ZkKind(CLIENT_QUOTA, ("config",), _client_quota_key,
+           lambda k: _paths.config(k.name),
+           lambda k: [ConfigZnodeKind(k.name)], (ConfigZnodeKind,),
+           lists=_client_quota_lists, sublists=_client_quota_sublists),
+    ZkKind(PRODUCER_IDS, (_PID_ROOT,), _producer_ids_key,
+           lambda k: _paths.PRODUCER_ID_BLOCK,
+           lambda k: [ProducerIdBlockZnode()], (ProducerIdBlockZnode,)),
+    ZkKind(ACL, ("kafka-acl", "kafka-acl-extended"), _acl_key,
+           lambda k: k.acl_znode().path,
+           lambda k: [k.acl_znode()], (AclZnode,),
+           lists=_acl_lists, sublists=_acl_sublists),
+    ZkKind(DELEGATION_TOKEN, ("delegation_token",), _token_key,
+           lambda k: _paths.token(k.name),
+           lambda k: [TokenZnode(k.name)], (TokenZnode,),
+           lists=_list_at(["delegation_token", "tokens"])),
+)}
+"""The ZooKeeper side of every entity kind, in log order."""
+
+ENTITY_KINDS: tuple[str, ...] = tuple(ZK_KINDS)
+"""Every entity kind, in log order (Kafka 3.9's migration order, brokers first for I2)."""
+
+_BY_ROOT: dict[str, tuple[ZkKind, ...]] = {
+    root: tuple(zk for zk in ZK_KINDS.values() if root in zk.roots)
+    for zk in ZK_KINDS.values() for root in zk.roots}
+
+
+def _key(path: str) -> EntityKey | None:
+    parts = path.split("/")[1:]
+    for zk in _BY_ROOT.get(parts[0], ()):
+        key = zk.key(parts)
+        if key is not None:
+            return key
     return None
 
 
@@ -193,6 +337,16 @@ def entity_key_for_path(path: str) -> EntityKey | None:
     return _key(path) if path.startswith("/") else None
 
 
+def _list_kind(path: str) -> tuple[ZkKind, str] | None:
+    """The kind a notified path lists, and how (`ZkKind.lists`), or None for no list."""
+    parts = path.split("/")[1:]
+    for zk in _BY_ROOT.get(parts[0], ()):
+        role = zk.lists(parts)
+        if role:
+            return zk, role
+    return None
+
+
 def _list_children_keys(path: str, children: Sequence[str],
                         new_only: Callable[[list[str]], list[str]] | None = None,
                         ) -> tuple[list[EntityKey], list[str]]:
@@ -202,38 +356,22 @@ def _list_children_keys(path: str, children: Sequence[str],
     key's path): a re-listed `/brokers/topics` of thousands of topics then costs one set lookup
     per topic, not a key each, inside the cutover's window. Deeper lists come from every child.
     """
+    found = _list_kind(path)
+    if found is None:
+        return [], []
+    zk, role = found
     keys: list[EntityKey] = []
-    lists: list[str] = []
-    if path in (_paths.ACL_LITERAL_ROOT,) or (
-            path.startswith(_paths.ACL_EXTENDED_ROOT + "/") and path.count("/") == 2):
-        lists += [_paths.child(path, c) for c in children if c in _paths.ACL_RESOURCE_TYPES]
-    elif path == _paths.ACL_EXTENDED_ROOT:
-        lists += [_paths.child(path, c) for c in children if c in ACL_PATTERNS]
-    else:
+    if role == ENTITY_LIST:
         paths = [_paths.child(path, c) for c in children]
         for child in paths if new_only is None else new_only(paths):
             key = _key(child)
             if key is not None:
                 keys.append(key)
-        if path == _paths.config_entities("users"):
-            lists += [_paths.user_clients(c) for c in children]
-    return keys, lists
+    return keys, zk.sublists(path, children)
 
 
 def _is_list(path: str) -> bool:
-    if path in (_paths.BROKER_IDS, _paths.TOPICS, _paths.DELETE_TOPICS, _paths.TOKENS,
-                _paths.ACL_LITERAL_ROOT, _paths.ACL_EXTENDED_ROOT):
-        return True
-    parts = path.split("/")[1:]
-    n = len(parts)
-    if parts[0] == "config":
-        return (n == 2 and parts[1] in _paths.CONFIG_ENTITY_TYPES) or (
-            n == 4 and parts[1] == "users" and parts[3] == "clients")
-    if parts[0] == "kafka-acl":
-        return n == 2
-    if parts[0] == "kafka-acl-extended":
-        return n in (2, 3)
-    return False
+    return _list_kind(path) is not None
 
 
 def changed_entities(
@@ -338,28 +476,14 @@ def read_entities(
     wanted_topics: list[str] = []
     single_states: list[PartitionStateZnode] = []
     for key in dict.fromkeys(keys):
-        if key.kind == BROKER:
-            kinds.append(BrokerZnode(int(key.name)))
-        elif key.kind == TOPIC:
-            kinds.append(TopicZnode(key.name))
-            kinds.append(ConfigZnodeKind(f"topics/{key.name}"))
-            wanted_topics.append(key.name)
-        elif key.kind == PARTITION:
-            single_states.append(PartitionStateZnode(key.name, key.partition))
-        elif key.kind == TOPIC_CONFIG:
-            kinds.append(ConfigZnodeKind(f"topics/{key.name}"))
-        elif key.kind == BROKER_CONFIG:
-            kinds.append(ConfigZnodeKind(f"brokers/{key.name}"))
-        elif key.kind == CLIENT_QUOTA:
-            kinds.append(ConfigZnodeKind(key.name))
-        elif key.kind == PRODUCER_IDS:
-            kinds.append(ProducerIdBlockZnode())
-        elif key.kind == ACL:
-            kinds.append(key.acl_znode())
-        elif key.kind == DELEGATION_TOKEN:
-            kinds.append(TokenZnode(key.name))
-        else:
+        zk = ZK_KINDS.get(key.kind)
+        if zk is None:
             raise ValueError(f"unknown entity kind {key.kind!r}")
+        for znode in zk.reads(key):
+            # a lone partition state is read after the other znodes, as it always was
+            (single_states if isinstance(znode, PartitionStateZnode) else kinds).append(znode)
+        if key.kind == TOPIC:
+            wanted_topics.append(key.name)
     if wanted_topics:
         lists.append(_paths.DELETE_TOPICS)
     got1, children = walk.round(kinds + single_states, lists)

@@ -6,14 +6,19 @@ emitted in a sorted order and each entry's `id` is derived from its content (res
 pattern type, resource name, principal, host, operation, permission), where Kafka's migration
 draws `Uuid.randomUuid()`: the same ACLs give the same bytes (I6), and the same ACL can never
 be written twice under two ids.
+
+The module ends with the `acl` kind's registry entry (`migrate.translate.kinds`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Iterator, Mapping
+from typing import Any
 
 from migrate.errors import TranslationError
 from migrate.translate.ids import derived_uuid
+from migrate.translate.kind import EntityContext, EntityDelta, EntityKind
+from verify import MetadataImage, StandardAcl
 from writers import (
     ACL_OPERATIONS,
     ACL_PATTERN_TYPES,
@@ -22,10 +27,11 @@ from writers import (
     FieldValue,
     MetadataRecord,
     kafka_code,
+    kafka_name,
 )
-from zkreader import AclEntry, AclResource
+from zkreader import ZK_KINDS, AclEntry, AclResource, ClusterSnapshot, EntityKey
 
-__all__ = ["acl_path", "acl_records", "acl_resource_sort_key"]
+__all__ = ["ACL_KIND", "acl_path", "acl_records", "acl_resource_sort_key"]
 
 
 def _code(table: Mapping[str, int], name: str, what: str, path: str) -> int:
@@ -105,3 +111,85 @@ def acl_records(resource: AclResource) -> list[MetadataRecord]:
         }
         records.append(MetadataRecord("ACCESS_CONTROL_ENTRY_RECORD", 0, data))
     return records
+
+
+# ---------------------------------------------------------------------------- the acl kind
+
+
+def _acl_resource(snapshot: ClusterSnapshot, key: EntityKey,
+                  ctx: EntityContext) -> AclResource | None:
+    if ctx.acls is None:
+        ctx.acls = {(r.pattern_type, r.resource_type, r.name): r for r in snapshot.acls}
+    pattern, resource_type, name = key.name.split("/", 2)
+    return ctx.acls.get((pattern, resource_type, name))
+
+
+def _acl_from_nothing(key: EntityKey, snapshot: ClusterSnapshot,
+                      ctx: EntityContext) -> EntityDelta:
+    out = EntityDelta()
+    resource = _acl_resource(snapshot, key, ctx)
+    if resource is not None:
+        out.records = acl_records(resource)
+    return out
+
+
+def _diff_acl(key: EntityKey, image: MetadataImage, snap: ClusterSnapshot,
+              ctx: EntityContext) -> EntityDelta:
+    pattern, resource_type, name = key.name.split("/", 2)
+    rtype = kafka_code(ACL_RESOURCE_TYPES, resource_type)
+    ptype = kafka_code(ACL_PATTERN_TYPES, pattern)
+    held = {acl: acl_id for acl_id, acl in image.acls.acls.items()
+            if (acl.resource_type, acl.pattern_type, acl.resource_name) == (rtype, ptype, name)}
+    resource = _acl_resource(snap, key, ctx)
+    wanted: dict[StandardAcl, MetadataRecord] = {}
+    for record in acl_records(resource) if resource is not None else []:
+        d: Mapping[str, Any] = record.data
+        wanted.setdefault(StandardAcl(d["resourceType"], d["resourceName"], d["patternType"],
+                                      d["principal"], d["host"], d["operation"],
+                                      d["permissionType"]), record)
+    out = [MetadataRecord("REMOVE_ACCESS_CONTROL_ENTRY_RECORD", 0, {"id": acl_id})
+           for acl, acl_id in sorted(held.items(), key=lambda kv: kv[1]) if acl not in wanted]
+    out += [record for acl, record in wanted.items() if acl not in held]
+    return EntityDelta(out)
+
+
+def _once_per_binding(records: list[MetadataRecord], added: set[object]) -> list[MetadataRecord]:
+    """One binding, one id: an entry another key of the same call added is not added twice."""
+    kept = []
+    for record in records:
+        if record.type == "ACCESS_CONTROL_ENTRY_RECORD":
+            if record.data["id"] in added:
+                continue
+            added.add(record.data["id"])
+        kept.append(record)
+    return kept
+
+
+def _acl_keys(snapshot: ClusterSnapshot) -> Iterator[EntityKey]:
+    for resource in sorted(snapshot.acls, key=lambda r: (acl_resource_sort_key(r), acl_path(r))):
+        yield EntityKey.acl(resource.pattern_type, resource.resource_type, resource.name)
+
+
+def _acl_image_keys(image: MetadataImage, named: Collection[EntityKey]) -> Iterator[EntityKey]:
+    for acl in sorted(image.acls.acls.values()):
+        pattern = kafka_name(ACL_PATTERN_TYPES, acl.pattern_type)
+        rtype_name = kafka_name(ACL_RESOURCE_TYPES, acl.resource_type)
+        if pattern is None or rtype_name is None:
+            continue  # not a resource ZooKeeper's stores can name
+        stored_type = "".join(part.capitalize() for part in rtype_name.split("_"))
+        yield EntityKey.acl(pattern, stored_type, acl.resource_name)
+
+
+ACL_KIND = EntityKind(
+    name="acl",
+    zk=ZK_KINDS["acl"],
+    from_nothing=_acl_from_nothing,
+    diff=_diff_acl,
+    snapshot_keys=_acl_keys,
+    image_keys=_acl_image_keys,
+    records=frozenset({"ACCESS_CONTROL_ENTRY_RECORD", "REMOVE_ACCESS_CONTROL_ENTRY_RECORD"}),
+    expected=("acls",),
+    parity=("acl",),
+    snapshot_lines=("acl",),
+    dedupe=_once_per_binding,
+)

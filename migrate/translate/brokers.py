@@ -10,12 +10,19 @@ the real broker later registers, its own record replaces this one.
 The broker epoch is the registration znode's czxid, the epoch ZK-mode Kafka uses for the broker.
 The incarnation id is derived from the cluster id, broker id and czxid, so the same tree gives the
 same bytes (I6) and a broker that re-registered in ZooKeeper gets a new one.
+
+The module ends with the `broker` kind's registry entry (`migrate.translate.kinds`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterator
+
 from migrate.errors import TranslationError
 from migrate.translate.ids import derived_uuid
+from migrate.translate.kind import EntityContext, EntityDelta, EntityKind
+from verify import ClusterImage, MetadataImage
+from verify.delta import ClusterDelta
 from writers import (
     SECURITY_PROTOCOLS,
     FieldValue,
@@ -23,9 +30,9 @@ from writers import (
     MetadataVersion,
     record_version,
 )
-from zkreader import Broker
+from zkreader import ZK_KINDS, Broker, ClusterSnapshot, EntityKey
 
-__all__ = ["broker_records"]
+__all__ = ["BROKER_KIND", "broker_records"]
 
 _METADATA_VERSION_FEATURE = "metadata.version"
 
@@ -88,3 +95,66 @@ def broker_records(broker: Broker, mv: MetadataVersion, cluster_id: str) -> list
     if version >= 3:
         data["logDirs"] = []
     return [MetadataRecord("REGISTER_BROKER_RECORD", version, data)]
+
+
+# ------------------------------------------------------------------------- the broker kind
+
+
+def _broker_from_nothing(key: EntityKey, snapshot: ClusterSnapshot,
+                         ctx: EntityContext) -> EntityDelta:
+    out = EntityDelta()
+    broker = snapshot.brokers.get(int(key.name))
+    if broker is not None:
+        out.records = broker_records(broker, ctx.mv, ctx.cluster_id)
+    return out
+
+
+def _diff_broker(key: EntityKey, image: MetadataImage, snap: ClusterSnapshot,
+                 ctx: EntityContext) -> EntityDelta:
+    broker_id = int(key.name)
+    registered = image.cluster.brokers.get(broker_id)
+    wanted = _broker_from_nothing(key, snap, ctx)
+    if not wanted.records:
+        if registered is None:
+            return EntityDelta()
+        return EntityDelta([MetadataRecord(
+            "UNREGISTER_BROKER_RECORD", 0,
+            {"brokerId": broker_id, "brokerEpoch": registered.epoch})])
+    delta = ClusterDelta(ClusterImage.EMPTY)
+    delta.replay_register(wanted.records[0].data)
+    copied = delta.apply().brokers[broker_id]
+    if copied == registered:
+        return EntityDelta()
+    if registered is not None and registered.registered_by_broker:
+        # The broker registered itself with the stand-in (its own incarnation, epoch = offset
+        # of its record). That registration supersedes ours, as it supersedes the ZooKeeper
+        # copy in Kafka's controller; overwriting it would make its heartbeats stale. A broker
+        # that re-registers in ZooKeeper re-registers with the quorum too, so only listeners
+        # or rack that differ from ZooKeeper's are written over.
+        if (copied.endpoints, copied.rack) == (registered.endpoints, registered.rack):
+            return EntityDelta()
+    return wanted
+
+
+def _broker_keys(snapshot: ClusterSnapshot) -> Iterator[EntityKey]:
+    for broker_id in sorted(snapshot.brokers):
+        yield EntityKey.broker(broker_id)
+
+
+def _broker_image_keys(image: MetadataImage, named: Collection[EntityKey]) -> Iterator[EntityKey]:
+    for broker_id in sorted(image.cluster.brokers):
+        yield EntityKey.broker(broker_id)
+
+
+BROKER_KIND = EntityKind(
+    name="broker",
+    zk=ZK_KINDS["broker"],
+    from_nothing=_broker_from_nothing,
+    diff=_diff_broker,
+    snapshot_keys=_broker_keys,
+    image_keys=_broker_image_keys,
+    records=frozenset({"REGISTER_BROKER_RECORD", "UNREGISTER_BROKER_RECORD"}),
+    expected=("cluster",),
+    parity=("broker",),
+    snapshot_lines=("broker",),
+)

@@ -12,6 +12,9 @@ SCRAM: the `SCRAM-SHA-256` / `SCRAM-SHA-512` keys of a user znode are credential
 (they are never written as `ClientQuotaRecord`s); they become `UserScramCredentialRecord`s,
 which exist only at metadata.version >= 3.5-IV2 (`translate` gates that). Nothing here logs or
 formats a credential's value.
+
+The module ends with the `client_quota` kind's registry entry (`migrate.translate.kinds`): a
+`users/<u>` entity is its quotas and that user's SCRAM credentials (one znode holds both).
 """
 
 from __future__ import annotations
@@ -19,13 +22,19 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Collection, Iterator, Mapping
+from typing import Any
 
 from migrate.errors import TranslationError
+from migrate.preflight.findings import Finding
 from migrate.translate.configs import DEFAULT_ENTITY
-from writers import SCRAM_MECHANISMS, FieldValue, MetadataRecord, desanitize
-from zkreader import ConfigZnode
+from migrate.translate.kind import EntityContext, EntityDelta, EntityKind
+from verify import MetadataImage, ScramCredential
+from writers import SCRAM_MECHANISMS, FieldValue, MetadataRecord, desanitize, sanitize
+from zkreader import ZK_KINDS, ClusterSnapshot, ConfigZnode, EntityKey
 
 __all__ = [
+    "CLIENT_QUOTA_KIND",
     "quota_entity",
     "quota_records",
     "scram_records",
@@ -175,3 +184,160 @@ def scram_records(znode: ConfigZnode) -> list[MetadataRecord]:
         }
         records.append(MetadataRecord("USER_SCRAM_CREDENTIAL_RECORD", 0, data))
     return records
+
+
+# --------------------------------------------------------------------- the client_quota kind
+
+
+def config_znode(snapshot: ClusterSnapshot, entity_path: str) -> ConfigZnode | None:
+    """The config znode of an entity path below `/config` (`users/a/clients/b`), or None."""
+    parts = entity_path.split("/")
+    if len(parts) == 4:
+        return snapshot.user_client_configs.get((parts[1], parts[3]))
+    table: Mapping[str, ConfigZnode] = {
+        "topics": snapshot.topic_configs,
+        "brokers": snapshot.broker_configs,
+        "users": snapshot.user_configs,
+        "clients": snapshot.client_configs,
+        "ips": snapshot.ip_configs,
+    }.get(parts[0], {})
+    return table.get(parts[1])
+
+
+def quota_entity_key(entity: list[dict[str, str | None]]) -> tuple[tuple[str, str | None], ...]:
+    """A client-quota record's `entity` list as the image keys it: sorted (type, name) pairs."""
+    return tuple(sorted((str(e["entityType"]), e["entityName"]) for e in entity))
+
+
+def scram_from_nothing(znode: ConfigZnode, ctx: EntityContext) -> EntityDelta:
+    """A user znode's SCRAM credentials, or the blocker below 3.5-IV2."""
+    out = EntityDelta()
+    if not znode.entity_path.startswith("users/") or znode.entity_path.count("/") != 1:
+        return out
+    if not any(m in znode.config for m in SCRAM_MECHANISMS):
+        return out
+    if ctx.mv.supports_scram:
+        out.records = scram_records(znode)
+    else:
+        out.blockers.append(Finding(
+            "SCRAM_NEEDS_NEWER_METADATA_VERSION",
+            f"SCRAM credentials cannot be written at metadata.version {ctx.mv.name} "
+            "(they need 3.5-IV2 or later); the user could no longer authenticate.",
+            f"/config/{znode.entity_path}",
+        ))
+    return out
+
+
+def _client_quota_from_nothing(key: EntityKey, snapshot: ClusterSnapshot,
+                               ctx: EntityContext) -> EntityDelta:
+    out = EntityDelta()
+    znode = config_znode(snapshot, key.name)
+    if znode is not None:
+        out.extend(scram_from_nothing(znode, ctx))
+        out.records += quota_records(znode)
+    return out
+
+
+def _diff_client_quota(key: EntityKey, image: MetadataImage, snap: ClusterSnapshot,
+                       ctx: EntityContext) -> EntityDelta:
+    znode = config_znode(snap, key.name)
+    out = EntityDelta()
+    parts = key.name.split("/")
+    if parts[0] == "users" and len(parts) == 2 and parts[1] != DEFAULT_ENTITY:
+        out.extend(_diff_scram(parts[1], znode, image, ctx))
+    entity = quota_entity(key.name)
+    held: Mapping[str, float] = image.client_quotas.entities.get(quota_entity_key(entity), {})
+    wanted = {str(r.data["key"]): r for r in quota_records(znode)} if znode else {}
+    for name in sorted(set(wanted) | set(held)):
+        record = wanted.get(name)
+        if record is None:
+            out.records.append(MetadataRecord("CLIENT_QUOTA_RECORD", 0, {
+                "entity": [dict(e) for e in entity], "key": name, "value": 0.0,
+                "remove": True,
+            }))
+        elif record.data["value"] != held.get(name):
+            out.records.append(record)
+    return out
+
+
+def _diff_scram(stored_user: str, znode: ConfigZnode | None, image: MetadataImage,
+                ctx: EntityContext) -> EntityDelta:
+    if znode is not None:
+        wanted = scram_from_nothing(znode, ctx)
+        if wanted.blockers:
+            return wanted
+    else:
+        wanted = EntityDelta()
+    try:
+        user = desanitize(stored_user)
+    except ValueError as exc:
+        raise TranslationError(
+            f"/config/users/{stored_user}: entity name is not validly sanitized: {exc}") from None
+    by_mechanism = {int(str(r.data["mechanism"])): r for r in wanted.records}
+    out = EntityDelta()
+    for mechanism in sorted(SCRAM_MECHANISMS.values()):
+        held = image.scram.credentials.get((user, mechanism))
+        record = by_mechanism.get(mechanism)
+        if record is None:
+            if held is not None:
+                out.records.append(MetadataRecord(
+                    "REMOVE_USER_SCRAM_CREDENTIAL_RECORD", 0,
+                    {"name": user, "mechanism": mechanism}))
+            continue
+        d: Mapping[str, Any] = record.data
+        cred = ScramCredential(bytes(d["salt"]), bytes(d["storedKey"]), bytes(d["serverKey"]),
+                               int(d["iterations"]))
+        if cred != held:
+            out.records.append(record)
+    return out
+
+
+def _client_quota_keys(snapshot: ClusterSnapshot) -> Iterator[EntityKey]:
+    for user in sorted(snapshot.user_configs):
+        yield EntityKey("client_quota", f"users/{user}")
+    for client in sorted(snapshot.client_configs):
+        yield EntityKey("client_quota", f"clients/{client}")
+    for user, client in sorted(snapshot.user_client_configs):
+        yield EntityKey("client_quota", f"users/{user}/clients/{client}")
+    for ip in sorted(snapshot.ip_configs):
+        yield EntityKey("client_quota", f"ips/{ip}")
+
+
+def _client_quota_image_keys(image: MetadataImage,
+                             named: Collection[EntityKey]) -> Iterator[EntityKey]:
+    quota_entities = set(image.client_quotas.entities)
+    quota_entities |= {((("user", user),)) for user, _ in image.scram.credentials}
+    covered = {quota_entity_key(quota_entity(k.name)) for k in named if k.kind == "client_quota"}
+    for entity in sorted(quota_entities - covered, key=repr):
+        yield EntityKey("client_quota", _quota_entity_path(entity))
+
+
+_QUOTA_DIRS = {"user": "users", "client-id": "clients", "ip": "ips"}
+
+
+def _quota_entity_path(entity: tuple[tuple[str, str | None], ...]) -> str:
+    """`((user, a), (client-id, b))` -> `users/a/clients/b`, names as ZooKeeper stores them.
+
+    User and client-id names are sanitized there (Kafka's `ConfigCommand`); IPs are not.
+    """
+    order = {"user": 0, "client-id": 1, "ip": 2}
+    parts = []
+    for kind, name in sorted(entity, key=lambda e: order.get(e[0], 9)):
+        stored = DEFAULT_ENTITY if name is None else name if kind == "ip" else sanitize(name)
+        parts += [_QUOTA_DIRS[kind], stored]
+    return "/".join(parts)
+
+
+CLIENT_QUOTA_KIND = EntityKind(
+    name="client_quota",
+    zk=ZK_KINDS["client_quota"],
+    from_nothing=_client_quota_from_nothing,
+    diff=_diff_client_quota,
+    snapshot_keys=_client_quota_keys,
+    image_keys=_client_quota_image_keys,
+    records=frozenset({"CLIENT_QUOTA_RECORD", "USER_SCRAM_CREDENTIAL_RECORD",
+                       "REMOVE_USER_SCRAM_CREDENTIAL_RECORD"}),
+    expected=("client_quotas", "scram"),
+    parity=("client_quota", "scram"),
+    snapshot_lines=("config:users", "config:clients", "config:users-clients", "config:ips"),
+)

@@ -23,15 +23,22 @@ replays after the leader's registration. Naming ZooKeeper's leader instead left 
 broker that registered late without a fetcher on Kafka 3.9.1: a follower starts fetching only
 from a leader its image knows, and only when the leader epoch moves (docs/design/offline.md,
 "Offline migration").
+
+The module ends with the registry entries (`migrate.translate.kinds`) of the `topic` kind and of
+its two parts, `partition` (one state znode) and `topic_config` (`/config/topics/<t>` alone).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Iterator, Mapping
+from typing import Any
 
 from migrate.errors import TranslationError
-from migrate.translate.configs import config_records
+from migrate.translate.configs import config_diff, config_records
+from migrate.translate.kind import EntityContext, EntityDelta, EntityKind, no_keys
+from verify import MetadataImage, PartitionImage, TopicImage
 from writers import (
+    NO_LEADER_CHANGE,
     TOPIC_RESOURCE,
     FieldValue,
     MetadataRecord,
@@ -39,9 +46,23 @@ from writers import (
     broker_directory_id,
     record_version,
 )
-from zkreader import ConfigZnode, PartitionState, Topic
+from zkreader import (
+    ZK_KINDS,
+    ClusterSnapshot,
+    ConfigZnode,
+    EntityKey,
+    PartitionState,
+    Topic,
+    migrating_topic,
+)
 
-__all__ = ["partition_record", "topic_records"]
+__all__ = [
+    "PARTITION_KIND",
+    "TOPIC_CONFIG_KIND",
+    "TOPIC_KIND",
+    "partition_record",
+    "topic_records",
+]
 
 _PARTITION_RECORD_VERSION = 0
 _NO_LEADER = -1
@@ -135,3 +156,191 @@ def topic_records(
         records.append(partition_record(topic, partition, states.get(partition), mv=mv,
                                         dir_cluster=dir_cluster, offline=offline))
     return records
+
+
+# ---------------------------------------------------------------------------- the topic kind
+
+
+def _states(snapshot: ClusterSnapshot, topic: Topic) -> dict[int, PartitionState | None]:
+    return {p: snapshot.partition_states.get((topic.name, p)) for p in topic.assignment}
+
+
+def _topic_from_nothing(key: EntityKey, snapshot: ClusterSnapshot,
+                        ctx: EntityContext) -> EntityDelta:
+    out = EntityDelta()
+    if migrating_topic(snapshot, key.name):
+        topic = snapshot.topics[key.name]
+        out.records = topic_records(topic, _states(snapshot, topic),
+                                    snapshot.topic_configs.get(key.name), ctx.mv,
+                                    ctx.dir_cluster, ctx.offline)
+    return out
+
+
+def _diff_topic(key: EntityKey, image: MetadataImage, snap: ClusterSnapshot,
+                ctx: EntityContext) -> EntityDelta:
+    name = key.name
+    held = image.topics.by_name.get(name)
+    if not migrating_topic(snap, name):
+        if held is None:
+            return EntityDelta()
+        return EntityDelta([_remove_topic(held)])
+    topic = snap.topics[name]
+    if held is None:
+        return _topic_from_nothing(key, snap, ctx)
+    if held.topic_id != topic.topic_id or not set(held.partitions) <= set(topic.assignment):
+        # a new topic under the old name, or partitions KRaft cannot remove: write it anew
+        out = EntityDelta([_remove_topic(held)])
+        out.extend(_topic_from_nothing(key, snap, ctx))
+        return out
+    znode = snap.topic_configs.get(name)
+    records = config_diff(TOPIC_RESOURCE, name, znode.config if znode else {}, image)
+    for p in sorted(topic.assignment):
+        state = snap.partition_states.get((name, p))
+        target = partition_record(topic, p, state)
+        current = held.partitions.get(p)
+        if current is None:
+            records.append(target)
+        else:
+            records += _partition_change(current, target)
+    return EntityDelta(records)
+
+
+def _remove_topic(held: TopicImage) -> MetadataRecord:
+    return MetadataRecord("REMOVE_TOPIC_RECORD", 0, {"topicId": held.topic_id})
+
+
+def _topic_keys(snapshot: ClusterSnapshot) -> Iterator[EntityKey]:
+    """Topics that do not migrate (queued for deletion, or without id) are left out."""
+    for name in sorted(snapshot.topics):
+        if migrating_topic(snapshot, name):
+            yield EntityKey.topic(name)
+
+
+def _topic_image_keys(image: MetadataImage, named: Collection[EntityKey]) -> Iterator[EntityKey]:
+    for name in sorted(image.topics.by_name):
+        yield EntityKey.topic(name)
+
+
+TOPIC_KIND = EntityKind(
+    name="topic",
+    zk=ZK_KINDS["topic"],
+    from_nothing=_topic_from_nothing,
+    diff=_diff_topic,
+    snapshot_keys=_topic_keys,
+    image_keys=_topic_image_keys,
+    records=frozenset({"TOPIC_RECORD", "REMOVE_TOPIC_RECORD"}),
+    expected=("topics",),
+    parity=("topic",),
+    snapshot_lines=("topic", "pending_deletion"),
+)
+
+
+# ------------------------------------------------------------------------ the partition kind
+
+
+def _nothing(key: EntityKey, snapshot: ClusterSnapshot, ctx: EntityContext) -> EntityDelta:
+    """A part of a topic, from nothing: the topic's key writes it."""
+    return EntityDelta()
+
+
+def _diff_partition(key: EntityKey, image: MetadataImage, snap: ClusterSnapshot,
+                    ctx: EntityContext) -> EntityDelta:
+    held = image.topics.by_name.get(key.name)
+    current = held.partitions.get(key.partition) if held is not None else None
+    state = snap.partition_states.get((key.name, key.partition))
+    if held is None or current is None or state is None:
+        # a new topic or partition is written by its topic key (its znode was notified too);
+        # a state znode only disappears with its topic, which its topic key removes
+        return EntityDelta()
+    topic = snap.topics.get(key.name)
+    if topic is None or topic.topic_id != held.topic_id or key.partition not in topic.assignment:
+        topic = Topic(
+            name=key.name, json_version=3, topic_id=held.topic_id,
+            assignment={key.partition: current.replicas},
+            adding_replicas={key.partition: current.adding_replicas}
+            if current.adding_replicas else {},
+            removing_replicas={key.partition: current.removing_replicas}
+            if current.removing_replicas else {},
+            stat=state.stat,
+        )
+    return EntityDelta(_partition_change(current, partition_record(topic, key.partition, state)))
+
+
+def _partition_change(current: PartitionImage, target: MetadataRecord) -> list[MetadataRecord]:
+    """The record that turns `current` into the partition `target` (a PartitionRecord) describes.
+
+    A PartitionChangeRecord when replaying it gives exactly the target, else the full
+    PartitionRecord (`migrate.translate.delta`'s docstring: folded notifications).
+    """
+    t: Mapping[str, Any] = target.data
+    want = (tuple(t["replicas"]), tuple(t["isr"]), tuple(t["removingReplicas"]),
+            tuple(t["addingReplicas"]), t["leader"], t["leaderEpoch"], t["partitionEpoch"],
+            t["leaderRecoveryState"])
+    have = (current.replicas, current.isr, current.removing_replicas, current.adding_replicas,
+            current.leader, current.leader_epoch, current.partition_epoch,
+            current.leader_recovery_state)
+    if want == have:
+        return []
+    if t["partitionEpoch"] != current.partition_epoch + 1:
+        return [target]
+    if t["leaderEpoch"] == current.leader_epoch and t["leader"] == current.leader:
+        leader = NO_LEADER_CHANGE
+    elif t["leaderEpoch"] == current.leader_epoch + 1:
+        leader = t["leader"]  # set even when unchanged: the field is what bumps the epoch
+    else:
+        return [target]
+    data: dict[str, FieldValue] = {"partitionId": t["partitionId"], "topicId": t["topicId"]}
+    if want[1] != current.isr:
+        data["isr"] = list(want[1])
+    if leader != NO_LEADER_CHANGE:
+        data["leader"] = leader
+    if want[0] != current.replicas:
+        data["replicas"] = list(want[0])
+    if want[2] != current.removing_replicas:
+        data["removingReplicas"] = list(want[2])
+    if want[3] != current.adding_replicas:
+        data["addingReplicas"] = list(want[3])
+    if want[7] != current.leader_recovery_state:
+        data["leaderRecoveryState"] = want[7]
+    return [MetadataRecord("PARTITION_CHANGE_RECORD", 0, data)]
+
+
+PARTITION_KIND = EntityKind(
+    name="partition",
+    zk=ZK_KINDS["partition"],
+    from_nothing=_nothing,
+    diff=_diff_partition,
+    snapshot_keys=no_keys,
+    image_keys=no_keys,
+    records=frozenset({"PARTITION_RECORD", "PARTITION_CHANGE_RECORD"}),
+    expected=("topics",),
+    parity=("partition",),
+    snapshot_lines=("partition_state",),
+    part_of="topic",
+)
+
+
+# --------------------------------------------------------------------- the topic_config kind
+
+
+def _diff_topic_config(key: EntityKey, image: MetadataImage, snap: ClusterSnapshot,
+                       ctx: EntityContext) -> EntityDelta:
+    if image.topics.by_name.get(key.name) is None:
+        return EntityDelta()  # not in the log: its topic key writes the configs
+    znode = snap.topic_configs.get(key.name)
+    return EntityDelta(config_diff(TOPIC_RESOURCE, key.name, znode.config if znode else {}, image))
+
+
+TOPIC_CONFIG_KIND = EntityKind(
+    name="topic_config",
+    zk=ZK_KINDS["topic_config"],
+    from_nothing=_nothing,
+    diff=_diff_topic_config,
+    snapshot_keys=no_keys,
+    image_keys=no_keys,
+    records=frozenset({"CONFIG_RECORD:TOPIC"}),
+    expected=("configs",),
+    parity=("topic_config",),
+    snapshot_lines=("config:topics",),
+    part_of="topic",
+)

@@ -4,8 +4,8 @@ Why: brokers in migration mode (`zookeeper.metadata.migration.enable=true`) are 
 and register with whoever leads the KRaft quorum. If the stand-in does not take their
 registrations they register only after the handover, with new incarnations, while the new
 controller already sends UpdateMetadata/LeaderAndIsr, and it repeats that round as they arrive
-(docs/design/standin.md, "Brokers register with the stand-in"). Registered in the stand-in's log, they
-keep their broker epoch across the handover.
+(docs/design/standin.md, "Brokers register with the stand-in"). Registered in the stand-in's
+log, they keep their broker epoch across the handover.
 
 The decisions follow Kafka 3.9's active controller (`ClusterControlManager.registerBroker`,
 `BrokerHeartbeatManager.calculateNextBrokerState`, `ReplicationControlManager.

@@ -12,8 +12,9 @@ answered says so (`VoteDecision.persist`, `BeginEpochDecision.persist`) and the 
 (`writers.raft.server`) writes quorum-state, appends, wakes fetchers and answers.
 
 The rules follow Kafka 3.9's `KafkaRaftClient` (facts, not code); where they deliberately differ,
-docs/design/standin.md ("The stand-in's Raft rules, and where they differ from KafkaRaftClient") says
-why. Every error code the stand-in answers with comes from `writers.raft.errors`.
+docs/design/standin.md ("The stand-in's Raft rules, and where they differ from
+KafkaRaftClient") says why. Every error code the stand-in answers with comes from
+`writers.raft.errors`.
 """
 
 from __future__ import annotations
