@@ -56,13 +56,8 @@ from typing import Any
 from migrate.errors import BadFlagError
 from migrate.online.fence_status import ZkFence, fence_of, marked
 from migrate.online.journal import JOURNAL_FILE, Journal
-from migrate.online.outcome import (
-    OnlineOptions,
-    OnlineOutcome,
-    StatusSink,
-    check_cutover_version,
-    round_ms,
-)
+from migrate.online.options import OnlineOptions, check_cutover_version
+from migrate.online.outcome import OnlineOutcome, StatusSink, round_ms
 from migrate.online.phases import Phase
 from migrate.online.phases.context import (
     SYSTEM_CLOCKS,

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from migrate.bulk.pipeline import rest_counts, snapshot_timestamp_ms, translate_rest
-from migrate.bulk.run import judge
+from migrate.judge import judge
 from migrate.online.journal import Journal
 from migrate.online.mirror_delta import LogState
-from migrate.online.outcome import OnlineOptions, OnlineOutcome, StatusSink
+from migrate.online.options import OnlineOptions
+from migrate.online.outcome import OnlineOutcome, StatusSink
 from migrate.preflight.checks import PlanSummary, standin_summary
 from migrate.translate.delta import delta_records
 from migrate.translate.entities import EntityDelta, resync_keys
