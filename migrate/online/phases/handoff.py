@@ -8,11 +8,11 @@ import os
 import subprocess
 
 from migrate.online.outcome import round_ms
-from migrate.online.phases import Phase
+from migrate.online.phases import Advance, Phase
 from migrate.online.phases.context import RunContext
 from writers import VoterUnavailableError
 from writers import crash_point as _crash  # test-only hooks (writers/_faults.py)
-from zkreader import FenceToken, ZkUnreachableError, read_fence_state
+from zkreader import ZkUnreachableError
 
 __all__ = ["Handoff", "resign"]
 
@@ -26,14 +26,14 @@ class Handoff:
         self.c = c
         self._on_cutover_start = 0.0  # when --on-cutover started (the run's clock)
 
-    def hand_off(self, token: FenceToken) -> float | None:
-        """Journal the handoff, give the quorum up and wait for the claim: t2, or None."""
-        if self.c.out.migration_zk_version is None:  # written by an earlier run
-            self.c.out.migration_zk_version = self.c.journal.migration_zk_version
-        with self.c.timed("journal"):
-            # `/migration` written (phase migration) and the handoff begun, in one durable save
-            self.c.journal.enter(Phase.HANDOFF,
-                                 migration_zk_version=self.c.out.migration_zk_version)
+    def begin(self) -> Advance:
+        """`handoff` for a run whose `/migration` an earlier run wrote (the journal holds its
+        version), or that was stopped inside the handoff: it begins again."""
+        self.c.out.migration_zk_version = self.c.journal.migration_zk_version
+        return Advance(Phase.HANDOFF, {"migration_zk_version": self.c.out.migration_zk_version})
+
+    def hand_off(self) -> float | None:
+        """With the handoff journaled: give the quorum up and wait for the claim: t2, or None."""
         self.c.out.stamps["handoff"] = self.c.clock()
         self.c.out.wall_stamps["handoff"] = self.c.wall()
         if self.c.after_drain is not None:
@@ -60,8 +60,8 @@ class Handoff:
                 break
             try:
                 # each read bounded by what is left: a dead ZooKeeper cannot stretch the wait
-                if read_fence_state(self.c.session, timeout_s=left
-                                    ).kraft_controller_epoch > self.c.epoch:
+                if self.c.zk.read_fence_state(timeout_s=left
+                                              ).kraft_controller_epoch > self.c.epoch:
                     t2, self.c.out.wall_stamps["claimed"] = self.c.clock(), self.c.wall()
                     self.c.sink.say("a KRaft controller claimed /controller: handoff complete")
                     if command is not None and self.c.out.on_cutover_exit is None:
