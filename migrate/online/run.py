@@ -203,10 +203,10 @@ class _Run:
             return fenced  # an earlier run's fence holds /controller (no t0: not this window's)
         t0, self._token = fenced
         self.c.out.fence_at = t0
-        self.c.out.stamps["fence"] = t0
+        self.c.timings.stamp("fence", t0)
         t1, step = self.cutover.drain(self._token)
         if t1 is not None:
-            self.c.out.stamps["drained"] = t1
+            self.c.timings.stamp("drained", t1)
         return step
 
     def _fenced(self, resumed: bool) -> Step:
@@ -233,7 +233,7 @@ class _Run:
         token = self._fence_token()
         t2 = self.handoff.hand_off()
         if t2 is not None:
-            self.c.out.stamps["claimed"] = t2
+            self.c.timings.stamp("claimed", t2)
         self._window()
         self.c.out.fence = {"controller_epoch": token.controller_epoch,
                             "epoch_zk_version": token.epoch_zk_version}

@@ -59,6 +59,7 @@ __all__ = [
     "Preflight",
     "RunContext",
     "SessionExpired",
+    "Timings",
     "claim_timestamp",
     "crash_in_flight",
     "fenced_without_log",
@@ -264,6 +265,40 @@ class Clocks:
 SYSTEM_CLOCKS = Clocks()
 
 
+class Timings:
+    """Where the run's durations and stamps go: recorded at the step they measure, on the run's
+    clocks, into the figures the report reads (`OnlineOutcome.phase_ms`, `stamps`,
+    `wall_stamps`); the phases say what they measure, never how it is kept."""
+
+    def __init__(self, out: OnlineOutcome, clock: Callable[[], float],
+                 wall: Callable[[], float]) -> None:
+        self._out = out
+        self._clock = clock
+        self._wall = wall
+
+    def took(self, name: str, since: float, until: float | None = None) -> None:
+        """`phase_ms[name]`: from `since` to `until` (default: now), in milliseconds."""
+        end = self._clock() if until is None else until
+        self._out.phase_ms[name] = (end - since) * 1000.0
+
+    def mark(self, name: str, *, stamp: bool = True) -> float:
+        """Now on the monotonic clock, returned; the wall clock's now beside it in
+        `wall_stamps[name]`, and (`stamp`) the monotonic one in `stamps[name]`."""
+        now = self._clock()
+        self._out.wall_stamps[name] = self._wall()
+        if stamp:
+            self._out.stamps[name] = now
+        return now
+
+    def wall_at(self, name: str, wall: float) -> None:
+        """`wall_stamps[name]` taken earlier, where its boundary was (the fence's send)."""
+        self._out.wall_stamps[name] = wall
+
+    def stamp(self, name: str, monotonic: float) -> None:
+        """`stamps[name]`: a monotonic reading taken earlier (t0, t1, t2)."""
+        self._out.stamps[name] = monotonic
+
+
 class RunContext:
     """What every phase of one run shares: its inputs, the log as it holds it (`log`), the
     outcome being filled in (`out`), the clocks, and the helpers they all use.
@@ -299,6 +334,7 @@ class RunContext:
         self.topts = translation_options(options)
         self.log = LogView()
         self.out = OnlineOutcome(cutover=options.cutover)
+        self.timings = Timings(self.out, clock, wall)  # durations and stamps, for the report
         self.controller_id = options.voters[0].node_id
         self.epoch = quorum.leader_epoch
         self.warned: set[str] = set()

@@ -110,10 +110,11 @@ class Cutover:
                     raise
                 return earlier
         # the wall-clock times are taken where each boundary is, beside its monotonic stamp
-        t0, self.c.out.wall_stamps["fence"] = sent[-1]
+        t0, wall = sent[-1]
+        self.c.timings.wall_at("fence", wall)
         # No journal write here: it would sit inside the window, and the `fencing` entry (our
         # exact claim) already lets a resume read back that the fence applied.
-        self.c.out.phase_ms["fence"] = (self.c.clock() - t0) * 1000.0
+        self.c.timings.took("fence", t0)
         _crash("fence_unjournaled")
         _crash("after_fence")
         _pause("after_fence")
@@ -222,16 +223,16 @@ class Cutover:
         _crash("mid_drain")
         t_read = self.c.clock()
         self.c.quorum.append_records(delta + trailer, timestamp_ms=self.c.ts(snapshot))
-        t1, self.c.out.wall_stamps["drained"] = self.c.clock(), self.c.wall()
+        t1 = self.c.timings.mark("drained", stamp=False)
         self.c.after_drain = IntervalCost(self.c.clock, t1)
         self.c.log.apply(applied)
         if self._restate_scram():  # part of the window: durable before /migration and handoff
-            t1, self.c.out.wall_stamps["drained"] = self.c.clock(), self.c.wall()
+            t1 = self.c.timings.mark("drained", stamp=False)
             self.c.after_drain = IntervalCost(self.c.clock, t1)
-        self.c.out.phase_ms["drain_sync"] = (t_sync - start) * 1000.0
-        self.c.out.phase_ms["drain_reread"] = (t_read - t_sync) * 1000.0
-        self.c.out.phase_ms["drain_append"] = (t1 - t_read) * 1000.0
-        self.c.out.phase_ms["drain"] = (t1 - start) * 1000.0
+        self.c.timings.took("drain_sync", start, t_sync)
+        self.c.timings.took("drain_reread", t_sync, t_read)
+        self.c.timings.took("drain_append", t_read, t1)
+        self.c.timings.took("drain", start, t1)
 
         def durable() -> None:
             self.c.sink.say(f"fenced: /controller_epoch is now {token.controller_epoch}, "
@@ -276,11 +277,10 @@ class Cutover:
             raise zk_lost(exc, ZkFence.FENCED, journal=self.c.journal.path,
                           controller_id=self.c.controller_id, token=token,
                           log_closed_at=self.c.quorum.last_offset) from None
-        self.c.out.stamps["migration_written"] = self.c.clock()
-        self.c.out.wall_stamps["migration_written"] = self.c.wall()
+        self.c.timings.mark("migration_written")
         _crash("after_migration")
         self.c.out.migration_zk_version = version
-        self.c.out.phase_ms["migration"] = (self.c.clock() - start) * 1000.0
+        self.c.timings.took("migration", start)
         self.c.sink.say(f"/migration written: kraft_metadata_offset {self.c.quorum.last_offset}, "
                         f"kraft_metadata_epoch {self.c.epoch}")
         return Advance(Phase.HANDOFF, {"migration_zk_version": version})

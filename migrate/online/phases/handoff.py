@@ -34,10 +34,9 @@ class Handoff:
 
     def hand_off(self) -> float | None:
         """With the handoff journaled: give the quorum up and wait for the claim: t2, or None."""
-        self.c.out.stamps["handoff"] = self.c.clock()
-        self.c.out.wall_stamps["handoff"] = self.c.wall()
+        handoff = self.c.timings.mark("handoff")
         if self.c.after_drain is not None:
-            self.c.out.migration_znode_ms = self.c.after_drain.finish(self.c.out.stamps["handoff"])
+            self.c.out.migration_znode_ms = self.c.after_drain.finish(handoff)
         if not resign(self.c):
             # Local voters: writing is over, every voter's queued writes are finished (a voter
             # that failed on the last batch is recorded now, not lost); free the locks for the
@@ -62,7 +61,7 @@ class Handoff:
                 # each read bounded by what is left: a dead ZooKeeper cannot stretch the wait
                 if self.c.zk.read_fence_state(timeout_s=left
                                               ).kraft_controller_epoch > self.c.epoch:
-                    t2, self.c.out.wall_stamps["claimed"] = self.c.clock(), self.c.wall()
+                    t2 = self.c.timings.mark("claimed", stamp=False)
                     self.c.sink.say("a KRaft controller claimed /controller: handoff complete")
                     if command is not None and self.c.out.on_cutover_exit is None:
                         self.c.sink.say(f"--on-cutover (pid {command.pid}) has not exited yet: "
@@ -133,7 +132,7 @@ class Handoff:
         if code is None:
             return
         self.c.out.on_cutover_exit = code
-        self.c.out.phase_ms["on_cutover"] = (self.c.clock() - self._on_cutover_start) * 1000.0
+        self.c.timings.took("on_cutover", self._on_cutover_start)
         if code != 0:
             self.c.sink.say(f"WARNING: --on-cutover exited {code}; waiting for a KRaft "
                             "controller's claim of /controller until --handoff-timeout all the "
@@ -147,14 +146,13 @@ def resign(c: RunContext) -> bool:
     result = c.quorum.resign(timeout_s=c.o.handoff_timeout_s)
     if result is None:
         return False
-    c.out.phase_ms["resign"] = (c.clock() - start) * 1000.0
+    c.timings.took("resign", start)
     c.out.handover = {"new_leader": result.new_leader, "new_epoch": result.new_epoch,
                       "elapsed_ms": round_ms(result.elapsed_ms),
                       "fetches_answered": result.fetches_answered,
                       "events": [e.to_json() for e in result.events]}
     if result.new_leader >= 0:
-        c.out.stamps["new_leader"] = c.clock()
-        c.out.wall_stamps["new_leader"] = c.wall()
+        c.timings.mark("new_leader")
     if result.new_leader < 0:
         c.sink.say("WARNING: the stand-in resigned but no controller announced itself "
                    f"within {c.o.handoff_timeout_s:g}s")

@@ -78,9 +78,9 @@ class Mirror:
                 continue
             if gate_start is None:
                 gate_start = self.c.clock()
-                self.c.out.phase_ms["mirror"] = (gate_start - start) * 1000.0
+                self.c.timings.took("mirror", start, gate_start)
             if self._gate_open(caught_up=not events):
-                self.c.out.phase_ms["gate"] = (self.c.clock() - gate_start) * 1000.0
+                self.c.timings.took("gate", gate_start)
                 self.c.sink.mirror_ended()
                 return
 

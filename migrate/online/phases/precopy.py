@@ -67,7 +67,7 @@ class PreCopy:
 
         def durable() -> None:
             self.c.watching = True
-            self.c.out.phase_ms["precopy"] = (self.c.clock() - start) * 1000.0
+            self.c.timings.took("precopy", start)
             self.c.sink.say(f"pre-copy durable on a majority: offsets "
                             f"0..{self.c.quorum.last_offset}")
         return Advance(Phase.MIRROR, {"last_durable_offset": self.c.quorum.durable_offset},
@@ -105,7 +105,7 @@ class PreCopy:
         self.c.ts(snapshot)
         self.c.watching = True
         self.c.out.mirrored_records += len(delta.records)
-        self.c.out.phase_ms["resync"] = (self.c.clock() - start) * 1000.0
+        self.c.timings.took("resync", start)
         self.c.sink.say(f"resume: re-read the whole tree (watches armed again); "
                         f"{len(delta.records)} record(s) of difference written, offsets "
                         f"0..{self.c.quorum.last_offset}")
