@@ -108,7 +108,7 @@ from zkreader import (
     write_migration_state,
 )
 
-__all__ = ["OnlineOptions", "OnlineOutcome", "StatusSink", "check_cutover_version", "run_online"]
+__all__ = ["run_online"]
 
 _LEADER_EPOCH = 1
 

@@ -10,8 +10,10 @@ format (`migrate/online/journal.py`'s docstring), not read back from the code un
 from __future__ import annotations
 
 import ast
+import gc
 import json
 import threading
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -139,6 +141,16 @@ class Cluster:
 
     def said(self, start: str) -> list[str]:
         return [line for line in self.sink.lines if line.startswith(start)]
+
+
+@pytest.fixture(autouse=True)
+def _unfreeze() -> Iterator[None]:
+    """The run freezes the heap before its fence (`gc.freeze`, for the rest of the process);
+    a test's process goes on, so what the run froze is handed back to the collector."""
+    frozen = gc.get_freeze_count()
+    yield
+    if frozen == 0:
+        gc.unfreeze()
 
 
 @pytest.fixture
