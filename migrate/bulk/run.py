@@ -32,7 +32,7 @@ import dataclasses
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,10 +54,9 @@ from migrate.bulk.spark import SparkRuntime, own_peak_rss_bytes
 from migrate.bulk.spark_start import SparkStarter
 from migrate.bulk.voters import LEADER_EPOCH, VoterTarget, refresh_quorum_state, voter_holds
 from migrate.flags.zookeeper import read_snapshot
-from migrate.preflight.checks import PlanSummary, summarize
-from migrate.preflight.findings import Finding
+from migrate.judge import judge
+from migrate.preflight.checks import PlanSummary
 from migrate.translate.framing import TranslationOptions, require_target
-from migrate.translate.translation import TranslationResult
 from writers import (
     LATEST_PRODUCTION,
     ExpectedLog,
@@ -68,32 +67,17 @@ from writers import (
     recover_interrupted,
     stage_and_promote,
 )
-from zkreader import ClusterSnapshot, ConnectOptions
+from zkreader import ConnectOptions
 
 __all__ = [
     "IN_PROCESS",
     "BulkOptions",
     "BulkOutcome",
-    "blockers_message",
-    "judge",
-    "overrides_given",
     "run_bulk",
     "spark_start_timeout_s",
 ]
 
 log = logging.getLogger(__name__)
-
-# Blocker code -> the flag that overrides it (the blocker's own override, nothing broader).
-OVERRIDES: dict[str, str] = {"LOG_DIR_EVENT_PENDING": "allow_pending_log_dir_events"}
-
-
-_LISTED_BLOCKERS = 20  # in the error message; the --json document and the table hold them all
-
-
-def overrides_given(flags: object) -> frozenset[str]:
-    """The override flags (`OVERRIDES`' attribute names) set on the parsed `flags`."""
-    return frozenset(f for f in OVERRIDES.values() if getattr(flags, f, False))
-
 
 # ----------------------------------------------------------------------------- orchestration
 
@@ -176,54 +160,6 @@ class BulkOutcome:
             }
         )
         return doc
-
-
-def _blocking(summary: PlanSummary, overrides: frozenset[str]) -> PlanSummary:
-    """Move blockers whose own override flag was given into the warnings, saying so."""
-    kept: list[Finding] = []
-    moved: list[Finding] = []
-    for f in summary.report.blockers:
-        flag = OVERRIDES.get(f.code)
-        if flag is not None and flag in overrides:
-            option = "--" + flag.replace("_", "-")
-            moved.append(Finding(f.code, f"{f.message} (overridden by {option})", f.path))
-        else:
-            kept.append(f)
-    if not moved:
-        return summary
-    report = type(summary.report)(tuple(kept), summary.report.warnings + tuple(moved))
-    return PlanSummary(report, summary.records, summary.brokers, summary.topics,
-                       summary.partitions, summary.source)
-
-
-def judge(snapshot: ClusterSnapshot, rest: TranslationResult, counts: Mapping[str, int], *,
-          voter_ids: Sequence[int], overrides: frozenset[str], offline: bool = False
-          ) -> PlanSummary:
-    """The plan summary: pre-flight + the translator's findings, overrides applied.
-
-    `rest` is `translate_rest`'s result (it carries every translator finding) and `counts` the
-    whole log's (`rest_counts` before encoding): judging never needs the topic table translated.
-    The bulk copy and the online pre-copy judge through this one function.
-    """
-    return _blocking(
-        summarize(
-            snapshot,
-            records=counts,
-            extra_blockers=rest.blockers,
-            extra_warnings=rest.warnings,
-            voter_ids=voter_ids,
-            offline=offline,
-        ),
-        overrides,
-    )
-
-
-def blockers_message(blockers: Sequence[Finding]) -> str:
-    """The error `migrate` exits 1 with: how many blockers, the first few, nothing written."""
-    lines = [f"  {f.code} {f.path}: {f.message}" for f in blockers[:_LISTED_BLOCKERS]]
-    if len(blockers) > _LISTED_BLOCKERS:
-        lines.append(f"  ... and {len(blockers) - _LISTED_BLOCKERS} more (all in `plan --json`)")
-    return f"{len(blockers)} pre-flight blocker(s); nothing was written:\n" + "\n".join(lines)
 
 
 def run_bulk(

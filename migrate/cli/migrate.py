@@ -13,7 +13,7 @@ import os
 
 from migrate._private_file import check_output_paths, voter_dirs, write_json_report
 from migrate._progress import ProgressBars, progress_wanted
-from migrate.bulk.run import BulkOptions, BulkOutcome, blockers_message, overrides_given, run_bulk
+from migrate.bulk.run import BulkOptions, BulkOutcome, run_bulk
 from migrate.bulk.voters import check_voters
 from migrate.cli.args import (
     SUB_EPILOG,
@@ -29,6 +29,7 @@ from migrate.errors import BadFlagError, BlockersFoundError
 from migrate.flags.offline import resolve_metadata_version
 from migrate.flags.standin import check_standin_flags
 from migrate.flags.zookeeper import connect_options
+from migrate.judge import blockers_message, overrides_given
 
 __all__ = ["add_parser", "bulk_options", "run"]
 

@@ -27,12 +27,12 @@ from migrate._private_file import (
     write_json_report,
     write_report,
 )
-from migrate.bulk.run import blockers_message, overrides_given
 from migrate.bulk.voters import VoterTarget, check_voters
 from migrate.errors import BadFlagError, BlockersFoundError, CanaryError, CutoverUnconfirmedError
 from migrate.flags.client_config import librdkafka_config, read_properties
 from migrate.flags.standin import StandInSpec
 from migrate.flags.zookeeper import connect_options
+from migrate.judge import blockers_message, overrides_given
 from migrate.online import (
     CANARY_TOPIC,
     Canary,

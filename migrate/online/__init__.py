@@ -2,7 +2,7 @@
 
 - `run`: the run itself, phase by phase (pre-copy, mirror, cutover, handoff);
 - `phases`: the run's phases (`Phase`, the table of legal transitions) and one module each;
-- `outcome`: what a run is given and what it reports;
+- `options`: what a run is given; `outcome`: what it reports;
 - `journal`: where a crashed run stopped (its phase), so a re-run resumes there;
 - `transport`, `takeover`: what differs when the quorum is the stand-in;
 - `mirror_delta`: how the mirror frames its deltas;
@@ -24,12 +24,8 @@ from migrate.online.canary import (
 )
 from migrate.online.cutover_check import brokers_serving, cutover_problems
 from migrate.online.journal import Journal, check_journal_dir, default_journal_dir
-from migrate.online.outcome import (
-    OnlineOptions,
-    OnlineOutcome,
-    StatusSink,
-    check_cutover_version,
-)
+from migrate.online.options import OnlineOptions, check_cutover_version
+from migrate.online.outcome import OnlineOutcome, StatusSink
 from migrate.online.phases import Phase
 from migrate.online.run import run_online
 from migrate.online.window_report import check_controller_logs, online_html, parts_for

@@ -162,10 +162,10 @@ class Journal:
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{path}: not a zk2kraft journal ({exc})") from None
 
-    def add_claim(self, claim: str) -> None:
-        """Journal `claim` as the fence about to be sent (phase `fencing`), keeping the earlier
-        ones: atomically, before the multi-op leaves."""
-        self.enter(Phase.FENCING, claim=claim, claims=[*self.claims, claim])
+    def claim_changes(self, claim: str) -> dict[str, Any]:
+        """The changes that journal `claim` as the fence about to be sent (entering phase
+        `fencing`, before the multi-op leaves), keeping the earlier ones."""
+        return {"claim": claim, "claims": [*self.claims, claim]}
 
     def at_least(self, phase: Phase) -> bool:
         """True when the journal has reached `phase` (`Phase.reached`)."""

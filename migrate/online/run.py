@@ -33,7 +33,7 @@ after it by finishing the drain. The journal keeps every claim any run of this m
 (`Journal.claims`): a killed run's fence may still be in flight when the re-run reads back "not
 applied" and apply later, so the read-back, the re-run's judgement of a KRaft `/controller`
 and its own fence's failure all take any of those claims in `/controller` for our fence applied
-(`cutover.our_applied_fence`) and finish the drain; any other claim stays another controller's.
+(`resume.our_applied_fence`) and finish the drain; any other claim stays another controller's.
 
 A notification's delta is per entity, O(changes): `zkreader.changed_entities` names the
 entities, `zkreader.read_entities` re-reads them and `migrate.translate.delta.delta_records`
@@ -56,21 +56,16 @@ from typing import Any
 from migrate.errors import BadFlagError
 from migrate.online.fence_status import ZkFence, fence_of, marked
 from migrate.online.journal import JOURNAL_FILE, Journal
-from migrate.online.outcome import (
-    OnlineOptions,
-    OnlineOutcome,
-    StatusSink,
-    check_cutover_version,
-    round_ms,
-)
-from migrate.online.phases import Phase
+from migrate.online.options import OnlineOptions, check_cutover_version
+from migrate.online.outcome import OnlineOutcome, StatusSink, round_ms
+from migrate.online.phases import Advance, Phase, Step, Stop
 from migrate.online.phases.context import (
     SYSTEM_CLOCKS,
     Clocks,
-    OurFenceFound,
+    LiveZooKeeper,
     Preflight,
-    Refused,
     RunContext,
+    ZooKeeper,
     fenced_without_log,
     judge_tree,
     read_tree,
@@ -80,6 +75,7 @@ from migrate.online.phases.cutover import Cutover
 from migrate.online.phases.handoff import Handoff
 from migrate.online.phases.mirror import Mirror
 from migrate.online.phases.precopy import PreCopy
+from migrate.online.phases.resume import read_back
 from migrate.online.takeover import (
     explain_led_first,
     explain_recorded_leader,
@@ -112,25 +108,39 @@ from zkreader import (
     write_migration_state,
 )
 
-__all__ = ["OnlineOptions", "OnlineOutcome", "StatusSink", "check_cutover_version", "run_online"]
+__all__ = ["run_online"]
 
 _LEADER_EPOCH = 1
 
 
 class _Run:
-    """One run, phase by phase: which phases are left is the journal's phase (`Phase`); each
-    phase is its own unit (`PreCopy`, `Mirror`, `Cutover`, `Handoff`) over the shared
-    `RunContext`."""
+    """One run: the driver. Which phase's handler runs is the journal's phase (`Phase`); each
+    handler returns its outcome as a value (`phases.Step`), the driver journals the transition
+    (`_enter`, the one place the phase changes) and runs the next handler, until `done` or a
+    `Stop`. Kafka's `KRaftMigrationDriver` has this shape: a state enum, a transition table and
+    one handler per state."""
 
-    def __init__(self, c: RunContext) -> None:
+    def __init__(self, c: RunContext, preflight: Preflight | None) -> None:
         self.c = c
-        self.precopy = PreCopy(c)
+        self.precopy = PreCopy(c, preflight)
         self.mirror = Mirror(c)
         self.cutover = Cutover(c, self.mirror)
         self.handoff = Handoff(c)
         self._gc_paused = contextlib.ExitStack()  # the collector's pause, fence -> handoff's end
+        self._token: FenceToken | None = None  # the fence's, once ZooKeeper is fenced
+        self._handlers: dict[Phase, Callable[[bool], Step]] = {
+            Phase.PRECOPY: self._precopy,
+            Phase.MIRROR: self._mirror,
+            Phase.FENCING: self._fencing,
+            Phase.FENCED: self._fenced,
+            Phase.DRAINED: self._drained,
+            Phase.MIGRATION: self._migration,
+            Phase.HANDOFF: self._handoff,
+        }
 
-    def run(self) -> OnlineOutcome:
+    def run(self) -> OnlineOutcome | Stop:
+        """The driver's loop: replay the log, then each phase's handler until `done` or a
+        `Stop` (returned as it is: the command reports the refusal)."""
         j = self.c.journal
         for batch in self.c.quorum.read_log():
             self.c.log.apply(batch.records)
@@ -142,56 +152,32 @@ class _Run:
             self.c.out.already_done = True
             self._finish_report()
             return self.c.out
-        token: FenceToken | None = None
-        if j.phase is Phase.FENCING or (j.claims and not j.at_least(Phase.FENCED)):
-            # at `fencing`, or before it with a fence sent by an earlier run: in flight then,
-            # it may have applied since
-            token = self.cutover.fence_readback()
-        elif j.at_least(Phase.FENCED):
-            assert j.fence is not None
-            token = FenceToken.from_json(j.fence)
-        t0 = t1 = None
-        with self._gc_paused:  # from the fence (`_mirror_and_fence`) to the handoff's end
-            if token is None:
-                try:
-                    t0, t1, token = self._mirror_and_fence()
-                except OurFenceFound as found:
-                    token = found.token  # no t0: the window began in an earlier run
-            try:
-                if not j.at_least(Phase.DRAINED):
-                    t1 = self.cutover.drain(token)  # a resumed drain explains as the first does
-                if not j.at_least(Phase.MIGRATION):
-                    self.cutover.write_migration(token)
-            except VoterUnavailableError as exc:
-                if fence_of(exc) is not None:  # the drain said where the fence stands
-                    raise
-                raise marked(VoterUnavailableError(fenced_without_log(
-                    exc, self.c.controller_id, token)), ZkFence.FENCED) from exc
-            t2 = self.handoff.hand_off(token)
-        if t2 is not None:
-            self.c.out.stamps["claimed"] = t2
-        if t0 is not None and t1 is not None:
-            self.c.out.window_tool_ms = (t1 - t0) * 1000.0
-            self.c.out.window_total_ms = None if t2 is None else (t2 - t0) * 1000.0
-        self.c.out.fence = {"controller_epoch": token.controller_epoch,
-                            "epoch_zk_version": token.epoch_zk_version}
-        self._finish_report()
-        j.enter(Phase.DONE, facts=self._facts())
-        return self.c.out
+        resumed = True  # the phase is the journal's, not one this process entered
+        with self._gc_paused:  # from the fence (`_mirror`) to the handoff's end
+            while True:
+                step = self._handlers[j.phase](resumed)
+                if isinstance(step, Stop):
+                    return step
+                _enter(self.c, step)
+                if step.to is Phase.DONE:
+                    return self.c.out
+                resumed = False
 
-    def _mirror_and_fence(self) -> tuple[float, float | None, FenceToken]:
-        """Pre-copy (or the resume's resync), mirror, fence and drain: t0, t1 and the token.
+    # -- one handler per phase: `resumed` says the phase was loaded from the journal ----------
 
-        Raises:
-            OurFenceFound: a fence an earlier run sent turned out applied
-                (`cutover.our_applied_fence`).
-        """
-        j = self.c.journal
-        if not j.at_least(Phase.MIRROR):
-            self.c.check_log_is_ours()
-            self.precopy.precopy()
-        else:
-            self.precopy.resync_resumed()
+    def _precopy(self, resumed: bool) -> Step:
+        self.c.check_log_is_ours()
+        return self.precopy.precopy()
+
+    def _mirror(self, resumed: bool) -> Step:
+        """Mirror until the gate opens, then the claim (`fencing`). A re-run first reads back
+        the claims an earlier run sent, and resyncs the tree its watches no longer cover."""
+        if resumed and self.c.journal.claims:
+            return read_back(self.c)  # an earlier run's fence may have applied since
+        if not self.c.watching:
+            found = self.precopy.resync_resumed()
+            if found is not None:
+                return found
         self.mirror.until_cutover()
         # The window must not pay for the collector walking the pre-copy's millions of
         # objects (a full pass costs tenths of a second at 100k partitions): freeze what
@@ -203,16 +189,76 @@ class _Run:
             encode_record(record)  # their encoders compile on first use: now, not in t0..t1
         gc.collect()
         gc.freeze()
-        t1 = None
         self._gc_paused.enter_context(paused_gc())
-        t0, token = self.cutover.fence()
+        return self.cutover.claim()
+
+    def _fencing(self, resumed: bool) -> Step:
+        """Fence with the claim journaled, then drain (nothing is journaled between the two: it
+        would sit inside the window). A re-run at `fencing` reads back instead, never fencing
+        twice."""
+        if resumed:
+            return read_back(self.c)
+        fenced = self.cutover.fence()
+        if isinstance(fenced, Advance):
+            return fenced  # an earlier run's fence holds /controller (no t0: not this window's)
+        t0, self._token = fenced
         self.c.out.fence_at = t0
-        self.c.out.stamps["fence"] = t0
-        if not j.at_least(Phase.DRAINED):
-            t1 = self.cutover.drain(token)
-            if t1 is not None:
-                self.c.out.stamps["drained"] = t1
-        return t0, t1, token
+        self.c.timings.stamp("fence", t0)
+        t1, step = self.cutover.drain(self._token)
+        if t1 is not None:
+            self.c.timings.stamp("drained", t1)
+        return step
+
+    def _fenced(self, resumed: bool) -> Step:
+        """Fenced by a fence read back (or journaled): finish the drain."""
+        _, step = self.cutover.drain(self._fence_token())
+        return step
+
+    def _drained(self, resumed: bool) -> Step:
+        token = self._fence_token()
+        try:
+            return self.cutover.write_migration(token)
+        except VoterUnavailableError as exc:
+            if fence_of(exc) is not None:  # it said where the fence stands
+                raise
+            raise marked(VoterUnavailableError(fenced_without_log(
+                exc, self.c.controller_id, token)), ZkFence.FENCED) from exc
+
+    def _migration(self, resumed: bool) -> Step:
+        return self.handoff.begin()  # /migration written by an earlier run
+
+    def _handoff(self, resumed: bool) -> Step:
+        if resumed:
+            return self.handoff.begin()  # stopped inside the handoff: begin it again
+        token = self._fence_token()
+        t2 = self.handoff.hand_off()
+        if t2 is not None:
+            self.c.timings.stamp("claimed", t2)
+        self._window()
+        self.c.out.fence = {"controller_epoch": token.controller_epoch,
+                            "epoch_zk_version": token.epoch_zk_version}
+        self._finish_report()
+        return Advance(Phase.DONE, {"facts": self._facts()})
+
+    # -----------------------------------------------------------------------------------------
+
+    def _fence_token(self) -> FenceToken:
+        """The fence's token: this run's, or the journal's (from `fenced` on)."""
+        if self._token is None:
+            assert self.c.journal.fence is not None
+            self._token = FenceToken.from_json(self.c.journal.fence)
+        return self._token
+
+    def _window(self) -> None:
+        """The window from the recorded stamps, when this run fenced and drained (t0, t1; t2
+        when a KRaft controller claimed /controller in time): one monotonic clock."""
+        stamps = self.c.out.stamps
+        if "fence" not in stamps or "drained" not in stamps:
+            return
+        t0 = stamps["fence"]
+        self.c.out.window_tool_ms = (stamps["drained"] - t0) * 1000.0
+        claimed = stamps.get("claimed")
+        self.c.out.window_total_ms = None if claimed is None else (claimed - t0) * 1000.0
 
     def _facts(self) -> dict[str, Any]:
         return {"last_offset": self.c.quorum.last_offset, "fence": self.c.out.fence,
@@ -228,6 +274,17 @@ class _Run:
             self.c.out.migration_zk_version = self.c.journal.migration_zk_version
             self.c.sink.say(f"this migration already finished (journal {self.c.journal.path}); "
                             "nothing to do")
+
+
+def _enter(c: RunContext | None, step: Advance, journal: Journal | None = None) -> None:
+    """The one place the run's phase changes: `step` journaled in one durable save (timed into
+    drained -> handoff's cost when t1 is this run's), then what the phase does once it is."""
+    j = journal if c is None else c.journal
+    assert j is not None
+    with contextlib.nullcontext() if c is None else c.timed("journal"):
+        j.enter(step.to, **step.changes)
+    if step.then is not None:
+        step.then()
 
 
 def _finish_migration_znode(session: ZkSession, journal: Journal, controller_id: int
@@ -248,7 +305,7 @@ def _finish_migration_znode(session: ZkSession, journal: Journal, controller_id:
         version = write_migration_state(session, token, state)
     except ControllerMovedError:
         return None
-    journal.enter(Phase.MIGRATION, migration_zk_version=version)
+    _enter(None, Advance(Phase.MIGRATION, {"migration_zk_version": version}), journal)
     return offset
 
 
@@ -266,8 +323,7 @@ def _cluster_id(session: ZkSession) -> str:
     return znode.cluster_id
 
 
-def _preflight(options: OnlineOptions, session: ZkSession, clocks: Clocks
-               ) -> Preflight:
+def _preflight(options: OnlineOptions, zk: ZooKeeper, clocks: Clocks) -> Preflight:
     """Read the tree with every watch armed and judge it, before the transport opens.
 
     A fresh run judges first because opening writes: the stand-in wins an election (the
@@ -277,7 +333,7 @@ def _preflight(options: OnlineOptions, session: ZkSession, clocks: Clocks
     The pre-copy copies this very snapshot; what changes meanwhile reaches the mirror through
     the watches this read armed.
     """
-    snapshot = read_tree(session, watch=True, clock=clocks.monotonic, sleep=clocks.sleep)
+    snapshot = read_tree(zk, watch=True, clock=clocks.monotonic, sleep=clocks.sleep)
     return Preflight(snapshot, judge_tree(options, translation_options(options), snapshot))
 
 
@@ -324,7 +380,7 @@ def _run_locked(options: OnlineOptions, sink: StatusSink, trigger: threading.Eve
                 f"{ids}; point --journal elsewhere or remove it")
         preflight: Preflight | None = None
         if journal is None:
-            preflight = _preflight(options, session, clocks)
+            preflight = _preflight(options, LiveZooKeeper(session), clocks)
             if preflight.summary.report.blockers:
                 return _refused(options, _with_recorded_leader(options, preflight))
         quorum: QuorumLog
@@ -367,17 +423,15 @@ def _run_locked(options: OnlineOptions, sink: StatusSink, trigger: threading.Eve
                         f"{quorum.last_offset}) and there is no journal at "
                         f"{journal.path}: refusing to write into a log this run did not start")
                 journal.save()  # a fresh run: phase precopy
-            context = RunContext(options, session, quorum, journal, sink,
+            context = RunContext(options, LiveZooKeeper(session), quorum, journal, sink,
                                  clock=clocks.monotonic, wall=clocks.wall,
                                  sleep=clocks.sleep, trigger=trigger,
-                                 release_locks=release_locks, opened_at=opened_at,
-                                 preflight=preflight)
+                                 release_locks=release_locks, opened_at=opened_at)
             if options.standin is not None:
                 context.out.transport = options.standin.to_json()
-            try:
-                out = _Run(context).run()
-            except Refused:
-                return context.out
+            out = _Run(context, preflight).run()
+            if isinstance(out, Stop):
+                return context.out  # refused: its summary lists the blockers
             out.repairs = [r.describe() for r in repairs]
             return out
         finally:

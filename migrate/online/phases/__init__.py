@@ -1,6 +1,13 @@
 """The online run's phases: the state machine (here) and one module per phase, which the driver
 (`migrate.online.run`) calls in turn over the state they share (`context.RunContext`):
-`precopy`, `mirror`, `cutover` (fence, drain, `/migration`) and `handoff`.
+`precopy`, `mirror`, `cutover` (fence, drain, `/migration`) and `handoff`; `resume` reads back,
+for a re-run, whether a fence an earlier run sent applied.
+
+Each phase's handler returns its outcome as a value (`Step`): `Advance` (the next phase and what
+the journal saves with it) or `Stop` (the run ends without a phase change: refused). The driver
+alone journals a phase change (`Journal.enter`), in one place, and then runs the next handler;
+that is Kafka's `KRaftMigrationDriver` shape (a state enum, a transition table, one handler per
+state).
 
 The phases and the transitions between them are kept as Kafka's `KRaftMigrationDriver` keeps its
 `MigrationDriverState`: an enum and a table of valid next states.
@@ -18,9 +25,12 @@ fences (`reached` compares by that order: a journal at `fencing` has reached `mi
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["TRANSITIONS", "IllegalTransitionError", "Phase", "check_transition"]
+__all__ = ["TRANSITIONS", "Advance", "IllegalTransitionError", "Phase", "Step", "Stop",
+           "check_transition"]
 
 
 class Phase(enum.StrEnum):
@@ -81,3 +91,34 @@ def check_transition(current: Phase, target: Phase) -> None:
         raise IllegalTransitionError(
             f"illegal phase transition {current.value} -> {target.value} (legal from "
             f"{current.value}: {sorted(p.value for p in TRANSITIONS[current]) or 'none'})")
+
+
+@dataclass(frozen=True, slots=True)
+class Advance:
+    """A handler's outcome: go to `to`, saving `changes` with it in one journal write.
+
+    Attributes:
+        to: the next phase (`TRANSITIONS` must list it).
+        changes: the journal fields saved with the phase change (`Journal.enter`).
+        then: what the phase does once the change is durable (messages that say it is, the
+            test-only crash hooks placed after it), or None.
+    """
+
+    to: Phase
+    changes: Mapping[str, Any] = field(default_factory=dict)
+    then: Callable[[], None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """A handler's outcome: the run ends here, the journal's phase unchanged.
+
+    Attributes:
+        reason: "refused": the judgement found blockers (the command exits 1, listing them from
+            the outcome's summary); nothing more is written.
+    """
+
+    reason: str = "refused"
+
+
+Step = Advance | Stop

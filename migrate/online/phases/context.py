@@ -1,7 +1,8 @@
 """The state one online run shares between its phases (`RunContext`), and the small helpers
-they all use: the log as the run holds it (`LogView`), the tree's read and judgement, the cost
-meter of drained -> handoff (`IntervalCost`), and the exceptions that carry a phase's outcome
-back to the driver (`migrate.online.run`)."""
+they all use: ZooKeeper as the run asks it (`ZooKeeper`, live: `LiveZooKeeper`), the log as the
+run holds it (`LogView`), the tree's read and judgement, and the cost meter of drained ->
+handoff (`IntervalCost`). A phase's outcome goes back to the driver (`migrate.online.run`) as a
+value (`phases.Step`), not as an exception."""
 
 from __future__ import annotations
 
@@ -9,15 +10,17 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from migrate.bulk.pipeline import rest_counts, snapshot_timestamp_ms, translate_rest
-from migrate.bulk.run import judge
+from migrate.judge import judge
 from migrate.online.journal import Journal
 from migrate.online.mirror_delta import LogState
-from migrate.online.outcome import OnlineOptions, OnlineOutcome, StatusSink
+from migrate.online.options import OnlineOptions
+from migrate.online.outcome import OnlineOutcome, StatusSink
 from migrate.preflight.checks import PlanSummary, standin_summary
 from migrate.translate.delta import delta_records
 from migrate.translate.entities import EntityDelta, resync_keys
@@ -26,12 +29,22 @@ from verify import MetadataImage, apply_records
 from writers import ControlRecord, MetadataRecord, QuorumLog, ReadPause, VoterStateError, crash_when
 from zkreader import (
     MIGRATION_ABSENT,
+    ChangeEvent,
     ClusterSnapshot,
+    EntityKey,
+    FenceState,
     FenceToken,
+    MigrationState,
     MigrationZnode,
     ZkSession,
     ZkUnreachableError,
+    ZnodeStat,
+    changed_entities,
+    fence_zk_controller,
     read_cluster,
+    read_entities,
+    read_fence_state,
+    write_migration_state,
 )
 
 __all__ = [
@@ -39,14 +52,14 @@ __all__ = [
     "Clocks",
     "IGNORED",
     "IntervalCost",
+    "LiveZooKeeper",
     "LogView",
     "MIGRATION_PATH",
     "OWN_CLAIM",
-    "OurFenceFound",
     "Preflight",
-    "Refused",
     "RunContext",
     "SessionExpired",
+    "Timings",
     "claim_timestamp",
     "crash_in_flight",
     "fenced_without_log",
@@ -55,6 +68,7 @@ __all__ = [
     "translation_options",
     "without",
     "znode_version",
+    "ZooKeeper",
 ]
 
 # notification paths the mirror does not translate (the run's own, or the gate's to judge)
@@ -116,6 +130,109 @@ class IntervalCost:
         return out
 
 
+class Notifications(Protocol):
+    """The change feed as the mirror reads it (`zkreader.ChangeFeed`)."""
+
+    def get(self, timeout: float | None = None) -> ChangeEvent | None: ...
+
+    def drain(self) -> list[ChangeEvent]: ...
+
+
+class ZooKeeper(Protocol):
+    """Every ZooKeeper operation the run's phases perform, behind one interface (Kafka's
+    migration driver reaches ZooKeeper through its `MigrationClient` the same way): the live
+    session (`LiveZooKeeper`) or a test's in-memory fake.
+
+    Attributes:
+        retry_s: the session's bound on one call (--zk-timeout).
+        expired: set when the session expired (its watches are gone); the run clears it.
+    """
+
+    retry_s: float
+    expired: threading.Event
+
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def changes(self) -> Notifications: ...
+
+    def get(self, path: str) -> tuple[bytes, ZnodeStat] | None: ...
+
+    def get_children(self, path: str) -> list[str] | None: ...
+
+    def sync(self, path: str = "/") -> None: ...
+
+    def run_queued_watch_callbacks(self) -> None: ...
+
+    def read_cluster(self, *, watch: bool) -> ClusterSnapshot: ...
+
+    def changed_entities(self, paths: Iterable[str], *, watch: bool) -> list[EntityKey]: ...
+
+    def read_entities(self, keys: Iterable[EntityKey], *, watch: bool) -> ClusterSnapshot: ...
+
+    def fence(self, *, kraft_controller_id: int, kraft_epoch: int, timestamp_ms: int,
+              migration_version: int, on_sent: Callable[[], None]) -> FenceToken: ...
+
+    def read_fence_state(self, *, synced: bool = False,
+                         timeout_s: float | None = None) -> FenceState: ...
+
+    def write_migration_state(self, token: FenceToken, state: MigrationState) -> int: ...
+
+
+class LiveZooKeeper:
+    """`ZooKeeper` over the run's long-lived session and zkreader's reads and multi-ops."""
+
+    def __init__(self, session: ZkSession) -> None:
+        self.session = session
+        self.retry_s = session.retry_s
+        self.expired = session.expired
+
+    @property
+    def state(self) -> str:
+        return self.session.state
+
+    @property
+    def changes(self) -> Notifications:
+        return self.session.changes
+
+    def get(self, path: str) -> tuple[bytes, ZnodeStat] | None:
+        return self.session.get(path)
+
+    def get_children(self, path: str) -> list[str] | None:
+        return self.session.get_children(path)
+
+    def sync(self, path: str = "/") -> None:
+        self.session.sync(path)
+
+    def run_queued_watch_callbacks(self) -> None:
+        self.session.run_queued_watch_callbacks()
+
+    def read_cluster(self, *, watch: bool) -> ClusterSnapshot:
+        return read_cluster(self.session, watch=watch, pause=ReadPause.from_env())
+
+    def changed_entities(self, paths: Iterable[str], *, watch: bool) -> list[EntityKey]:
+        return changed_entities(self.session, paths, watch=watch)
+
+    def read_entities(self, keys: Iterable[EntityKey], *, watch: bool) -> ClusterSnapshot:
+        return read_entities(self.session, keys, watch=watch, pause=ReadPause.from_env())
+
+    def fence(self, *, kraft_controller_id: int, kraft_epoch: int, timestamp_ms: int,
+              migration_version: int, on_sent: Callable[[], None]) -> FenceToken:
+        return fence_zk_controller(
+            self.session, kraft_controller_id=kraft_controller_id, kraft_epoch=kraft_epoch,
+            timestamp_ms=timestamp_ms, migration_version=migration_version, on_sent=on_sent,
+            in_flight=crash_in_flight(self.session, "fence_sent"))
+
+    def read_fence_state(self, *, synced: bool = False,
+                         timeout_s: float | None = None) -> FenceState:
+        return read_fence_state(self.session, synced=synced, timeout_s=timeout_s)
+
+    def write_migration_state(self, token: FenceToken, state: MigrationState) -> int:
+        return write_migration_state(self.session, token, state,
+                                     in_flight=crash_in_flight(self.session, "migration_sent"))
+
+
 _MARKERS = frozenset({"BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD",
                       "ABORT_TRANSACTION_RECORD"})
 
@@ -148,6 +265,40 @@ class Clocks:
 SYSTEM_CLOCKS = Clocks()
 
 
+class Timings:
+    """Where the run's durations and stamps go: recorded at the step they measure, on the run's
+    clocks, into the figures the report reads (`OnlineOutcome.phase_ms`, `stamps`,
+    `wall_stamps`); the phases say what they measure, never how it is kept."""
+
+    def __init__(self, out: OnlineOutcome, clock: Callable[[], float],
+                 wall: Callable[[], float]) -> None:
+        self._out = out
+        self._clock = clock
+        self._wall = wall
+
+    def took(self, name: str, since: float, until: float | None = None) -> None:
+        """`phase_ms[name]`: from `since` to `until` (default: now), in milliseconds."""
+        end = self._clock() if until is None else until
+        self._out.phase_ms[name] = (end - since) * 1000.0
+
+    def mark(self, name: str, *, stamp: bool = True) -> float:
+        """Now on the monotonic clock, returned; the wall clock's now beside it in
+        `wall_stamps[name]`, and (`stamp`) the monotonic one in `stamps[name]`."""
+        now = self._clock()
+        self._out.wall_stamps[name] = self._wall()
+        if stamp:
+            self._out.stamps[name] = now
+        return now
+
+    def wall_at(self, name: str, wall: float) -> None:
+        """`wall_stamps[name]` taken earlier, where its boundary was (the fence's send)."""
+        self._out.wall_stamps[name] = wall
+
+    def stamp(self, name: str, monotonic: float) -> None:
+        """`stamps[name]`: a monotonic reading taken earlier (t0, t1, t2)."""
+        self._out.stamps[name] = monotonic
+
+
 class RunContext:
     """What every phase of one run shares: its inputs, the log as it holds it (`log`), the
     outcome being filled in (`out`), the clocks, and the helpers they all use.
@@ -160,21 +311,18 @@ class RunContext:
         watching: this process armed a watch on every entity (pre-copy or resync).
         migration_judged: `/migration`'s znode version in the tree this process judged (the
             pre-copy's or the resync's): the fence writes it only at that version.
-        applied_early: the mirror's last delta was applied to the image already (an expiry's
-            whole-tree compare), so the drain appends it without applying it again.
         after_drain: t1 -> handoff's cost meter, when t1 is this run's.
     """
 
-    def __init__(self, options: OnlineOptions, session: ZkSession, quorum: QuorumLog,
+    def __init__(self, options: OnlineOptions, session: ZooKeeper, quorum: QuorumLog,
                  journal: Journal, sink: StatusSink, *, clock: Callable[[], float],
                  wall: Callable[[], float], sleep: Callable[[float], None],
                  trigger: threading.Event, release_locks: Callable[[], None],
-                 opened_at: int = -1, preflight: Preflight | None = None) -> None:
+                 opened_at: int = -1) -> None:
         self.o = options
-        self.preflight = preflight  # the tree read and judged before anything was written
         self.opened_at = opened_at  # last offset the transport wrote on opening (stand-in)
         self.release_locks = release_locks
-        self.session = session
+        self.zk = session  # ZooKeeper, as the phases ask it
         self.quorum = quorum
         self.journal = journal
         self.sink = sink
@@ -186,11 +334,11 @@ class RunContext:
         self.topts = translation_options(options)
         self.log = LogView()
         self.out = OnlineOutcome(cutover=options.cutover)
+        self.timings = Timings(self.out, clock, wall)  # durations and stamps, for the report
         self.controller_id = options.voters[0].node_id
         self.epoch = quorum.leader_epoch
         self.warned: set[str] = set()
         self.last_ts = 0
-        self.applied_early = False
         self.watching = False
         self.migration_judged: int | None = None
         self.after_drain: IntervalCost | None = None
@@ -225,12 +373,12 @@ class RunContext:
 
     def read(self, *, watch: bool) -> ClusterSnapshot:
         """Read the tree, surviving connection losses and (loudly) session expiries."""
-        if self.session.expired.is_set():
-            self.session.expired.clear()
+        if self.zk.expired.is_set():
+            self.zk.expired.clear()
             self.out.session_expiries += 1
             self.sink.say("ZooKeeper session expired: its watches are gone; re-reading the "
                           "whole tree and writing the difference")
-        return read_tree(self.session, watch=watch, clock=self.clock, sleep=self.sleep)
+        return read_tree(self.zk, watch=watch, clock=self.clock, sleep=self.sleep)
 
     def voters(self) -> list[dict[str, object]]:
         return [s.to_json() for s in self.quorum.voter_status()]
@@ -292,19 +440,6 @@ def znode_version(znode: MigrationZnode | None) -> int:
     return MIGRATION_ABSENT if znode is None else znode.stat.version
 
 
-class Refused(Exception):
-    pass
-
-
-class OurFenceFound(Exception):
-    """A fence an earlier run of this migration sent had applied after all: the run goes on to
-    the drain with its token, never fencing again."""
-
-    def __init__(self, token: FenceToken) -> None:
-        super().__init__("our earlier fence applied")
-        self.token = token
-
-
 class SessionExpired(Exception):
     """The session expired under an entity read: the caller re-reads the whole tree."""
 
@@ -322,13 +457,13 @@ def translation_options(options: OnlineOptions) -> TranslationOptions:
                               password_encoder_secret=options.password_encoder_secret)
 
 
-def read_tree(session: ZkSession, *, watch: bool, clock: Callable[[], float],
+def read_tree(zk: ZooKeeper, *, watch: bool, clock: Callable[[], float],
               sleep: Callable[[float], None]) -> ClusterSnapshot:
     """Read the tree, retrying connection losses for a while (the caller notes expiries)."""
-    deadline = clock() + max(session.retry_s, 30.0)
+    deadline = clock() + max(zk.retry_s, 30.0)
     while True:
         try:
-            return read_cluster(session, watch=watch, pause=ReadPause.from_env())
+            return zk.read_cluster(watch=watch)
         except ZkUnreachableError:
             if clock() > deadline:
                 raise

@@ -1,23 +1,21 @@
-"""The cutover phase: fence ZooKeeper's controller, drain what was notified before the fence into
-the log and close its transaction (t1), then write `/migration`; and, for a resume, whether a
-fence an earlier run sent applied (`our_applied_fence`)."""
+"""The cutover phase: journal the claim, fence ZooKeeper's controller, drain what was notified
+before the fence into the log and close its transaction (t1), then write `/migration` (whether
+a fence an earlier run sent applied is `resume`'s)."""
 
 from __future__ import annotations
 
 from migrate.errors import BlockersFoundError
 from migrate.online.fence_status import ZkFence, fence_of, marked, zk_lost
-from migrate.online.phases import Phase
+from migrate.online.phases import Advance, Phase
 from migrate.online.phases.context import (
     MIGRATION_PATH,
     IntervalCost,
-    OurFenceFound,
     RunContext,
-    claim_timestamp,
-    crash_in_flight,
     fenced_without_log,
 )
 from migrate.online.phases.handoff import resign
 from migrate.online.phases.mirror import Mirror
+from migrate.online.phases.resume import earlier_fence_applied
 from migrate.online.takeover import refused_fence_advice
 from migrate.preflight.checks import standin_migration_finding
 from migrate.translate.framing import (
@@ -33,20 +31,16 @@ from zkreader import (
     ClusterSnapshot,
     ControllerMovedError,
     FenceNotAppliedError,
-    FenceState,
     FenceToken,
     MigrationMovedError,
     MigrationState,
     MigrationZnode,
     ZkUnreachableError,
     claim_json,
-    fence_zk_controller,
     kind_for_path,
-    read_fence_state,
-    write_migration_state,
 )
 
-__all__ = ["Cutover", "our_applied_fence"]
+__all__ = ["Cutover"]
 
 
 class Cutover:
@@ -57,12 +51,22 @@ class Cutover:
     def __init__(self, c: RunContext, mirror: Mirror) -> None:
         self.c = c
         self.mirror = mirror  # the drain reads what it left pending
+        self._claim_ms = 0  # the journaled claim's timestamp, which the fence writes
 
-    def fence(self) -> tuple[float, FenceToken]:
-        """Journal the claim (`fencing`), then fence: t0 and the token.
+    def claim(self) -> Advance:
+        """The claim this run's fence writes into `/controller`: `fencing`, journaling it before
+        the multi-op leaves (every earlier claim kept, `Journal.claim_changes`)."""
+        self.c.sink.say(f"cutting over: ZooKeeper session {self.c.zk.state}")
+        self._claim_ms = int(self.c.wall() * 1000)
+        self.c.out.fence_wall_s = self._claim_ms / 1000.0
+        claim = claim_json(self.c.controller_id, self.c.epoch, self._claim_ms)
+        return Advance(Phase.FENCING, self.c.journal.claim_changes(claim.decode()))
+
+    def fence(self) -> tuple[float, FenceToken] | Advance:
+        """Fence with the claim journaled (`claim`): t0 and the token, or `fenced` when the
+        fence was refused because an earlier run's fence holds `/controller` (`resume`).
 
         Raises:
-            OurFenceFound: refused because an earlier run's fence holds `/controller`.
             MigrationMovedError / ControllerMovedError: as `zkreader.fence_zk_controller`.
             ZkUnreachableError: ZooKeeper did not answer in time (`ZkSession.call`); it says,
                 and carries (`fence_status.fence_of`), whether the fence was sent and applied.
@@ -77,13 +81,8 @@ class Cutover:
                        else ZkFence.MAY_BE_FENCED)
             raise zk_lost(exc, applied, journal=self.c.journal.path) from None
 
-    def _fence(self, sent: list[tuple[float, float]]) -> tuple[float, FenceToken]:
+    def _fence(self, sent: list[tuple[float, float]]) -> tuple[float, FenceToken] | Advance:
         """`fence`, noting in `sent` when the multi-op goes out."""
-        self.c.sink.say(f"cutting over: ZooKeeper session {self.c.session.state}")
-        ts = int(self.c.wall() * 1000)
-        self.c.out.fence_wall_s = ts / 1000.0
-        claim = claim_json(self.c.controller_id, self.c.epoch, ts)
-        self.c.journal.add_claim(claim.decode())
         _pause("before_fence")
         _crash("before_fence")
         # every way here passes the pre-copy or the resync, which judged /migration
@@ -92,12 +91,10 @@ class Cutover:
         retries = 3  # each for a new version of an empty /migration; a loop that never settles
         while True:
             try:
-                token = fence_zk_controller(
-                    self.c.session, kraft_controller_id=self.c.controller_id,
-                    kraft_epoch=self.c.epoch, timestamp_ms=ts,
-                    migration_version=self.c.migration_judged,
-                    on_sent=lambda: sent.append((self.c.clock(), self.c.wall())),
-                    in_flight=crash_in_flight(self.c.session, "fence_sent"))
+                token = self.c.zk.fence(
+                    kraft_controller_id=self.c.controller_id, kraft_epoch=self.c.epoch,
+                    timestamp_ms=self._claim_ms, migration_version=self.c.migration_judged,
+                    on_sent=lambda: sent.append((self.c.clock(), self.c.wall())))
                 break
             except MigrationMovedError as exc:
                 # nothing applied; a controller that created its empty /migration between the
@@ -108,15 +105,16 @@ class Cutover:
             except ControllerMovedError:
                 # Someone fenced first. An earlier run's fence, still in flight when this run
                 # read back "not applied", is one of them: its claim is journaled, and it is ours.
-                earlier = our_applied_fence(self.c, read_fence_state(self.c.session, synced=True))
+                earlier = earlier_fence_applied(self.c)
                 if earlier is None:
                     raise
-                raise OurFenceFound(earlier) from None
+                return earlier
         # the wall-clock times are taken where each boundary is, beside its monotonic stamp
-        t0, self.c.out.wall_stamps["fence"] = sent[-1]
+        t0, wall = sent[-1]
+        self.c.timings.wall_at("fence", wall)
         # No journal write here: it would sit inside the window, and the `fencing` entry (our
         # exact claim) already lets a resume read back that the fence applied.
-        self.c.out.phase_ms["fence"] = (self.c.clock() - t0) * 1000.0
+        self.c.timings.took("fence", t0)
         _crash("fence_unjournaled")
         _crash("after_fence")
         _pause("after_fence")
@@ -149,7 +147,7 @@ class Cutover:
         """
         if self.c.o.standin is None:
             return False
-        got = self.c.session.get(MIGRATION_PATH)
+        got = self.c.zk.get(MIGRATION_PATH)
         version = MIGRATION_ABSENT if got is None else got[1].version
         if version == self.c.migration_judged or got is None:
             return False
@@ -167,24 +165,9 @@ class Cutover:
         self.c.migration_judged = version
         return True
 
-    def fence_readback(self) -> FenceToken | None:
-        """A crash at `fencing` (or before it, after an earlier run's fence was sent): did one
-        of our fences apply? Never fence twice."""
-        try:
-            now = read_fence_state(self.c.session, synced=True)
-        except ZkUnreachableError as exc:  # an earlier run's fence was sent: it may have applied
-            raise zk_lost(exc, ZkFence.MAY_BE_FENCED, journal=self.c.journal.path) from None
-        token = our_applied_fence(self.c, now)
-        if token is not None:
-            return token
-        self.c.sink.say("the previous run stopped before its fence applied (read back); "
-                        "mirroring again before fencing")
-        self.c.journal.enter(Phase.MIRROR, claim=None)
-        _pause("after_readback")
-        return None
-
-    def drain(self, token: FenceToken) -> float | None:
-        """`_drain`, with a voter loss explained the way the caller explains it."""
+    def drain(self, token: FenceToken) -> tuple[float | None, Advance]:
+        """`_drain`, with a voter loss explained the way the caller explains it: t1 (None when
+        an earlier run's append was found complete) and `drained`."""
         try:
             return self._drain(token)
         except VoterUnavailableError as exc:
@@ -200,16 +183,18 @@ class Cutover:
             raise zk_lost(exc, ZkFence.FENCED, journal=self.c.journal.path,
                           controller_id=self.c.controller_id, token=token) from None
 
-    def _drain(self, token: FenceToken) -> float | None:
+    def _drained(self, token: FenceToken) -> dict[str, object]:
+        """What the journal saves with `drained`."""
+        return {"fence": token.to_json(), "last_durable_offset": self.c.quorum.durable_offset}
+
+    def _drain(self, token: FenceToken) -> tuple[float | None, Advance]:
         """sync, re-read what was notified before the fence, append the final delta with
         `ZkMigrationStateRecord(MIGRATION)` + `EndTransactionRecord` in one durable append: t1."""
         start = self.c.clock()
         state = self.c.log.framing
         if state.migration_state == ZK_MIGRATION_STATE_MIGRATION and not state.transaction_open:
             self._restate_scram()  # a crash may have come between the trailer and it
-            self.c.journal.enter(Phase.DRAINED, fence=token.to_json(),
-                                 last_durable_offset=self.c.quorum.durable_offset)
-            return None
+            return None, Advance(Phase.DRAINED, self._drained(token))
         self.mirror.sync()
         t_sync = self.c.clock()
         _pause("drain_synced")
@@ -226,39 +211,39 @@ class Cutover:
             applied: list[MetadataRecord] = trailer
         else:
             snapshot = ClusterSnapshot()
-            self.c.applied_early = False
             # watch=False: nothing is mirrored after this, and arming would cost every read
             # round a second round trip (its SetWatches) inside the window. `changed_entities`
             # still tells a new child of a notified list from an existing one by the watches the
             # mirror armed, so the drain re-reads only what changed.
-            delta = self.mirror.delta(self.mirror.pending(), watch=False, append=False,
-                                      patience_s=self.c.session.retry_s)
-            applied = trailer if self.c.applied_early else delta + trailer
+            found = self.mirror.delta(self.mirror.pending(), watch=False, append=False,
+                                      patience_s=self.c.zk.retry_s)
+            delta = found.records
+            applied = trailer if found.applied else delta + trailer
         self.c.out.delta_records = len(delta)
         _crash("mid_drain")
         t_read = self.c.clock()
         self.c.quorum.append_records(delta + trailer, timestamp_ms=self.c.ts(snapshot))
-        t1, self.c.out.wall_stamps["drained"] = self.c.clock(), self.c.wall()
+        t1 = self.c.timings.mark("drained", stamp=False)
         self.c.after_drain = IntervalCost(self.c.clock, t1)
         self.c.log.apply(applied)
         if self._restate_scram():  # part of the window: durable before /migration and handoff
-            t1, self.c.out.wall_stamps["drained"] = self.c.clock(), self.c.wall()
+            t1 = self.c.timings.mark("drained", stamp=False)
             self.c.after_drain = IntervalCost(self.c.clock, t1)
-        self.c.out.phase_ms["drain_sync"] = (t_sync - start) * 1000.0
-        self.c.out.phase_ms["drain_reread"] = (t_read - t_sync) * 1000.0
-        self.c.out.phase_ms["drain_append"] = (t1 - t_read) * 1000.0
-        with self.c.timed("journal"):
-            self.c.journal.enter(Phase.DRAINED, fence=token.to_json(),
-                                 last_durable_offset=self.c.quorum.durable_offset)
-        self.c.out.phase_ms["drain"] = (t1 - start) * 1000.0
-        self.c.sink.say(f"fenced: /controller_epoch is now {token.controller_epoch}, /controller "
-                        f"is claimed by {self.c.controller_id} (kraftControllerEpoch "
-                        f"{self.c.epoch}); ZooKeeper's controller can no longer write")
-        self.c.sink.say(f"drained: {len(delta)} final delta record(s), ZkMigrationStateRecord"
-                        f"(MIGRATION) and EndTransactionRecord durable; log ends at offset "
-                        f"{self.c.quorum.last_offset}")
-        _crash("after_end_transaction")
-        return t1
+        self.c.timings.took("drain_sync", start, t_sync)
+        self.c.timings.took("drain_reread", t_sync, t_read)
+        self.c.timings.took("drain_append", t_read, t1)
+        self.c.timings.took("drain", start, t1)
+
+        def durable() -> None:
+            self.c.sink.say(f"fenced: /controller_epoch is now {token.controller_epoch}, "
+                            f"/controller is claimed by {self.c.controller_id} "
+                            f"(kraftControllerEpoch {self.c.epoch}); ZooKeeper's controller can "
+                            "no longer write")
+            self.c.sink.say(f"drained: {len(delta)} final delta record(s), "
+                            f"ZkMigrationStateRecord(MIGRATION) and EndTransactionRecord durable; "
+                            f"log ends at offset {self.c.quorum.last_offset}")
+            _crash("after_end_transaction")
+        return t1, Advance(Phase.DRAINED, self._drained(token), then=durable)
 
     def _restate_scram(self) -> bool:
         """After a migration transaction that removed a SCRAM credential, state every live one
@@ -277,54 +262,26 @@ class Cutover:
                         "otherwise drop its mechanism's credentials when it loads the migration)")
         return True
 
-    def write_migration(self, token: FenceToken) -> None:
-        """`/migration` names the log's end (journaled with the handoff, `Handoff.hand_off`)."""
+    def write_migration(self, token: FenceToken) -> Advance:
+        """`/migration` names the log's end: `handoff`, journaling its version with the handoff's
+        beginning in one save (a resume between the two would write /migration again, which reads
+        back as already applied: `write_migration_state`)."""
         start = self.c.clock()
         state = MigrationState(self.c.controller_id, self.c.epoch, self.c.quorum.last_offset,
                                self.c.epoch)
         _crash("before_migration")
         try:
             with self.c.timed("zookeeper"):
-                version = write_migration_state(
-                    self.c.session, token, state,
-                    in_flight=crash_in_flight(self.c.session, "migration_sent"))
+                version = self.c.zk.write_migration_state(token, state)
         except ZkUnreachableError as exc:
             raise zk_lost(exc, ZkFence.FENCED, journal=self.c.journal.path,
                           controller_id=self.c.controller_id, token=token,
                           log_closed_at=self.c.quorum.last_offset) from None
-        self.c.out.stamps["migration_written"] = self.c.clock()
-        self.c.out.wall_stamps["migration_written"] = self.c.wall()
+        self.c.timings.mark("migration_written")
         _crash("after_migration")
-        # journaled with the handoff, in one save (`_handoff`): a resume between the two would
-        # write /migration again, which reads back as already applied (write_migration_state)
         self.c.out.migration_zk_version = version
-        self.c.out.phase_ms["migration"] = (self.c.clock() - start) * 1000.0
+        self.c.timings.took("migration", start)
         self.c.sink.say(f"/migration written: kraft_metadata_offset {self.c.quorum.last_offset}, "
                         f"kraft_metadata_epoch {self.c.epoch}")
+        return Advance(Phase.HANDOFF, {"migration_zk_version": version})
 
-
-def our_applied_fence(c: RunContext, now: FenceState) -> FenceToken | None:
-    """The token of our fence when `now` (read after a `sync()`) shows one applied, else None.
-
-    Ours means: `/controller` is a persistent node holding exactly one of the claims the
-    journal kept (`Journal.claims`: every fence any run of this migration sent). Each
-    carries its own millisecond timestamp, and only our fence multi-op creates it, bumping
-    `/controller_epoch` in the same commit; anything else (another KRaft controller's
-    claim, even with our broker id and epoch) stays someone else's. Journals it as fenced.
-    """
-    claims = [c.encode() for c in c.journal.claims]
-    if (now.controller is None or now.controller_ephemeral or now.controller not in claims
-        or now.controller_epoch is None or now.epoch_zk_version is None
-        or now.migration_zk_version is None):
-        return None
-    token = FenceToken(now.controller_epoch, now.epoch_zk_version, now.migration_zk_version,
-                       now.controller, already_applied=True)
-    c.journal.enter(Phase.FENCED, fence=token.to_json())
-    if now.controller == (c.journal.claim or "").encode():
-        c.sink.say("the previous run's fence had applied (read back); finishing the drain")
-    else:
-        sent = claim_timestamp(now.controller)
-        c.sink.say(f"an earlier run's fence (its claim timestamped {sent}) had applied "
-                   f"after all (read back: /controller_epoch {now.controller_epoch}); it "
-                   "is ours, so not fencing again: finishing the drain")
-    return token

@@ -8,11 +8,11 @@ import os
 import subprocess
 
 from migrate.online.outcome import round_ms
-from migrate.online.phases import Phase
+from migrate.online.phases import Advance, Phase
 from migrate.online.phases.context import RunContext
 from writers import VoterUnavailableError
 from writers import crash_point as _crash  # test-only hooks (writers/_faults.py)
-from zkreader import FenceToken, ZkUnreachableError, read_fence_state
+from zkreader import ZkUnreachableError
 
 __all__ = ["Handoff", "resign"]
 
@@ -26,18 +26,17 @@ class Handoff:
         self.c = c
         self._on_cutover_start = 0.0  # when --on-cutover started (the run's clock)
 
-    def hand_off(self, token: FenceToken) -> float | None:
-        """Journal the handoff, give the quorum up and wait for the claim: t2, or None."""
-        if self.c.out.migration_zk_version is None:  # written by an earlier run
-            self.c.out.migration_zk_version = self.c.journal.migration_zk_version
-        with self.c.timed("journal"):
-            # `/migration` written (phase migration) and the handoff begun, in one durable save
-            self.c.journal.enter(Phase.HANDOFF,
-                                 migration_zk_version=self.c.out.migration_zk_version)
-        self.c.out.stamps["handoff"] = self.c.clock()
-        self.c.out.wall_stamps["handoff"] = self.c.wall()
+    def begin(self) -> Advance:
+        """`handoff` for a run whose `/migration` an earlier run wrote (the journal holds its
+        version), or that was stopped inside the handoff: it begins again."""
+        self.c.out.migration_zk_version = self.c.journal.migration_zk_version
+        return Advance(Phase.HANDOFF, {"migration_zk_version": self.c.out.migration_zk_version})
+
+    def hand_off(self) -> float | None:
+        """With the handoff journaled: give the quorum up and wait for the claim: t2, or None."""
+        handoff = self.c.timings.mark("handoff")
         if self.c.after_drain is not None:
-            self.c.out.migration_znode_ms = self.c.after_drain.finish(self.c.out.stamps["handoff"])
+            self.c.out.migration_znode_ms = self.c.after_drain.finish(handoff)
         if not resign(self.c):
             # Local voters: writing is over, every voter's queued writes are finished (a voter
             # that failed on the last batch is recorded now, not lost); free the locks for the
@@ -60,9 +59,9 @@ class Handoff:
                 break
             try:
                 # each read bounded by what is left: a dead ZooKeeper cannot stretch the wait
-                if read_fence_state(self.c.session, timeout_s=left
-                                    ).kraft_controller_epoch > self.c.epoch:
-                    t2, self.c.out.wall_stamps["claimed"] = self.c.clock(), self.c.wall()
+                if self.c.zk.read_fence_state(timeout_s=left
+                                              ).kraft_controller_epoch > self.c.epoch:
+                    t2 = self.c.timings.mark("claimed", stamp=False)
                     self.c.sink.say("a KRaft controller claimed /controller: handoff complete")
                     if command is not None and self.c.out.on_cutover_exit is None:
                         self.c.sink.say(f"--on-cutover (pid {command.pid}) has not exited yet: "
@@ -133,7 +132,7 @@ class Handoff:
         if code is None:
             return
         self.c.out.on_cutover_exit = code
-        self.c.out.phase_ms["on_cutover"] = (self.c.clock() - self._on_cutover_start) * 1000.0
+        self.c.timings.took("on_cutover", self._on_cutover_start)
         if code != 0:
             self.c.sink.say(f"WARNING: --on-cutover exited {code}; waiting for a KRaft "
                             "controller's claim of /controller until --handoff-timeout all the "
@@ -147,14 +146,13 @@ def resign(c: RunContext) -> bool:
     result = c.quorum.resign(timeout_s=c.o.handoff_timeout_s)
     if result is None:
         return False
-    c.out.phase_ms["resign"] = (c.clock() - start) * 1000.0
+    c.timings.took("resign", start)
     c.out.handover = {"new_leader": result.new_leader, "new_epoch": result.new_epoch,
                       "elapsed_ms": round_ms(result.elapsed_ms),
                       "fetches_answered": result.fetches_answered,
                       "events": [e.to_json() for e in result.events]}
     if result.new_leader >= 0:
-        c.out.stamps["new_leader"] = c.clock()
-        c.out.wall_stamps["new_leader"] = c.wall()
+        c.timings.mark("new_leader")
     if result.new_leader < 0:
         c.sink.say("WARNING: the stand-in resigned but no controller announced itself "
                    f"within {c.o.handoff_timeout_s:g}s")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from migrate.errors import BlockersFoundError
@@ -12,17 +13,21 @@ from migrate.online.broker_gate import BrokerGate
 from migrate.online.fence_status import ZkFence, zk_lost
 from migrate.online.phases.context import IGNORED, RunContext, SessionExpired
 from migrate.translate.delta import delta_records
-from writers import MetadataRecord, ReadPause, VoterUnavailableError
+from writers import MetadataRecord, VoterUnavailableError
 from writers import crash_point as _crash  # test-only hooks (writers/_faults.py)
-from zkreader import (
-    ChangeEvent,
-    ZkSessionExpiredError,
-    ZkUnreachableError,
-    changed_entities,
-    read_entities,
-)
+from zkreader import ChangeEvent, ZkSessionExpiredError, ZkUnreachableError
 
-__all__ = ["Mirror"]
+__all__ = ["Delta", "Mirror"]
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    """What one re-read found: the delta records, and whether they were applied to the log's
+    image already (an expiry's whole-tree compare applies them as it goes), so the drain
+    appends them without applying them again."""
+
+    records: list[MetadataRecord]
+    applied: bool = False
 
 
 class Mirror:
@@ -61,8 +66,8 @@ class Mirror:
         gate_start: float | None = None
         while True:
             events = self.pending()
-            if not events and not self.c.session.expired.is_set():
-                first = self.c.session.changes.get(timeout=0.05)
+            if not events and not self.c.zk.expired.is_set():
+                first = self.c.zk.changes.get(timeout=0.05)
                 if first is not None and not first.path.startswith(IGNORED):
                     events = [first, *self.pending()]
             self.step(events)
@@ -73,20 +78,20 @@ class Mirror:
                 continue
             if gate_start is None:
                 gate_start = self.c.clock()
-                self.c.out.phase_ms["mirror"] = (gate_start - start) * 1000.0
+                self.c.timings.took("mirror", start, gate_start)
             if self._gate_open(caught_up=not events):
-                self.c.out.phase_ms["gate"] = (self.c.clock() - gate_start) * 1000.0
+                self.c.timings.took("gate", gate_start)
                 self.c.sink.mirror_ended()
                 return
 
     def pending(self) -> list[ChangeEvent]:
         """The notifications delivered so far, without those of paths the run itself owns."""
-        events = self.c.session.changes.drain()
+        events = self.c.zk.changes.drain()
         return [e for e in events if not e.path.startswith(IGNORED)]
 
     def step(self, events: list[ChangeEvent]) -> int:
         """Re-read (re-arming the watches), append the delta; returns records written."""
-        forced = self.c.session.expired.is_set()
+        forced = self.c.zk.expired.is_set()
         if not events and not forced:
             self._last_lag = 0.0
             return 0
@@ -94,7 +99,7 @@ class Mirror:
         if events:
             self._last_lag = now - min(e.at for e in events)
         try:
-            delta = self.delta(events, watch=True)
+            delta = self.delta(events, watch=True).records
         except BlockersFoundError as exc:  # a topic reusing another's id (refuse_reused_topic_ids)
             raise BlockersFoundError(f"{exc} Stopped before the fence: ZooKeeper was not "
                                      "changed and its controller keeps running.") from None
@@ -106,7 +111,7 @@ class Mirror:
         return len(delta)
 
     def delta(self, events: list[ChangeEvent], *, watch: bool, append: bool = True,
-              patience_s: float = 30.0) -> list[MetadataRecord]:
+              patience_s: float = 30.0) -> Delta:
         """Re-read what the events name (watches re-armed) and append the delta, durably.
 
         After a session expiry the watches are gone and nobody knows what changed while they
@@ -117,26 +122,24 @@ class Mirror:
                 the mirror rides out a ZooKeeper restart, the drain (the cluster may have no
                 controller) gives up after --zk-timeout.
         """
-        if self.c.session.expired.is_set():
+        if self.c.zk.expired.is_set():
             snapshot = self.c.read(watch=watch)
             delta = self.c.resync_delta(snapshot).records
             if delta:
                 self.c.log.apply(delta)  # the image and the framing (SCRAM removals) alike
-                self.c.applied_early = True
                 if append:
                     self.c.quorum.append_records(delta, timestamp_ms=self.c.ts(snapshot))
                     self.c.journal.save(last_durable_offset=self.c.quorum.durable_offset)
             self.c.sink.say(f"re-read the whole tree after the session expiry: {len(delta)} "
                             "record(s) of difference")
-            return delta
+            return Delta(delta, applied=bool(delta))
         self.c.absorb_quorum_records()
         try:
-            keys = self._retrying(lambda: changed_entities(
-                self.c.session, [e.path for e in events], watch=watch), patience_s)
+            keys = self._retrying(lambda: self.c.zk.changed_entities(
+                [e.path for e in events], watch=watch), patience_s)
             if not keys:
-                return []
-            part = self._retrying(lambda: read_entities(self.c.session, keys, watch=watch,
-                                                        pause=ReadPause.from_env()), patience_s)
+                return Delta([])
+            part = self._retrying(lambda: self.c.zk.read_entities(keys, watch=watch), patience_s)
         except SessionExpired:
             return self.delta(events, watch=watch)  # the whole-tree branch above (appends)
         result = delta_records(self.c.log.image, part, keys, self.c.topts)
@@ -147,7 +150,7 @@ class Mirror:
             self.c.append(result.records, part)
         else:
             self.c.ts(part)
-        return result.records
+        return Delta(result.records)
 
     def sync(self) -> None:
         """`sync()` before the drain's reads, then every notification that came before its
@@ -156,25 +159,25 @@ class Mirror:
         the new session is synced instead."""
         for _ in range(2):
             try:
-                self.c.session.sync("/")  # at most --zk-timeout: ZkUnreachableError after
-                self.c.session.run_queued_watch_callbacks()
+                self.c.zk.sync("/")  # at most --zk-timeout: ZkUnreachableError after
+                self.c.zk.run_queued_watch_callbacks()
                 return
             except ZkSessionExpiredError:
-                self.c.session.expired.set()
+                self.c.zk.expired.set()
                 self.c.sleep(0.2)
-        self.c.session.sync("/")
-        self.c.session.run_queued_watch_callbacks()
+        self.c.zk.sync("/")
+        self.c.zk.run_queued_watch_callbacks()
 
     def _retrying(self, fn: Callable[[], Any], patience_s: float) -> Any:
         """Entity reads survive connection losses (the feed re-arms the watches) for
         `patience_s` (each read is itself bounded by --zk-timeout)."""
-        deadline = self.c.clock() + max(self.c.session.retry_s, patience_s)
+        deadline = self.c.clock() + max(self.c.zk.retry_s, patience_s)
         while True:
             try:
                 return fn()
             except ZkUnreachableError as exc:
-                if self.c.session.expired.is_set() or isinstance(exc, ZkSessionExpiredError):
-                    self.c.session.expired.set()
+                if self.c.zk.expired.is_set() or isinstance(exc, ZkSessionExpiredError):
+                    self.c.zk.expired.set()
                     raise SessionExpired() from exc
                 if self.c.clock() > deadline:
                     raise
@@ -187,7 +190,7 @@ class Mirror:
         return {"records_mirrored": self.c.out.mirrored_records, "changes_per_s": rate,
                 "lag_s": self._last_lag, "last_offset": self.c.quorum.last_offset,
                 "voters": self.c.voters(), "steps": self.c.out.mirror_steps,
-                "zookeeper": self.c.session.state,
+                "zookeeper": self.c.zk.state,
                 "brokers": self.brokers.status()}
 
     def _gate_open(self, *, caught_up: bool) -> bool:
@@ -197,13 +200,13 @@ class Mirror:
                 "(ZooKeeper was not changed; its controller keeps running)")
         if not caught_up and self._last_lag > self.c.o.lag_bound_s:
             return False
-        events = self.c.session.get_children("/log_dir_event_notification") or []
+        events = self.c.zk.get_children("/log_dir_event_notification") or []
         if events:
             self.c.warn_once("logdir", f"cutover waits: {len(events)} unprocessed "
                              "/log_dir_event_notification event(s) (the ZooKeeper controller "
                              "must handle them first)")
             return False
-        if self.c.session.get("/admin/reassign_partitions") is not None:
+        if self.c.zk.get("/admin/reassign_partitions") is not None:
             self.c.warn_once("reassign", "WARNING: cutover waits for /admin/reassign_partitions "
                              "(a reassignment submitted the ZooKeeper way) to finish")
             return False

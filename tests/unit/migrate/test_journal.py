@@ -17,9 +17,9 @@ C2 = '{"version":2,"brokerid":3000,"timestamp":"1700000000002","kraftControllerE
 
 def test_every_claim_survives_a_reload_and_a_not_applied_read_back(tmp_path: Path) -> None:
     j = Journal(tmp_path, phase=Phase.MIRROR, cluster_id="c", voters=[3000])
-    j.add_claim(C1)
+    j.enter(Phase.FENCING, **j.claim_changes(C1))
     j.enter(Phase.MIRROR, claim=None)  # a re-run read back "not applied"
-    j.add_claim(C2)
+    j.enter(Phase.FENCING, **j.claim_changes(C2))
     loaded = Journal.load(tmp_path)
     assert loaded is not None
     assert loaded.phase == "fencing"

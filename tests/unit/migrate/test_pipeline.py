@@ -15,10 +15,10 @@ from migrate.bulk.pipeline import (
     plan_batches,
     snapshot_timestamp_ms,
 )
-from migrate.bulk.run import _blocking
 from migrate.bulk.voters import VoterTarget, check_voters
 from migrate.cli.exit_codes import exit_code_for
 from migrate.errors import BadFlagError
+from migrate.judge import _blocking
 from migrate.preflight.checks import PlanSummary, PreflightReport, preflight
 from migrate.preflight.findings import Finding
 from migrate.translate.framing import TranslationOptions
