@@ -101,8 +101,8 @@ def _one_cutover(connect: str, work: Path, rate: float, seed: int) -> dict[str, 
 
 
 # drained -> handoff (window part `migration_znode`: /migration written and journaled), split
-# by `migrate.online.run._IntervalCost`: the journal's fsync'd saves, the ZooKeeper round trips,
-# the process's CPU time and the main thread's wait for a CPU (the load)
+# by `migrate.online.phases.context.IntervalCost`: the journal's fsync'd saves, the ZooKeeper round
+# trips, the process's CPU time and the main thread's wait for a CPU (the load)
 _MZ_PARTS = ("total", "journal", "zookeeper", "cpu", "cpu_main_thread", "runqueue_wait")
 
 

@@ -2,7 +2,7 @@
 
 zk2kraft's own clock says when *it* fenced ZooKeeper's controller (t0) and when the drain was
 committed (t1); it cannot see when the cluster answers controller requests again. The canary
-asks the brokers, through librdkafka (confluent-kafka; docs/design.md says why), the way a
+asks the brokers, through librdkafka (confluent-kafka; docs/design/window.md says why), the way a
 client would:
 
 * **Controller-bound requests every 50 ms**: an IncrementalAlterConfigs of the canary topic's

@@ -1,6 +1,6 @@
 """Where the cluster stands when ZooKeeper stops answering at the cutover: the fence's state as
-data on the error that ends the run, and the message that says it (docs/design.md, "Every wait
-at the cutover has a bound").
+data on the error that ends the run, and the message that says it (docs/design/online-run.md, "Every
+wait at the cutover has a bound").
 
 The run knows, from its own steps, whether ZooKeeper is fenced: before the fence multi-op is
 sent it is not; once its reply (or the read-back of a lost reply) confirmed it, it is; sent and

@@ -17,8 +17,8 @@ new image no longer holds: a SCRAM user removed during the mirror can erase ever
 credential of its mechanism from the controllers' image (and, through SYNC_KRAFT_TO_ZK, from
 ZooKeeper). The drain therefore writes the live credentials again in a transaction of their own
 (`scram_restatement_records`): Kafka applies the migration's delta before it, and replays the
-credentials as a new delta on that image, which puts them back (docs/design.md, "Kafka 3.9.1 can
-lose a SCRAM credential on takeover").
+credentials as a new delta on that image, which puts them back (docs/design/online-run.md, "Kafka
+3.9.1 can lose a SCRAM credential on takeover").
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`migrate --cutover now|manual`: pre-copy, mirror, fenced cutover, drain, handoff (online).
 
-Order, and why (docs/design.md "Online migration", I1-I8; Kafka's `KRaftMigrationDriver`,
-`KafkaZkClient`):
+Order, and why (docs/design/online-run.md, I1-I8 in docs/design/overview.md; Kafka's
+`KRaftMigrationDriver`, `KafkaZkClient`):
 
 1. The voters' `.lock`s are taken first and held to the end (`LocalVoterQuorum`), so no
    controller starts on a log that is still being written. One long-lived ZooKeeper session.

@@ -23,7 +23,8 @@ behind each sentence, checked against real Kafka 3.9.1 (`tests/oracle/test_stand
   heartbeat from broker N before registration") and a 3.9.1 ZooKeeper-mode broker does not
   register again until restarted, while Kafka's migration still reaches DUAL_WRITE; its
   AllocateProducerIds then fails ("No broker registration found for broker id N"), so new
-  idempotent producers asking it stall (seen in a killed-with-brokers rehearsal, docs/design.md).
+  idempotent producers asking it stall (seen in a killed-with-brokers rehearsal,
+  docs/design/standin-recovery.md).
 * Kafka 3.9.1's metadata loader folds an aborted transaction back into the image of a controller
   that reads it together with the records after it (one that starts empty, or restarts on the
   log): its `MetadataBatchLoader` keeps the aborted records in the delta it is building when a
@@ -31,9 +32,10 @@ behind each sentence, checked against real Kafka 3.9.1 (`tests/oracle/test_stand
   such a log needs exactly those controllers (one in the stand-in's slot, the others restarted
   to register), and the one that leads it writes its image into ZooKeeper (SYNC_KRAFT_TO_ZK):
   a topic deleted after the stand-in stopped came back in ZooKeeper and on the brokers, with its
-  old id (real 3.9.1, 2026-11-27, docs/design.md "Stand-in killed"). So before the drain
-  committed the way on is starting over (not fenced) or handing ZooKeeper back (fenced), both
-  of which discard the controllers' logs; a controller in the stand-in's slot is not offered.
+  old id (real 3.9.1, 2026-11-27, docs/design/standin-recovery.md "Stand-in killed"). So
+  before the drain committed the way on is starting over (not fenced) or handing ZooKeeper back
+  (fenced), both of which discard the controllers' logs; a controller in the stand-in's slot is
+  not offered.
 """
 
 from __future__ import annotations
@@ -234,10 +236,10 @@ def refused_fence_advice(refusal: str, new_leader: int, new_epoch: int, *, conne
                          journal_path: object, handoff_timeout_s: float) -> str:
     """What a stand-in run whose fence refused (`/migration` changed, nothing applied) says.
 
-    The stand-in has resigned by then (docs/design.md, "A refused fence hands the quorum
-    over"): `new_leader` leads at `new_epoch`, or -1 when none announced itself in time. Either
-    way the re-run cannot lead again, and it is the re-run that reads the journal and ZooKeeper
-    and says how to go on (`explain_takeover`)."""
+    The stand-in has resigned by then (docs/design/standin-recovery.md, "A refused fence hands the
+    quorum over"): `new_leader` leads at `new_epoch`, or -1 when none announced itself in time.
+    Either way the re-run cannot lead again, and it is the re-run that reads the journal and
+    ZooKeeper and says how to go on (`explain_takeover`)."""
     go_on = "says how to start over with zk2kraft"
     if new_leader >= 0:
         quorum = (f"The stand-in handed the KRaft quorum to controller {new_leader} (epoch "

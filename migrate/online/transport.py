@@ -10,9 +10,9 @@
   controller writes when it activates on an empty log in migration mode (3.9
   `ActivationRecordsGenerator`): `BeginTransactionRecord("Bootstrap records")`,
   `FeatureLevelRecord(metadata.version)`, `ZkMigrationStateRecord(PRE_MIGRATION)`,
-  `EndTransactionRecord`. Why (docs/design.md "Stand-in killed", checked against real 3.9.1): if
-  zk2kraft dies before EndTransaction of the migration, a real controller is elected and
-  activates on the committed prefix; with a FeatureLevelRecord but no committed PRE_MIGRATION
+  `EndTransactionRecord`. Why (docs/design/standin-recovery.md, "Stand-in killed", checked against
+  real 3.9.1): if zk2kraft dies before EndTransaction of the migration, a real controller is elected
+  and activates on the committed prefix; with a FeatureLevelRecord but no committed PRE_MIGRATION
   its migration-mode activation is a fatal fault, while a PRE_MIGRATION log makes it abort the
   open transaction and run Kafka's own migration (graceful).
 * **Brokers** register with the stand-in (BrokerRegistration, BrokerHeartbeat, as Kafka's

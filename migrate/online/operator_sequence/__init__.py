@@ -12,7 +12,7 @@ to KRaft, finalising, and the table of how to revert after each completed step),
 own words and adapted to the stand-in: the controllers use static `controller.quorum.voters`
 with zk2kraft's slot in it (the stand-in leads a static quorum; Kafka's sample uses
 `controller.quorum.bootstrap.servers` for a dynamic one), and they start with a long election
-timeout so that the stand-in wins the first election (docs/design.md, "The stand-in voter").
+timeout so that the stand-in wins the first election (docs/design/standin.md).
 
 Why each property, per Kafka 3.9 (`KafkaConfig` validation of a migrating ZooKeeper broker,
 its `BrokerRegistrationRequest`, and `ControllerServer`):
@@ -38,7 +38,7 @@ its `BrokerRegistrationRequest`, and `ControllerServer`):
   operator's (a placeholder keeps them, the controller listener is added);
 * Kafka 4.x controllers log ERROR "Exceptionally slow controller event" for any event over
   `controller.performance.always.log.threshold.ms` (2000 by default); the first replay of the
-  loaded log on a cold JVM is one such event (measured: docs/design.md "Offline migration",
+  loaded log on a cold JVM is one such event (measured: docs/design/offline.md,
   "Exceptionally slow controller event"), so the 4.x controllers get a higher threshold: it changes
   only what Kafka logs at ERROR.
 """

@@ -73,7 +73,7 @@ TOKEN_SECRET_PLACEHOLDER = "<the same secret as the brokers' delegation.token.se
 _SOURCE = ("Kafka 3.9 documentation, operations: \"ZooKeeper to KRaft Migration\" "
            "(https://kafka.apache.org/39/documentation.html#kraft_zk_migration)")
 _OFFLINE_SOURCE = ("zk2kraft's offline rehearsal (3.9.1 and 4.1.1 nodes on the migrated log: "
-                   "docs/design.md, \"Offline migration\") and Kafka's KRaft configuration "
+                   "docs/design/offline.md) and Kafka's KRaft configuration "
                    "(https://kafka.apache.org/documentation/#kraft_config)")
 KRAFT_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 

@@ -46,7 +46,7 @@ __all__ = ["Cutover"]
 class Cutover:
     """The cutover: the fence (one multi-op, never sent twice), the drain (the final delta,
     `ZkMigrationStateRecord(MIGRATION)` and `EndTransactionRecord`, durable: t1) and `/migration`
-    naming the log's end (docs/design.md, "Online migration")."""
+    naming the log's end (docs/design/online-run.md)."""
 
     def __init__(self, c: RunContext, mirror: Mirror) -> None:
         self.c = c
@@ -123,7 +123,8 @@ class Cutover:
     def _migration_moved_advice(self, exc: MigrationMovedError) -> str:
         """The fence's refusal, with what the operator does next. With the stand-in, it first
         hands the quorum to a real controller, so that it is not left leaderless until the
-        controllers' fetch timeout (docs/design.md, "A refused fence hands the quorum over")."""
+        controllers' fetch timeout (docs/design/standin-recovery.md, "A refused fence hands the
+        quorum over")."""
         if self.c.o.standin is None:
             return str(exc)
         try:

@@ -1,5 +1,5 @@
 """The mirror phase: every ZooKeeper notification becomes a re-read and a delta, durable before
-the next one is read, until the cutover's gate opens (docs/design.md, "Online migration")."""
+the next one is read, until the cutover's gate opens (docs/design/online-run.md)."""
 
 from __future__ import annotations
 

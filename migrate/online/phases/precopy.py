@@ -1,6 +1,6 @@
 """The pre-copy phase: the tree judged before the transport opened goes into the live logs,
 after `FeatureLevelRecord` + `BeginTransactionRecord`, durable on a majority; the transaction
-stays open (docs/design.md, "Online migration")."""
+stays open (docs/design/online-run.md)."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ class PreCopy:
             _crash("precopy_batch")
         self.c.out.precopy_records = len(delta)
         # The stand-in's brokers register from now on: after the ZooKeeper copies of their
-        # registrations, which theirs supersede (docs/design.md "Brokers register with the
+        # registrations, which theirs supersede (docs/design/standin.md "Brokers register with the
         # stand-in"); local voters take none.
         self.c.quorum.serve_brokers(self.c.mv)
 

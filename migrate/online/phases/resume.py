@@ -1,7 +1,7 @@
 """Whether a fence an earlier run of this migration sent applied: the read-back a re-run makes
 before it does anything else (at `fencing`, or at `mirror` holding claims an earlier read-back
 found "not applied"), and the same judgement when the re-run's resync or its own fence finds a
-KRaft claim in `/controller` (docs/design.md, "Online migration": never fence twice).
+KRaft claim in `/controller` (docs/design/online-run.md: never fence twice).
 
 Every answer is an outcome for the driver (`phases.Advance`): `fenced` with the token when one
 of our claims holds `/controller`, `mirror` (mirroring again before fencing) when none applied.

@@ -2,8 +2,8 @@
 phase's outcome, every resume point, every refusal, in milliseconds and with no ZooKeeper.
 
 The real-ZooKeeper tests (tests/integration/test_online_*, tests/fault/test_online_*) stay: these
-add speed and precision. Expected values are written from the design (docs/design.md, "Online
-migration": the phases, the journal's entries, "never fence twice", t0/t1/t2) and the journal
+add speed and precision. Expected values are written from the design (docs/design/online-run.md:
+the phases, the journal's entries, "never fence twice", t0/t1/t2) and the journal
 format (`migrate/online/journal.py`'s docstring), not read back from the code under test.
 """
 
