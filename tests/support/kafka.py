@@ -28,6 +28,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -50,6 +51,7 @@ __all__ = [
     "dump_log_batches",
     "dump_log_payloads",
     "fill_and_stop",
+    "in_parallel",
     "metadata_shell",
     "nodes_failure",
     "random_cluster_id",
@@ -281,6 +283,21 @@ def storage_format(
     if release_version is not None:
         args += ["-r", release_version]
     return run_kafka_class("kafka.tools.StorageTool", *args, *extra).stdout
+
+
+def in_parallel(calls: Sequence[Callable[[], object]]) -> None:
+    """Run `calls` at once, each in its own thread, and wait for all; the first exception
+    raised is raised again once every call ended. For independent JVM runs (a quorum's
+    `storage_format`s): each is a JVM start of a few CPU seconds, mostly single-threaded, so
+    on 2 cores two of them take little longer than one."""
+    if len(calls) <= 1:
+        for call in calls:
+            call()
+        return
+    with ThreadPoolExecutor(len(calls)) as pool:
+        futures = [pool.submit(call) for call in calls]
+    for future in futures:
+        future.result()
 
 
 def _port_open(port: int) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -44,6 +45,7 @@ from tests.support.kafka import (
     KafkaController,
     KafkaZkBroker,
     free_port,
+    in_parallel,
     storage_format,
     wait_until_serving,
 )
@@ -395,11 +397,13 @@ class PrintedSequence:
             assert {k: broker.properties.get(k) for k in mine} == mine, broker.broker_id
 
     def controller(self, node_id: int, workdir: Path, metadata_dir: Path,
-                   fill: Mapping[str, str] | None = None, heap: str = "320m") -> KafkaController:
+                   fill: Mapping[str, str] | None = None, heap: str = "320m", *,
+                   formatted: bool = True) -> KafkaController:
         """Controller `node_id` configured with exactly its printed properties (not started),
         `<...>` placeholders filled: its metadata directory, and `fill` (property -> value)
         for the others an operator supplies (a secret, a listener name). Formatted as step 3
-        prints (`kafka-storage format --cluster-id=ID --release-version MV`)."""
+        prints (`kafka-storage format --cluster-id=ID --release-version MV`), unless
+        `formatted` is False (the caller formats it, e.g. `format_all`)."""
         (printed,) = [c["properties"] for c in self.doc["controllers"]
                       if c["node_id"] == node_id]
         props = dict(printed)
@@ -415,8 +419,23 @@ class PrintedSequence:
         node = KafkaController(workdir, metadata_dir, node_id=node_id, heap=heap,
                                start_timeout=240, quorum=quorum, extra=props)
         assert all(node.properties[k] == v for k, v in props.items())
-        self.format(node)
+        if formatted:
+            self.format(node)
         return node
+
+    def controllers(self, root: Path, fill: Mapping[str, str] | None = None,
+                    heap: str = "320m") -> list[KafkaController]:
+        """Every printed controller as `controller` makes it, in `root/node<id>` with its
+        metadata directory `root/meta<id>`, all formatted at once (`format_all`)."""
+        nodes = [self.controller(n, root / f"node{n}", root / f"meta{n}", fill, heap,
+                                 formatted=False) for n in self.controller_ids()]
+        self.format_all(nodes)
+        return nodes
+
+    def format_all(self, nodes: Sequence[KafkaController]) -> None:
+        """`format` on each of `nodes` at once: independent `kafka-storage format` runs, one
+        JVM each (about 3 s apiece on a quiet host, done one after the other before)."""
+        in_parallel([functools.partial(self.format, node) for node in nodes])
 
     def format(self, node: KafkaController) -> None:
         """Step 3's `kafka-storage.sh format --cluster-id=ID --release-version MV --config
