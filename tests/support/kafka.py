@@ -34,6 +34,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
+from tests.support import cds
 from tests.support.ports import free_port
 
 if TYPE_CHECKING:
@@ -102,6 +103,12 @@ def server_jvm_flags() -> list[str]:
     return os.environ.get(SERVER_JVM_FLAGS_ENV, "").split()
 
 
+def _archive_flags() -> list[str]:
+    """The class-data sharing flags of the suite's 3.9.1 JVMs (tests/support/cds.py; none
+    outside the suite)."""
+    return cds.archive_flags(_java(), _JARS, classpath(), _SERVER_LOG4J, server_jvm_flags())
+
+
 def _java() -> str:
     java = shutil.which("java")
     if java is None:
@@ -125,6 +132,7 @@ def run_kafka_class(
         f"-Xmx{_TOOL_HEAP}",
         "-XX:+UseSerialGC",
         "-XX:TieredStopAtLevel=1",
+        *_archive_flags(),
         f"-Dlog4j.configuration=file:{_TOOLS_LOG4J}",
         "-cp",
         classpath(),
@@ -399,6 +407,7 @@ class _KafkaProcess:
         """Start the JVM without waiting (start every voter of a quorum, then wait for each)."""
         cmd = [
             *self.jvm_command(),
+            *_archive_flags(),
             f"-Dlog4j.configuration=file:{self.log4j}",
             f"-Dkafka.logs.dir={self.logs_dir}",
             "-cp",
