@@ -47,6 +47,7 @@ __all__ = [
     "KafkaJarsMissing",
     "KafkaZkBroker",
     "admin_tool",
+    "archive_flags",
     "classpath",
     "dump_log",
     "dump_log_batches",
@@ -103,9 +104,11 @@ def server_jvm_flags() -> list[str]:
     return os.environ.get(SERVER_JVM_FLAGS_ENV, "").split()
 
 
-def _archive_flags() -> list[str]:
-    """The class-data sharing flags of the suite's 3.9.1 JVMs (tests/support/cds.py; none
-    outside the suite)."""
+def archive_flags(jars: Path = _JARS) -> list[str]:
+    """The class-data sharing flags of the suite's JVMs on `jars` (tests/support/cds.py): the
+    3.9.1 jars' archive; none for another release's jars, and none outside the suite."""
+    if jars != _JARS:
+        return []
     return cds.archive_flags(_java(), _JARS, classpath(), _SERVER_LOG4J, server_jvm_flags())
 
 
@@ -132,7 +135,7 @@ def run_kafka_class(
         f"-Xmx{_TOOL_HEAP}",
         "-XX:+UseSerialGC",
         "-XX:TieredStopAtLevel=1",
-        *_archive_flags(),
+        *archive_flags(),
         f"-Dlog4j.configuration=file:{_TOOLS_LOG4J}",
         "-cp",
         classpath(),
@@ -296,8 +299,8 @@ def storage_format(
 def in_parallel(calls: Sequence[Callable[[], object]]) -> None:
     """Run `calls` at once, each in its own thread, and wait for all; the first exception
     raised is raised again once every call ended. For independent JVM runs (a quorum's
-    `storage_format`s): each is a JVM start of a few CPU seconds, mostly single-threaded, so
-    on 2 cores two of them take little longer than one."""
+    `storage_format`s): a JVM's start is mostly single-threaded, so on 2 cores two of them
+    take little longer than one."""
     if len(calls) <= 1:
         for call in calls:
             call()
@@ -407,7 +410,7 @@ class _KafkaProcess:
         """Start the JVM without waiting (start every voter of a quorum, then wait for each)."""
         cmd = [
             *self.jvm_command(),
-            *_archive_flags(),
+            *archive_flags(),
             f"-Dlog4j.configuration=file:{self.log4j}",
             f"-Dkafka.logs.dir={self.logs_dir}",
             "-cp",

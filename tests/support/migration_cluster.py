@@ -116,7 +116,7 @@ def migration_cluster(root: Path, zk_connect: str, *, brokers: int = 2,
         # controller that claimed /controller is gone; or "N partitions remaining to move" with
         # no replica to move them to) is tried 3 times, 5 s apart by default, then the broker
         # stops anyway. The rehearsals stop these brokers often and judge none of that wait:
-        # the same end, 8 s sooner. (The offline rehearsals' brokers keep Kafka's default:
+        # the same end, sooner. (The offline rehearsals' brokers keep Kafka's default:
         # there a retry moves the last leaderships, which their stop order relies on.)
         props["controlled.shutdown.retry.backoff.ms"] = "1000"
         props.update(extra or {})
@@ -441,7 +441,7 @@ class PrintedSequence:
 
     def format_all(self, nodes: Sequence[KafkaController]) -> None:
         """`format` on each of `nodes` at once: independent `kafka-storage format` runs, one
-        JVM each (about 3 s apiece on a quiet host, done one after the other before)."""
+        JVM each, rather than one after the other."""
         in_parallel([functools.partial(self.format, node) for node in nodes])
 
     def format(self, node: KafkaController) -> None:

@@ -189,7 +189,7 @@ def standin_quorum(
         if log4j is not None:
             node.log4j = log4j
         nodes.append(node)
-    # one `kafka-storage format` JVM per voter, all at once (each took ~3 s in turn)
+    # one `kafka-storage format` JVM per voter, all at once rather than in turn
     in_parallel([functools.partial(storage_format, config, cluster, extra=format_args)
                  for config in to_format])
     standin: StandInLeader | None = None
@@ -269,7 +269,7 @@ def migration_mode_controllers(
     try:
         for node in nodes:
             node.jvm_flags = list(jvm_flags)
-        # one `kafka-storage format` JVM per voter, all at once (each took ~3 s in turn)
+        # one `kafka-storage format` JVM per voter, all at once rather than in turn
         in_parallel([functools.partial(storage_format, node.config_path, cluster_id)
                      for node in nodes])
         for node in nodes:
