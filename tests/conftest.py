@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from kazoo.client import KazooClient
 
+from tests.support.cds import ENABLE_ENV as CDS_ENV
 from tests.support.containers import (
     COMPOSE_FILE,
     ComposeProject,
@@ -67,6 +68,9 @@ CLIENT_TIMEOUT_S = 15.0
 # The suite's Kafka servers run on the JIT's C1 tier only (why, and what it saves: the
 # constant's comment in tests/support/kafka.py); a value already in the environment wins.
 os.environ.setdefault(SERVER_JVM_FLAGS_ENV, "-XX:TieredStopAtLevel=1")
+# ... and map a class-data sharing archive of the 3.9.1 jars (tests/support/cds.py: less CPU
+# per JVM start); ZK2KRAFT_TEST_CDS=0 in the environment turns it off.
+os.environ.setdefault(CDS_ENV, "1")
 
 _backend_cache: dict[str, str] = {}
 

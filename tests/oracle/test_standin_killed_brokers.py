@@ -155,8 +155,7 @@ def _case(rig: Rig, name: str) -> tuple[Path, PrintedSequence, list[KafkaControl
     case = rig.root / f"case{rig.cases}-{name}"
     case.mkdir()
     seq = printed_sequence(rig.connect, rig.ports, case / "standin")
-    nodes = [seq.controller(n, case / f"node{n}", case / f"meta{n}")
-             for n in seq.controller_ids()]
+    nodes = seq.controllers(case)
     return case, seq, nodes
 
 
@@ -369,7 +368,7 @@ def _start_over_word_for_word(rig: Rig, case: Path, seq: PrintedSequence,
             rig.zk.delete("/migration")  # ... nothing migrated: delete it
     for node in nodes:  # (2) re-format each controller's metadata.log.dir
         shutil.rmtree(node.metadata_log_dir)
-        seq.format(node)
+    seq.format_all(nodes)
     named = re.search(r"\(3\) empty (\S+) and remove (\S+); \(4\)", said)
     assert named is not None, said
     assert Path(named.group(1)) == case / "standin", named.group(1)

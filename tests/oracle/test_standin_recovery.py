@@ -118,8 +118,7 @@ def _printed_quorum(root: Path, connect: str, brokers: int, partitions: int
         _create_topics(cluster.bootstrap, partitions)
         seq = printed_sequence(connect, ports, root / "standin")
         seq.assert_brokers_run_printed(cluster.brokers)
-        nodes = [seq.controller(n, root / f"node{n}", root / f"meta{n}")
-                 for n in seq.controller_ids()]
+        nodes = seq.controllers(root)
         try:
             yield cluster, seq, nodes
         finally:
@@ -180,7 +179,7 @@ def test_fence_refused_then_start_over_as_advised(
                 zk.delete("/migration")
         for node in nodes:  # (2) delete and re-format each metadata.log.dir, as printed
             shutil.rmtree(node.metadata_log_dir)
-            seq.format(node)
+        seq.format_all(nodes)
         named = re.search(r"\(3\) empty (\S+) and remove (\S+); \(4\)", said)
         assert named is not None, said
         assert Path(named.group(1)) == root / "standin", named.group(1)

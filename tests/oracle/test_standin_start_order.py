@@ -81,8 +81,7 @@ def _wait(what: str, ready: Callable[[], bool], timeout_s: float = 240) -> None:
 
 def _controllers(seq: PrintedSequence, root: Path,
                  fill: dict[str, str] | None = None) -> list[KafkaController]:
-    return [seq.controller(n, root / f"node{n}", root / f"meta{n}", fill)
-            for n in seq.controller_ids()]
+    return seq.controllers(root, fill)
 
 
 @contextlib.contextmanager

@@ -28,11 +28,13 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
+from tests.support import cds
 from tests.support.ports import free_port
 
 if TYPE_CHECKING:
@@ -45,11 +47,13 @@ __all__ = [
     "KafkaJarsMissing",
     "KafkaZkBroker",
     "admin_tool",
+    "archive_flags",
     "classpath",
     "dump_log",
     "dump_log_batches",
     "dump_log_payloads",
     "fill_and_stop",
+    "in_parallel",
     "metadata_shell",
     "nodes_failure",
     "random_cluster_id",
@@ -100,6 +104,14 @@ def server_jvm_flags() -> list[str]:
     return os.environ.get(SERVER_JVM_FLAGS_ENV, "").split()
 
 
+def archive_flags(jars: Path = _JARS) -> list[str]:
+    """The class-data sharing flags of the suite's JVMs on `jars` (tests/support/cds.py): the
+    3.9.1 jars' archive; none for another release's jars, and none outside the suite."""
+    if jars != _JARS:
+        return []
+    return cds.archive_flags(_java(), _JARS, classpath(), _SERVER_LOG4J, server_jvm_flags())
+
+
 def _java() -> str:
     java = shutil.which("java")
     if java is None:
@@ -123,6 +135,7 @@ def run_kafka_class(
         f"-Xmx{_TOOL_HEAP}",
         "-XX:+UseSerialGC",
         "-XX:TieredStopAtLevel=1",
+        *archive_flags(),
         f"-Dlog4j.configuration=file:{_TOOLS_LOG4J}",
         "-cp",
         classpath(),
@@ -283,6 +296,21 @@ def storage_format(
     return run_kafka_class("kafka.tools.StorageTool", *args, *extra).stdout
 
 
+def in_parallel(calls: Sequence[Callable[[], object]]) -> None:
+    """Run `calls` at once, each in its own thread, and wait for all; the first exception
+    raised is raised again once every call ended. For independent JVM runs (a quorum's
+    `storage_format`s): a JVM's start is mostly single-threaded, so on 2 cores two of them
+    take little longer than one."""
+    if len(calls) <= 1:
+        for call in calls:
+            call()
+        return
+    with ThreadPoolExecutor(len(calls)) as pool:
+        futures = [pool.submit(call) for call in calls]
+    for future in futures:
+        future.result()
+
+
 def _port_open(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.5):
@@ -382,6 +410,7 @@ class _KafkaProcess:
         """Start the JVM without waiting (start every voter of a quorum, then wait for each)."""
         cmd = [
             *self.jvm_command(),
+            *archive_flags(),
             f"-Dlog4j.configuration=file:{self.log4j}",
             f"-Dkafka.logs.dir={self.logs_dir}",
             "-cp",

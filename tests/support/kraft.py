@@ -23,6 +23,7 @@ from tests.support.kafka import (
     _java,
     _KafkaProcess,
     _port_open,
+    archive_flags,
 )
 
 __all__ = ["KAFKA_39", "KAFKA_41", "KafkaDist", "KraftNode", "config_command", "kafka_dist",
@@ -112,7 +113,8 @@ def run_tool(dist: KafkaDist, main_class: str, *args: str,
              timeout: float = 180.0) -> subprocess.CompletedProcess[str]:
     """Run one of the release's command-line classes; fail with its output if it exits != 0."""
     cmd = [_java(), "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-           *dist.tool_logging, "-cp", dist.classpath(), main_class, *args]
+           *archive_flags(dist.jars), *dist.tool_logging, "-cp", dist.classpath(), main_class,
+           *args]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     if proc.returncode != 0:
         raise AssertionError(
@@ -194,7 +196,8 @@ class KraftNode(_KafkaProcess):
 
     def launch(self) -> None:
         """Start the JVM of this node's release without waiting."""
-        cmd = [*self.jvm_command(), *self.dist.server_logging, f"-Dkafka.logs.dir={self.logs_dir}",
+        cmd = [*self.jvm_command(), *archive_flags(self.dist.jars), *self.dist.server_logging,
+               f"-Dkafka.logs.dir={self.logs_dir}",
                "-cp", self.dist.classpath(), "kafka.Kafka", str(self.config_path)]
         self._spawn(cmd)
 

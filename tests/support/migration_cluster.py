@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -44,6 +45,7 @@ from tests.support.kafka import (
     KafkaController,
     KafkaZkBroker,
     free_port,
+    in_parallel,
     storage_format,
     wait_until_serving,
 )
@@ -110,6 +112,13 @@ def migration_cluster(root: Path, zk_connect: str, *, brokers: int = 2,
         props = _migration_props(voters or f"{CONTROLLER_ID}@127.0.0.1:{port}", zk_connect)
         props["listener.security.protocol.map"] = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
         props["default.replication.factor"] = str(min(2, brokers))
+        # A controlled shutdown the controller refuses (STALE_CONTROLLER_EPOCH: the KRaft
+        # controller that claimed /controller is gone; or "N partitions remaining to move" with
+        # no replica to move them to) is tried 3 times, 5 s apart by default, then the broker
+        # stops anyway. The rehearsals stop these brokers often and judge none of that wait:
+        # the same end, sooner. (The offline rehearsals' brokers keep Kafka's default:
+        # there a retry moves the last leaderships, which their stop order relies on.)
+        props["controlled.shutdown.retry.backoff.ms"] = "1000"
         props.update(extra or {})
         nodes.append(KafkaZkBroker(root / f"broker{i}", zk_connect, broker_id=i, heap=heap,
                                    start_timeout=240, extra=props))
@@ -121,8 +130,9 @@ def migration_cluster(root: Path, zk_connect: str, *, brokers: int = 2,
         wait_until_serving(nodes)
         yield MigrationCluster(nodes, port, zk_connect)
     finally:
-        for n in nodes:
-            n.stop()
+        # all at once: a broker whose KRaft controller is gone waits out its stop timeout (its
+        # controlled shutdown is never answered), and one after the other that wait added up
+        in_parallel([n.stop for n in nodes])
 
 
 def migration_controller(root: Path, cluster: MigrationCluster, metadata_dir: Path, *,
@@ -395,11 +405,13 @@ class PrintedSequence:
             assert {k: broker.properties.get(k) for k in mine} == mine, broker.broker_id
 
     def controller(self, node_id: int, workdir: Path, metadata_dir: Path,
-                   fill: Mapping[str, str] | None = None, heap: str = "320m") -> KafkaController:
+                   fill: Mapping[str, str] | None = None, heap: str = "320m", *,
+                   formatted: bool = True) -> KafkaController:
         """Controller `node_id` configured with exactly its printed properties (not started),
         `<...>` placeholders filled: its metadata directory, and `fill` (property -> value)
         for the others an operator supplies (a secret, a listener name). Formatted as step 3
-        prints (`kafka-storage format --cluster-id=ID --release-version MV`)."""
+        prints (`kafka-storage format --cluster-id=ID --release-version MV`), unless
+        `formatted` is False (the caller formats it, e.g. `format_all`)."""
         (printed,) = [c["properties"] for c in self.doc["controllers"]
                       if c["node_id"] == node_id]
         props = dict(printed)
@@ -415,8 +427,23 @@ class PrintedSequence:
         node = KafkaController(workdir, metadata_dir, node_id=node_id, heap=heap,
                                start_timeout=240, quorum=quorum, extra=props)
         assert all(node.properties[k] == v for k, v in props.items())
-        self.format(node)
+        if formatted:
+            self.format(node)
         return node
+
+    def controllers(self, root: Path, fill: Mapping[str, str] | None = None,
+                    heap: str = "320m") -> list[KafkaController]:
+        """Every printed controller as `controller` makes it, in `root/node<id>` with its
+        metadata directory `root/meta<id>`, all formatted at once (`format_all`)."""
+        nodes = [self.controller(n, root / f"node{n}", root / f"meta{n}", fill, heap,
+                                 formatted=False) for n in self.controller_ids()]
+        self.format_all(nodes)
+        return nodes
+
+    def format_all(self, nodes: Sequence[KafkaController]) -> None:
+        """`format` on each of `nodes` at once: independent `kafka-storage format` runs, one
+        JVM each, rather than one after the other."""
+        in_parallel([functools.partial(self.format, node) for node in nodes])
 
     def format(self, node: KafkaController) -> None:
         """Step 3's `kafka-storage.sh format --cluster-id=ID --release-version MV --config

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
+import functools
 import json
 import os
 import re
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.support.kafka import KafkaController, random_cluster_id, storage_format
+from tests.support.kafka import KafkaController, in_parallel, random_cluster_id, storage_format
 from tests.support.migration_cluster import BrokerRpcs, broker_rpcs
 from tests.support.ports import free_port
 from writers import StandInLeader, decode_response, encode_request, open_log_source
@@ -177,15 +178,20 @@ def standin_quorum(
         # the initial voter set); this node is configured only to be formatted, never started
         formatter = KafkaController(root / f"node{standin_id}", root / f"meta{standin_id}",
                                     node_id=standin_id, quorum=ports, extra=props)
-        storage_format(formatter.config_path, cluster, extra=format_args)
+        to_format = [formatter.config_path]
+    else:
+        to_format = []
     nodes = []
     for n in controller_ids:
         node = KafkaController(root / f"node{n}", root / f"meta{n}", node_id=n, quorum=ports,
                                heap=heap, extra={**props, **(node_extra or {}).get(n, {})})
-        storage_format(node.config_path, cluster, extra=format_args)
+        to_format.append(node.config_path)
         if log4j is not None:
             node.log4j = log4j
         nodes.append(node)
+    # one `kafka-storage format` JVM per voter, all at once rather than in turn
+    in_parallel([functools.partial(storage_format, config, cluster, extra=format_args)
+                 for config in to_format])
     standin: StandInLeader | None = None
     try:
         for node in nodes:
@@ -263,7 +269,10 @@ def migration_mode_controllers(
     try:
         for node in nodes:
             node.jvm_flags = list(jvm_flags)
-            storage_format(node.config_path, cluster_id)
+        # one `kafka-storage format` JVM per voter, all at once rather than in turn
+        in_parallel([functools.partial(storage_format, node.config_path, cluster_id)
+                     for node in nodes])
+        for node in nodes:
             node.launch()
         for node in nodes:
             node.wait_started()
