@@ -44,7 +44,8 @@ VOTERS = (3000, 3001, 3002)
 
 def run(connect: str, root: Path, *extra: str, crash: str | None = None,
         mode: str = "now", chunk: int = 25) -> subprocess.Popen[str]:
-    env = {**os.environ, "ZK2KRAFT_PRECOPY_CHUNK": str(chunk)}
+    # PYTHONFAULTHANDLER: a run that `done` finds stuck dumps every thread's stack on SIGABRT
+    env = {**os.environ, "ZK2KRAFT_PRECOPY_CHUNK": str(chunk), "PYTHONFAULTHANDLER": "1"}
     if crash:
         env["ZK2KRAFT_CRASH_AT"] = crash
     cmd = [*ZK2KRAFT, "migrate", "--zookeeper", connect, "--cutover", mode,
@@ -56,7 +57,16 @@ def run(connect: str, root: Path, *extra: str, crash: str | None = None,
 
 
 def done(proc: subprocess.Popen[str]) -> tuple[int, str]:
-    out, err = proc.communicate(timeout=300)
+    """The run's exit code and output; a run still going after 300 s fails the test with every
+    thread's stack (seen once in a loaded CI run on 2026-11-29: a resumed run that did not end
+    after SIGUSR1, not reproduced since)."""
+    try:
+        out, err = proc.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        out, err = proc.communicate(timeout=30)
+        raise AssertionError(f"zk2kraft did not end within 300 s; its output and stacks:\n"
+                             f"{out}{err}") from None
     return proc.returncode, out + err
 
 
