@@ -44,7 +44,7 @@ from migrate.flags.offline import resolve_metadata_version
 from migrate.flags.standin import StandInSpec, check_standin_flags
 from migrate.flags.voters import check_voter_flags
 from migrate.flags.zookeeper import connect_options, read_snapshot
-from migrate.preflight.broker_release import BrokerRelease, parse_bootstrap, probe_brokers
+from migrate.preflight.broker_release import BrokerRelease, probe_brokers
 from migrate.preflight.checks import PlanSummary, standin_summary, summarize
 from migrate.preflight.findings import Finding
 from zkreader import ClusterSnapshot
@@ -90,11 +90,9 @@ def check_plan_flags(args: argparse.Namespace
     if standin is not None:
         dirs.append((f"--standin's DIR {standin.log_dir}", standin.log_dir))
     check_output_paths([("--json", args.json), ("--html", args.html)], dirs)
-    if args.bootstrap_server is not None:
-        try:
-            args.bootstrap_server = parse_bootstrap(args.bootstrap_server)
-        except ValueError as exc:
-            raise BadFlagError(f"--bootstrap-server: {exc}") from None
+    from migrate.online.canary import check_bootstrap_servers
+
+    args.bootstrap_addresses = check_bootstrap_servers(args.bootstrap_server)  # migrate's check
     if not 0 < args.api_versions_timeout <= 300:
         raise BadFlagError(f"--api-versions-timeout {args.api_versions_timeout:g}: seconds, "
                            "more than 0 and at most 300")
@@ -218,8 +216,8 @@ def run(args: argparse.Namespace) -> int:
     wanted = progress_wanted(quiet=args.quiet, stdout_is_document=json_to_stdout or html_to_stdout)
     with ProgressBars(enabled=wanted) as bars:
         snapshot = read_snapshot(options, bars)
-    brokers = ([] if args.bootstrap_server is None else
-               probe_brokers(snapshot, args.bootstrap_server, args.api_versions_timeout))
+    brokers = ([] if not args.bootstrap_addresses else
+               probe_brokers(snapshot, args.bootstrap_addresses, args.api_versions_timeout))
     result, summary = plan_result(
         snapshot,
         metadata_version=args.metadata_version,

@@ -346,24 +346,30 @@ class Canary:
         gc.collect()
 
 
-def check_bootstrap_servers(bootstrap: str | None) -> None:
+def check_bootstrap_servers(bootstrap: str | None) -> list[tuple[str, int]]:
     """`--bootstrap-server`'s syntax, with the other flags: HOST:PORT[,HOST:PORT...] (an
     optional `PROTOCOL://` before each, as Kafka's clients take it), every port 1..65535.
+    `migrate` and `plan` both check theirs here.
+
+    Returns:
+        The (host, port) of each entry, in order; none without the flag.
 
     Raises:
         BadFlagError: a malformed entry (exit 2), before anything waits on the brokers.
     """
     if bootstrap is None:
-        return
+        return []
     entries = [e.strip() for e in bootstrap.split(",") if e.strip()]
     if not entries:
         raise BadFlagError(f"--bootstrap-server {bootstrap!r}: expected HOST:PORT[,HOST:PORT]")
+    addresses = []
     for entry in entries:
         try:
-            parse_host_port("--bootstrap-server", entry.split("://", 1)[-1])
+            addresses.append(parse_host_port("--bootstrap-server", entry.split("://", 1)[-1]))
         except argparse.ArgumentTypeError as exc:
             raise BadFlagError(str(exc) + (f" (in {bootstrap!r})" if len(entries) > 1 else "")
                                ) from None
+    return addresses
 
 
 def start_canary(bootstrap: str | None, command_config: str | None,

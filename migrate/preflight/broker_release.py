@@ -29,7 +29,7 @@ from migrate.preflight.kafka_api_versions import ZK_BROKER_MAX_VERSIONS
 from writers.codec import decode_response, encode_request
 from zkreader import ClusterSnapshot
 
-__all__ = ["BrokerRelease", "Release", "parse_bootstrap", "probe_brokers", "release_bounds"]
+__all__ = ["BrokerRelease", "Release", "probe_brokers", "release_bounds"]
 
 Release = tuple[int, int]
 
@@ -114,28 +114,14 @@ def _next_line(line: Release) -> Release | None:
     return later[0] if later else None
 
 
-def parse_bootstrap(value: str) -> list[tuple[str, int]]:
-    """`HOST:PORT[,HOST:PORT]` to pairs.
-
-    Raises:
-        ValueError: an entry without a port, or with a port that is not 1-65535, naming it.
-    """
-    pairs = []
-    for entry in value.split(","):
-        host, sep, port = entry.strip().rpartition(":")
-        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise ValueError(f"{entry.strip()!r} is not HOST:PORT")
-        pairs.append((host.strip("[]"), int(port)))
-    return pairs
-
-
 _Target = tuple[int | None, str, int, str | None]  # broker id, host, port, why not asked
 
 
 def _targets(snapshot: ClusterSnapshot, bootstrap: Sequence[tuple[str, int]]) -> list[_Target]:
     """Each address to ask, with the broker that advertises it."""
+    asked = set(bootstrap)
     listeners = {ep.listener for b in snapshot.brokers.values() for ep in b.endpoints
-                 if (ep.host, ep.port) in set(bootstrap)}
+                 if (ep.host, ep.port) in asked}
     if not listeners:
         return [(None, host, port, None) for host, port in bootstrap]
     found: list[_Target] = []

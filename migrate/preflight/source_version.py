@@ -191,16 +191,16 @@ def _probed_bounds(snapshot: ClusterSnapshot, brokers: Sequence[BrokerRelease],
     if not brokers:
         return None
     evidence.extend(b.describe() for b in brokers)
-    asked = {b.broker_id for b in brokers if b.error is None and b.broker_id is not None}
-    if not snapshot.brokers or asked != set(snapshot.brokers):
+    answers = [b for b in brokers if b.error is None and b.broker_id is not None]
+    if not snapshot.brokers or {b.broker_id for b in answers} != set(snapshot.brokers):
         evidence.append("not every registered broker answered ApiVersions: the release "
                         "bounds stay ZooKeeper's")
         return None
-    answers = [b for b in brokers if b.error is None and b.broker_id is not None]
-    lows = [b.at_least for b in answers]
-    belows = [b.before for b in answers]
-    low = None if any(x is None for x in lows) else min(x for x in lows if x is not None)
-    below = None if any(x is None for x in belows) else max(x for x in belows if x is not None)
+    lows = [b.at_least for b in answers if b.at_least is not None]
+    belows = [b.before for b in answers if b.before is not None]
+    # one broker below 2.8 (no lower bound) or on 3.9 (no upper bound) unbounds the cluster
+    low = min(lows) if len(lows) == len(answers) else None
+    below = max(belows) if len(belows) == len(answers) else None
     return low, below
 
 

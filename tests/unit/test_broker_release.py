@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import socket
 import threading
+from typing import Any
 
 import pytest
 
+from migrate.errors import BadFlagError
+from migrate.online.canary import check_bootstrap_servers
 from migrate.preflight.broker_release import (
     api_versions,
-    parse_bootstrap,
     release_bounds,
 )
 from migrate.preflight.kafka_api_versions import ZK_BROKER_MAX_VERSIONS
@@ -70,15 +72,16 @@ def test_an_empty_answer_is_before_2_8() -> None:
     ("localhost:9092", [("localhost", 9092)]),
     ("a:1, b:65535", [("a", 1), ("b", 65535)]),
     ("[::1]:9092", [("::1", 9092)]),
+    ("SASL_PLAINTEXT://h:9093", [("h", 9093)]),
 ])
 def test_bootstrap_addresses(value: str, expected: list[tuple[str, int]]) -> None:
-    assert parse_bootstrap(value) == expected
+    assert check_bootstrap_servers(value) == expected  # plan's and migrate's one check
 
 
 @pytest.mark.parametrize("value", ["localhost", "host:", ":9092", "h:0", "h:70000", "h:x"])
 def test_a_bad_bootstrap_address_is_refused_naming_it(value: str) -> None:
-    with pytest.raises(ValueError, match="is not HOST:PORT"):
-        parse_bootstrap(value)
+    with pytest.raises(BadFlagError, match=f"--bootstrap-server '{value}'"):
+        check_bootstrap_servers(value)
 
 
 def _serve_once(answer: bytes | None) -> tuple[int, threading.Thread]:
@@ -114,3 +117,22 @@ def test_api_versions_gives_up_at_its_timeout() -> None:
     with pytest.raises(TimeoutError):
         api_versions("127.0.0.1", port, 0.3)
     thread.join(5)
+
+
+class _TwoBrokers:
+    brokers = {1: None, 2: None}  # what `_probed_bounds` reads of a snapshot: the registered ids
+
+
+def test_the_cluster_is_bounded_by_its_oldest_and_newest_broker_only_when_all_answered() -> None:
+    from migrate.preflight.broker_release import BrokerRelease
+    from migrate.preflight.source_version import _probed_bounds
+
+    snapshot: Any = _TwoBrokers()
+    mid_upgrade = [BrokerRelease(1, "a:1", (3, 6), (3, 7)), BrokerRelease(2, "b:1", (3, 8), (3, 9))]
+    assert _probed_bounds(snapshot, mid_upgrade, []) == ((3, 6), (3, 9))
+    newest = [BrokerRelease(1, "a:1", (3, 6), (3, 7)), BrokerRelease(2, "b:1", (3, 9), None)]
+    assert _probed_bounds(snapshot, newest, []) == ((3, 6), None)
+    evidence: list[str] = []
+    silent = [BrokerRelease(1, "a:1", (3, 6), (3, 7)), BrokerRelease(2, "b:1", error="refused")]
+    assert _probed_bounds(snapshot, silent, evidence) is None
+    assert "not every registered broker answered" in evidence[-1]
