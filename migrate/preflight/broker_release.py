@@ -29,7 +29,8 @@ from migrate.preflight.kafka_api_versions import ZK_BROKER_MAX_VERSIONS
 from writers.codec import decode_response, encode_request
 from zkreader import ClusterSnapshot
 
-__all__ = ["BrokerRelease", "Release", "probe_brokers", "release_bounds"]
+__all__ = ["BrokerRelease", "Release", "probe_brokers", "release_bounds", "release_range",
+           "release_text"]
 
 Release = tuple[int, int]
 
@@ -93,20 +94,37 @@ class BrokerRelease:
 
     def to_json(self) -> dict[str, object]:
         def text(r: Release | None) -> str | None:
-            return None if r is None else f"{r[0]}.{r[1]}"
+            return None if r is None else release_text(r)
 
         return {"broker": self.broker_id, "address": self.address,
                 "kafka_at_least": text(self.at_least), "kafka_before": text(self.before),
                 "error": self.error}
 
 
-def _line_range(low: Release | None, below: Release | None) -> str:
+def release_text(release: Release) -> str:
+    """(3, 6) -> "3.6"."""
+    return f"{release[0]}.{release[1]}"
+
+
+def release_range(low: Release | None, below: Release | None) -> str:
+    """Bounds as `plan` prints them: "3.4 or later, before 3.6", "before 2.7", "unknown"."""
+    if low is None and below is None:
+        return "unknown"
+    if below is None:
+        assert low is not None
+        return f"{release_text(low)} or later"
     if low is None:
-        return "older than 2.8" if below is not None else "unknown"
-    if below is not None and below == _next_line(low):
-        return f"{low[0]}.{low[1]}"
-    text = f"{low[0]}.{low[1]} or later"
-    return text if below is None else f"{text}, before {below[0]}.{below[1]}"
+        return f"before {release_text(below)}"
+    return f"{release_text(low)} or later, before {release_text(below)}"
+
+
+def _line_range(low: Release | None, below: Release | None) -> str:
+    """One broker's line: exact where the bounds are one line apart, else `release_range`."""
+    if low is None and below is not None:
+        return "older than 2.8"
+    if low is not None and below is not None and below == _next_line(low):
+        return release_text(low)
+    return release_range(low, below)
 
 
 def _next_line(line: Release) -> Release | None:

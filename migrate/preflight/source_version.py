@@ -29,7 +29,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from migrate.preflight.broker_release import BrokerRelease, Release
+from migrate.preflight.broker_release import (
+    BrokerRelease,
+    Release,
+    release_range,
+    release_text,
+)
 from migrate.preflight.findings import Finding
 from migrate.preflight.znodes import migrated_topics
 from zkreader import ClusterSnapshot
@@ -41,10 +46,6 @@ BROKER_LOGS_MAY_LACK_TOPIC_IDS = "BROKER_LOGS_MAY_LACK_TOPIC_IDS"
 
 _ONLINE_MINIMUM: Release = (3, 6)  # migration transactions: metadata.version 3.6-IV1
 _PARTITION_METADATA_EVERYWHERE: Release = (3, 0)  # the issue-29 rehearsal: 2.8 left dirs without
-
-
-def _text(release: Release) -> str:
-    return f"{release[0]}.{release[1]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +69,8 @@ class SourceVersion:
 
     def describe(self) -> str:
         """One line, e.g. "Kafka 3.4 or later, inter.broker.protocol.version 3.3 or later"."""
-        return (f"Kafka {_range(self.software_at_least, self.software_below)}, "
-                f"inter.broker.protocol.version {_range(self.ibp_at_least, self.ibp_below)}")
+        return (f"Kafka {release_range(self.software_at_least, self.software_below)}, "
+                f"inter.broker.protocol.version {release_range(self.ibp_at_least, self.ibp_below)}")
 
     @property
     def may_predate_3_0(self) -> bool:
@@ -101,25 +102,14 @@ class SourceVersion:
     def to_json(self) -> dict[str, object]:
         """`plan --json`'s "source" object."""
         def opt(release: Release | None) -> str | None:
-            return None if release is None else _text(release)
+            return None if release is None else release_text(release)
 
-        return {"kafka": _range(self.software_at_least, self.software_below),
+        return {"kafka": release_range(self.software_at_least, self.software_below),
                 "software_at_least": opt(self.software_at_least),
                 "software_below": opt(self.software_below),
                 "ibp_at_least": opt(self.ibp_at_least), "ibp_below": opt(self.ibp_below),
                 "evidence": list(self.evidence), "paths": self.paths(),
                 "brokers": [b.to_json() for b in self.brokers]}
-
-
-def _range(low: Release | None, below: Release | None) -> str:
-    if low is None and below is None:
-        return "unknown"
-    if below is None:
-        assert low is not None
-        return f"{_text(low)} or later"
-    if low is None:
-        return f"before {_text(below)}"
-    return f"{_text(low)} or later, before {_text(below)}"
 
 
 def source_version(snapshot: ClusterSnapshot,
@@ -166,7 +156,7 @@ def source_version(snapshot: ClusterSnapshot,
             sw_below = (3, 4)
             evidence.append("/controller version 1: the controller runs Kafka < 3.4")
     if ibp_low is not None and ibp_below is not None and ibp_low >= ibp_below:
-        evidence.append(f"the upper bound (IBP < {_text(ibp_below)}) contradicts the lower "
+        evidence.append(f"the upper bound (IBP < {release_text(ibp_below)}) contradicts the lower "
                         "one and is dropped: the znodes were not all written by one IBP")
         ibp_below = None
     if ibp_low is not None and (sw_low is None or ibp_low > sw_low):
@@ -178,7 +168,7 @@ def source_version(snapshot: ClusterSnapshot,
         if probed[1] is not None and (sw_below is None or probed[1] < sw_below):
             sw_below = probed[1]
     if sw_low is not None and sw_below is not None and sw_low >= sw_below:
-        evidence.append(f"the upper bound (Kafka < {_text(sw_below)}) contradicts the lower "
+        evidence.append(f"the upper bound (Kafka < {release_text(sw_below)}) contradicts the lower "
                         "one and is dropped")
         sw_below = None
     return SourceVersion(ibp_low, ibp_below, sw_low, sw_below, tuple(evidence), tuple(brokers))
