@@ -12,7 +12,6 @@ import logging
 import select
 import threading
 import time
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +28,7 @@ from kazoo.exceptions import (
 )
 from kazoo.handlers.threading import KazooTimeoutError, SequentialThreadingHandler
 from kazoo.handlers.utils import fileobj_to_fd
-from kazoo.protocol.states import Callback
+from kazoo.protocol.states import Callback, KeeperState
 from kazoo.protocol.states import ZnodeStat as KazooStat
 from kazoo.retry import KazooRetry
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential
@@ -397,18 +396,22 @@ def open_session(options: ConnectOptions) -> ZkSession:
         **kwargs,
     )
     log.info("connecting to ZooKeeper %s (timeout %.1fs)", parsed.kazoo_hosts, timeout)
+    login = _LoginWatch(client)
+    client.add_listener(login)
     try:
-        with warnings.catch_warnings():
-            # kazoo warns about a missing chroot; we check it below and refuse with exit 2.
-            warnings.filterwarnings("ignore", message="No chroot path exists")
-            client.start(timeout=timeout)
-    except Exception as exc:  # KazooTimeoutError, AuthFailedError, SSL errors ...
+        # not kazoo's `start`: it waits on an event a refused login may set and clear before
+        # the wait begins, and then sleeps the whole time-out (seen: 34 s for a wrong password)
+        client.start_async()
+        login.settled.wait(timeout)
+    except Exception as exc:  # SSL errors ...
         _discard(client)
-        if isinstance(exc, KazooTimeoutError):
-            raise ZkUnreachableError(
-                f"--zookeeper {options.connect!r}: no ZooKeeper session within {timeout:g}s"
-            ) from None
         raise map_kazoo_error(exc) from exc
+    if login.refused or not client.connected:
+        _discard(client)
+        if login.refused:
+            raise map_kazoo_error(AuthFailedError())
+        raise ZkUnreachableError(
+            f"--zookeeper {options.connect!r}: no ZooKeeper session within {timeout:g}s")
     session = ZkSession(client, chroot=parsed.chroot, owned=True, retry_s=timeout)
     # One round trip before returning: kazoo reports "connected" before SASL has finished, and
     # its first request waits for it, so a rejected SASL login surfaces here (exit 3) rather
@@ -417,13 +420,41 @@ def open_session(options: ConnectOptions) -> ZkSession:
         exists = session.call(lambda: client.exists_async("/"), parsed.chroot or "/")
     except ZkReaderError:
         session.close()
+        if login.refused:
+            raise map_kazoo_error(AuthFailedError()) from None
         raise
+    finally:
+        client.remove_listener(login)
     if parsed.chroot:
         if exists is None:
             session.close()
             raise BadConnectStringError(
                 f"--zookeeper {options.connect!r}: chroot {parsed.chroot} does not exist")
     return session
+
+
+class _LoginWatch:
+    """A kazoo state listener that remembers whether ZooKeeper refused the credentials.
+
+    Kazoo says "connected" before its SASL or digest login has finished, and a refused login
+    then closes the client: a caller waking late finds it closed, and a request finds it closed
+    (`ConnectionClosedError`). Either would read as "unreachable" when the truth is "not
+    authorized". Kazoo calls listeners in its connection thread right after it records the
+    refusal, so `client_state` read here is exact. `settled` is set at the first "connected"
+    or "lost", whichever comes first.
+    """
+
+    def __init__(self, client: KazooClient) -> None:
+        self._client = client
+        self.refused = False
+        self.settled = threading.Event()
+
+    def __call__(self, state: str) -> bool:
+        if state == KazooState.LOST and self._client.client_state == KeeperState.AUTH_FAILED:
+            self.refused = True
+        if state != KazooState.SUSPENDED:
+            self.settled.set()
+        return False
 
 
 def _discard(client: KazooClient) -> None:
