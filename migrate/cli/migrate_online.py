@@ -36,6 +36,7 @@ from migrate.judge import blockers_message, overrides_given
 from migrate.online import (
     CANARY_TOPIC,
     Canary,
+    CutoverRequest,
     Journal,
     OnlineOptions,
     OnlineOutcome,
@@ -177,9 +178,9 @@ class _ConsoleSink(StatusSink):
             self.live = None
 
 
-def _arm_trigger(mode: str) -> threading.Event:
+def _arm_trigger(mode: str) -> CutoverRequest:
     """`manual`: Enter on a terminal, or SIGUSR1, sets the event."""
-    trigger = threading.Event()
+    trigger = CutoverRequest()
     if mode != "manual":
         return trigger
     signal.signal(signal.SIGUSR1, lambda *_: trigger.set())

@@ -25,7 +25,7 @@ from migrate.online.canary import (
 from migrate.online.cutover_check import brokers_serving, cutover_problems
 from migrate.online.journal import Journal, check_journal_dir, default_journal_dir
 from migrate.online.options import OnlineOptions, check_cutover_version
-from migrate.online.outcome import OnlineOutcome, StatusSink
+from migrate.online.outcome import CutoverRequest, OnlineOutcome, StatusSink
 from migrate.online.phases import Phase
 from migrate.online.run import run_online
 from migrate.online.window_report import check_controller_logs, online_html, parts_for
@@ -33,6 +33,7 @@ from migrate.online.window_report import check_controller_logs, online_html, par
 __all__ = [
     "CANARY_TOPIC",
     "Canary",
+    "CutoverRequest",
     "Journal",
     "OnlineOptions",
     "OnlineOutcome",

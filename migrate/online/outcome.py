@@ -9,9 +9,32 @@ from typing import Any
 
 from migrate.preflight.checks import PlanSummary
 
-__all__ = ["OnlineOutcome", "StatusSink", "round_ms"]
+__all__ = ["CutoverRequest", "OnlineOutcome", "StatusSink", "round_ms"]
 
 log = logging.getLogger("migrate.online.run")  # the run's messages, under the run's name
+
+
+class CutoverRequest:
+    """The operator's "cut over now" (`--cutover manual`): Enter, read by a thread, or SIGUSR1.
+
+    Not a `threading.Event`: a signal handler runs in the main thread between two of its
+    bytecodes, and `Event.set` takes the lock `Event.clear` holds, so a SIGUSR1 landing while
+    the run clears a refused request (`broker_gate`) would wait on itself forever. The mirror
+    polls the flag and nobody waits on it, so a plain attribute (one store, atomic under the
+    GIL) is all it needs.
+    """
+
+    def __init__(self) -> None:
+        self._asked = False
+
+    def set(self) -> None:
+        self._asked = True
+
+    def clear(self) -> None:
+        self._asked = False
+
+    def is_set(self) -> bool:
+        return self._asked
 
 
 @dataclass

@@ -49,7 +49,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -57,7 +56,7 @@ from migrate.errors import BadFlagError
 from migrate.online.fence_status import ZkFence, fence_of, marked
 from migrate.online.journal import JOURNAL_FILE, Journal
 from migrate.online.options import OnlineOptions, check_cutover_version
-from migrate.online.outcome import OnlineOutcome, StatusSink, round_ms
+from migrate.online.outcome import CutoverRequest, OnlineOutcome, StatusSink, round_ms
 from migrate.online.phases import Advance, Phase, Step, Stop
 from migrate.online.phases.context import (
     SYSTEM_CLOCKS,
@@ -338,7 +337,7 @@ def _preflight(options: OnlineOptions, zk: ZooKeeper, clocks: Clocks) -> Preflig
 
 
 def run_online(options: OnlineOptions, *, sink: StatusSink,
-               trigger: threading.Event | None = None,
+               trigger: CutoverRequest | None = None,
                clocks: Clocks = SYSTEM_CLOCKS) -> OnlineOutcome:
     """Run the online migration (module docstring), resuming from the journal if there is one.
 
@@ -354,7 +353,7 @@ def run_online(options: OnlineOptions, *, sink: StatusSink,
         VoterStateError: the voters hold a log that is not this run's (exit 1).
     """
     check_cutover_version(options.metadata_version)
-    trigger = trigger or threading.Event()
+    trigger = trigger or CutoverRequest()
     try:
         Journal.load(options.journal_dir)
     except ValueError as exc:
@@ -366,7 +365,7 @@ def run_online(options: OnlineOptions, *, sink: StatusSink,
         return _run_locked(options, sink, trigger, clocks, locks.close)
 
 
-def _run_locked(options: OnlineOptions, sink: StatusSink, trigger: threading.Event,
+def _run_locked(options: OnlineOptions, sink: StatusSink, trigger: CutoverRequest,
                 clocks: Clocks, release_locks: Callable[[], None]
                 ) -> OnlineOutcome:
     journal = Journal.load(options.journal_dir)

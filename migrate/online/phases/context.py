@@ -20,7 +20,7 @@ from migrate.judge import judge
 from migrate.online.journal import Journal
 from migrate.online.mirror_delta import LogState
 from migrate.online.options import OnlineOptions
-from migrate.online.outcome import OnlineOutcome, StatusSink
+from migrate.online.outcome import CutoverRequest, OnlineOutcome, StatusSink
 from migrate.preflight.checks import PlanSummary, standin_summary
 from migrate.translate.delta import delta_records
 from migrate.translate.entities import EntityDelta, resync_keys
@@ -317,7 +317,7 @@ class RunContext:
     def __init__(self, options: OnlineOptions, session: ZooKeeper, quorum: QuorumLog,
                  journal: Journal, sink: StatusSink, *, clock: Callable[[], float],
                  wall: Callable[[], float], sleep: Callable[[float], None],
-                 trigger: threading.Event, release_locks: Callable[[], None],
+                 trigger: CutoverRequest, release_locks: Callable[[], None],
                  opened_at: int = -1) -> None:
         self.o = options
         self.opened_at = opened_at  # last offset the transport wrote on opening (stand-in)

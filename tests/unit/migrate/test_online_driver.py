@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import gc
 import json
-import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -25,7 +24,7 @@ from migrate.errors import BlockersFoundError
 from migrate.online.fence_status import ZkFence, fence_of
 from migrate.online.journal import Journal
 from migrate.online.options import OnlineOptions
-from migrate.online.outcome import OnlineOutcome, StatusSink
+from migrate.online.outcome import CutoverRequest, OnlineOutcome, StatusSink
 from migrate.online.phases import Phase, Stop
 from migrate.online.phases.context import Preflight, RunContext, judge_tree, translation_options
 from migrate.online.phases.resume import our_applied_fence
@@ -111,7 +110,7 @@ class Cluster:
         clocks = self.clock.clocks()
         c = RunContext(self.options, self.zk, self.quorum, journal, self.sink,
                        clock=clocks.monotonic, wall=clocks.wall, sleep=clocks.sleep,
-                       trigger=threading.Event(), release_locks=self._release)
+                       trigger=CutoverRequest(), release_locks=self._release)
         return _Run(c, preflight).run()
 
     def finish(self) -> OnlineOutcome:
