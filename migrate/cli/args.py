@@ -170,13 +170,15 @@ def add_metadata_version(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="V",
         help="KRaft metadata.version to write: 3.4-IV0 ... 3.9-IV0 (default 3.9-IV0); with "
-        "--target-kafka 4.N also the 4.x levels up to that release's highest (4.0-IV3, "
+        "--offline --target-kafka 4.N also the 4.x levels up to that release's highest (4.0-IV3, "
         "4.1-IV1, 4.2-IV1, 4.3-IV0, 4.4-IV2), which is the default; 4.0-IV3 runs on every 4.x "
         "and is 4.x's default",
     )
 
 
-def add_offline(p: argparse.ArgumentParser, *, target: bool) -> None:
+def add_offline(p: argparse.ArgumentParser, *, target: bool, upgrade_after: bool = False) -> None:
+    """`--offline`, and with `target` `--target-kafka` (`upgrade_after`: plan's wording, where
+    a 4.N line without --offline prints the online path and Kafka's upgrade after it)."""
     g = p.add_argument_group("offline migration (every broker stopped)")
     g.add_argument(
         "--offline",
@@ -194,7 +196,12 @@ def add_offline(p: argparse.ArgumentParser, *, target: bool) -> None:
             choices=TARGETS,
             default="3.9",
             help="the Kafka release the KRaft controllers and brokers will run (default 3.9); "
-            "4.0 ... 4.4 (ZooKeeper-free Kafka) need --offline and write that release's highest "
-            "metadata.version (4.0-IV3, 4.1-IV1, 4.2-IV1, 4.3-IV0, 4.4-IV2); 4.x (any 4.x "
-            "line) writes 4.0-IV3, which every 4.x runs; --metadata-version picks another",
+            "4.0 ... 4.4 (ZooKeeper-free Kafka) with --offline write that release's highest "
+            "metadata.version (4.0-IV3, 4.1-IV1, 4.2-IV1, 4.3-IV0, 4.4-IV2), straight from "
+            "ZooKeeper; 4.x (any 4.x line) writes 4.0-IV3, which every 4.x runs; "
+            "--metadata-version picks another"
+            + ("; without --offline a 4.N line is the online path to 3.9, then Kafka's rolling "
+               "upgrade to 4.N and its kafka-features upgrade, printed as the sequence's last "
+               "step" if upgrade_after else "; without --offline only 3.9 (online, the "
+               "migration ends on 3.9: plan --target-kafka 4.N prints the upgrade after it)"),
         )

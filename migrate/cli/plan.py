@@ -84,8 +84,8 @@ def check_plan_flags(args: argparse.Namespace
         raise BadFlagError(f"--controller-listener-name {args.controller_listener_name!r}: "
                            "a listener name is letters, digits, '_' and '-'")
     args.metadata_version = resolve_metadata_version(
-        args.metadata_version, offline=args.offline, target_kafka=args.target_kafka
-    )
+        args.metadata_version, offline=args.offline, target_kafka=args.target_kafka,
+        upgrade_after=True)
     dirs = voter_dirs(voters)
     if standin is not None:
         dirs.append((f"--standin's DIR {standin.log_dir}", standin.log_dir))
@@ -161,7 +161,7 @@ def add_parser(sub: Subparsers) -> None:
                    help="the controllers' controller.listener.names, as the printed sequence "
                    "uses it (default CONTROLLER)")
     add_metadata_version(p)
-    add_offline(p, target=True)
+    add_offline(p, target=True, upgrade_after=True)
     add_output(p)
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report (0600)")
     p.add_argument("--bootstrap-server", metavar="HOST:PORT[,HOST:PORT]",
@@ -225,7 +225,8 @@ def run(args: argparse.Namespace) -> int:
         voter_ids=[node_id for node_id, _ in voters] if standin is None
         else sorted(standin.voters),
         offline=args.offline,
-        target_kafka=args.target_kafka,
+        # online, the migration itself ends on 3.9 (a 4.N target is the printed upgrade's)
+        target_kafka=args.target_kafka if args.offline else "3.9",
         brokers=brokers,
     )
     if standin is not None:
@@ -280,13 +281,14 @@ def _sequence(args: argparse.Namespace, snapshot: ClusterSnapshot, standin: Stan
 
     common = {"metadata_version": args.metadata_version, "zookeeper": args.zookeeper,
               "controller_listener": args.controller_listener_name}
+    common["target_kafka"] = args.target_kafka
     if standin is not None:
         return seq.operator_sequence(snapshot, standin, **common)
     if not voters:
         return None
     # `voters` come from check_voter_flags: already absolute, resolved directories
     if args.offline:
-        return seq.offline_sequence(snapshot, voters, target_kafka=args.target_kafka, **common)
+        return seq.offline_sequence(snapshot, voters, **common)
     return seq.online_voter_sequence(snapshot, voters, **common)
 
 

@@ -21,6 +21,8 @@ from migrate.preflight.checks import preflight
 from migrate.translate.framing import (
     DEFAULT_METADATA_VERSION,
     KAFKA_4_TARGETS,
+    TARGET_4X,
+    TARGET_39,
     parse_target_version,
     require_target,
 )
@@ -33,24 +35,34 @@ _STOPPED_RULES = frozenset({"BROKER_STILL_RUNNING", "CONTROLLER_HELD"})
 
 
 def resolve_metadata_version(metadata_version: MetadataVersion | None, *, offline: bool,
-                             target_kafka: str) -> MetadataVersion:
+                             target_kafka: str, upgrade_after: bool = False) -> MetadataVersion:
     """The metadata.version to write, from `--metadata-version`, `--offline`, `--target-kafka`.
 
     Args:
         metadata_version: the parsed `--metadata-version`, or None for the target's default.
         offline: `--offline` was given.
         target_kafka: `--target-kafka`.
+        upgrade_after: `plan`'s online path to a 4.N line: the migration writes 3.9's level
+            (it ends on Kafka 3.9) and the printed sequence upgrades afterwards.
 
     Raises:
-        BadFlagError: `--target-kafka 4.0|4.1|4.x` without `--offline` (Kafka 4 cannot run a
-            migration from ZooKeeper: it has none), or a metadata.version the target cannot run.
+        BadFlagError: `--target-kafka 4.N` without `--offline` where the migration itself
+            would have to run on Kafka 4 (it has no ZooKeeper and no migration code), `4.x`
+            online (the upgrade needs the line), or a metadata.version the target cannot run.
     """
     if target_kafka in KAFKA_4_TARGETS and not offline:
-        raise BadFlagError(
-            f"--target-kafka {target_kafka} needs --offline: Kafka 4 has no ZooKeeper and no "
-            "migration code, so only a final log written with every broker stopped can go to it "
-            "directly"
-        )
+        if not upgrade_after:
+            raise BadFlagError(
+                f"--target-kafka {target_kafka} needs --offline: Kafka 4 has no ZooKeeper and no "
+                "migration code, so only a final log written with every broker stopped can go "
+                "to it directly. Online, the migration ends on Kafka 3.9 and Kafka's rolling "
+                f"upgrade takes the cluster on: run this without --target-kafka (plan "
+                f"--target-kafka {target_kafka} prints the whole sequence, upgrade included)")
+        if target_kafka == TARGET_4X:
+            raise BadFlagError(
+                "--target-kafka 4.x without --offline: name the 4.N line (4.0 ... 4.4); the "
+                "printed upgrade raises the features to that release's levels")
+        target_kafka = TARGET_39  # what the migration itself writes; the upgrade follows
     mv = metadata_version or parse_target_version(DEFAULT_METADATA_VERSION[target_kafka])
     require_target(mv, target_kafka)
     return mv

@@ -51,6 +51,16 @@ RUNBOOKS: tuple[Runbook, ...] = (
             ("--standin", "3000@zk2kraft.example:9093=/var/lib/zk2kraft/meta",
              "--controller", "3001@c1.example:9093", "--controller", "3002@c2.example:9093"),
             False),
+    Runbook("online-standin-4.4", "Online through the stand-in, then on to Kafka 4.4",
+            "As the stand-in path, for a cluster that should end on Kafka 4.x with no downtime: "
+            "the migration ends on Kafka 3.9 (Kafka 4 has no ZooKeeper and no migration code), "
+            "then Kafka's rolling upgrade takes the finalised cluster to 4.4 and "
+            "`kafka-features.sh upgrade --release-version 4.4` raises its features "
+            "(`--target-kafka 4.4`; any 4.N line the same way).",
+            ("--standin", "3000@zk2kraft.example:9093=/var/lib/zk2kraft/meta",
+             "--controller", "3001@c1.example:9093", "--controller", "3002@c2.example:9093",
+             "--target-kafka", "4.4"),
+            False),
     Runbook("offline-3.9", "Offline migration to Kafka 3.9 (every broker stopped)",
             "A maintenance window with the cluster down is acceptable, and the cluster stays "
             "on Kafka 3.9 in KRaft mode. zk2kraft reads ZooKeeper once and writes the final "

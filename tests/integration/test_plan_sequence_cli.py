@@ -398,3 +398,47 @@ def test_online_voter_plan_prints_migration_mode_nodes_on_the_voter_directories(
     assert (f"zk2kraft migrate --zookeeper {connect} --voter 3000={c0} --metadata-version "
             "3.9-IV0 --cutover manual --on-cutover") in migrate_step
     assert "do not run kafka-storage format" in migrate_step
+
+
+def test_online_plan_to_kafka_4_4_migrates_to_3_9_then_prints_kafkas_upgrade(
+    zk_chroot_client: KazooClient, plan: Plan, connect: str, tmp_path: Path
+) -> None:
+    # issue 29: online to 4.x is the online path to 3.9, then Kafka's rolling upgrade and
+    # `kafka-features.sh upgrade --release-version` (Kafka 4 has no ZooKeeper to migrate from)
+    _tree(zk_chroot_client, brokers={1: {"PLAINTEXT": "PLAINTEXT"}})
+    c0 = tmp_path / "c0"
+    code, out, err = plan("--json", "-", "--voter", f"3000={c0}", "--target-kafka", "4.4")
+    assert code == 0, err
+    seq = json.loads(out)["operator_sequence"]
+    assert (seq["path"], seq["target_kafka"], seq["metadata_version"]) == (
+        "online-voter", "4.4", "3.9-IV0")
+    assert seq["brokers"][0]["properties"]["inter.broker.protocol.version"] == "3.9-IV0"
+    steps = seq["steps"]
+    assert [s["title"] for s in steps][-3:] == ["Move the brokers to KRaft", "Finalise",
+                                                "Upgrade to Kafka 4.4"]
+    migrate_step = " ".join(steps[2]["actions"])
+    assert "--metadata-version 3.9-IV0 --cutover manual" in migrate_step
+    assert "--target-kafka" not in migrate_step  # the migration itself goes to 3.9
+    upgrade = " ".join(steps[-1]["actions"])
+    assert ("kafka-features.sh --bootstrap-controller <controller 3000's host:port> upgrade "
+            "--release-version 4.4") in upgrade
+    assert "metadata.version 4.4-IV2" in upgrade and steps[-1]["rollback"] is None
+
+
+def test_target_kafka_4_without_offline_elsewhere_says_how_online_gets_there(
+    zk_chroot_client: KazooClient, plan: Plan, connect: str, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    _tree(zk_chroot_client, brokers={1: {"PLAINTEXT": "PLAINTEXT"}})
+    code, _, err = plan("--voter", f"3000={tmp_path / 'c0'}", "--target-kafka", "4.x")
+    assert code == 2 and "--target-kafka 4.x without --offline: name the 4.N line" in err, err
+    code, _, err = plan("--voter", f"3000={tmp_path / 'c0'}", "--target-kafka", "4.4",
+                        "--metadata-version", "4.4-IV2")
+    assert code == 2 and "4.4-IV2" in err, err
+    code = main(["migrate", "--zookeeper", connect, "--voter", f"3000={tmp_path / 'c1'}",
+                 "--target-kafka", "4.4", "--cutover", "manual"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "run this without --target-kafka (plan --target-kafka 4.4 prints the whole " \
+           "sequence, upgrade included)" in err
+    assert not (tmp_path / "c1").exists()  # nothing written

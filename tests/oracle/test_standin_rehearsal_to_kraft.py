@@ -24,7 +24,11 @@ One cluster, in Kafka's documented order (README, "The operator's sequence"):
    from `plan --standin --json` and run as printed) shows the restarted one with Lag 0, and the
    one elected then finalises:
    `ZkMigrationStateRecord(POST_MIGRATION)` in its log ("Completing the ZK migration").
-4. The data checks again: every record the producer had acknowledged consumed exactly once,
+   Then the sequence's last step as `plan --target-kafka 4.4` prints it (issue 29: online to
+   Kafka 4.x): the controllers roll onto Kafka 4.4.0 one at a time (each caught up), then the
+   brokers (each back in every ISR), then the printed `kafka-features.sh upgrade
+   --release-version 4.4`; every feature is then at 4.4.0's own level (its `version-mapping`).
+4. The data checks again, on Kafka 4.4: every record the producer had acknowledged consumed exactly once,
    topics, partitions, the altered config and the SCRAM user visible, a new topic created and
    served, and not written to ZooKeeper (finalised controllers no longer dual-write).
 
@@ -71,6 +75,7 @@ from tests.support.kafka import (
     free_port,
     run_kafka_class,
 )
+from tests.support.kraft import kafka_dist, run_tool
 from tests.support.migration_cluster import (
     ClientLog,
     kraft_controller_took_over,
@@ -106,6 +111,7 @@ _CONTROLLER_PROPS = {
     "controller.quorum.election.timeout.ms": "60000",
 }
 _MIGRATION_KEYS = ("zookeeper.metadata.migration.enable", "zookeeper.connect")
+UPGRADE_TO = "4.4"  # the 4.N line the printed sequence ends on (issue 29: online to 4.x)
 _DATA_TOPIC = "rehearsal-data"
 _MIRROR_TOPIC = "made-during-mirror"
 _SCRAM_USER = "rehearsal-user"
@@ -475,13 +481,46 @@ def _restart_without_migration(controller: KafkaController) -> None:
     controller.restart(remove=_MIGRATION_KEYS)
 
 
-def _printed_catch_up_check(connect: str, root: Path, ports: dict[int, int]) -> list[str]:
-    """The arguments of the catch-up check `plan --standin` prints in its Finalise step (Kafka's
-    `kafka-metadata-quorum.sh ... describe --replication`), for this quorum, as printed."""
-    (printed,) = [m for a in printed_sequence(connect, ports, root / "standin").step("Finalise")
-                  for m in re.findall(r"kafka-metadata-quorum\.sh (.*? describe --replication)",
-                                      a)]
-    return printed.split()
+def _printed_commands(connect: str, root: Path, ports: dict[int, int]
+                      ) -> tuple[list[str], list[str], list[str]]:
+    """From `plan --standin ... --target-kafka 4.4` as printed, for this quorum: Finalise's
+    catch-up check (`kafka-metadata-quorum.sh ... describe --replication`), and the last step's
+    `kafka-features.sh ... upgrade --release-version 4.4` and `... describe` (the arguments)."""
+    seq = printed_sequence(connect, ports, root / "standin", STANDIN, "--target-kafka",
+                           UPGRADE_TO)
+    (check,) = [m for a in seq.step("Finalise")
+                for m in re.findall(r"kafka-metadata-quorum\.sh (.*? describe --replication)", a)]
+    upgrade = " ".join(seq.step(f"Upgrade to Kafka {UPGRADE_TO}"))
+    (raise_features,) = re.findall(
+        r"kafka-features\.sh (--bootstrap-controller \S+ upgrade --release-version \S+)",
+        upgrade)
+    (describe,) = re.findall(r"kafka-features\.sh (--bootstrap-controller \S+ describe)",
+                             upgrade)
+    return check.split(), raise_features.split(), describe.split()
+
+
+def _upgrade_as_printed(controllers: list[KafkaController], brokers: list[KafkaZkBroker],
+                        admin: AdminClient, catch_up: list[str], raise_features: list[str],
+                        describe: list[str]) -> dict[str, str]:
+    """The printed "Upgrade to Kafka 4.4": the controllers onto 4.4.0 one at a time, the
+    active one last, each caught up (Finalise's check) before the next; the brokers one at a
+    time, each back in every ISR; then the printed feature command. Returns the finalized
+    level of each feature, as 4.4.0's `kafka-features.sh describe` reports it."""
+    four = kafka_dist(UPGRADE_TO)
+    active = _active(controllers)
+    for c in sorted(controllers, key=lambda c: c is active):
+        restarted_ms = int(time.time() * 1000)
+        c.dist = four
+        c.restart(update=dict(four.controller_properties))
+        if c is not active:
+            _wait_caught_up(catch_up, c.node_id, restarted_ms)
+    for broker in brokers:
+        broker.dist = four
+        broker.restart()
+        _wait_for_full_isr(admin)
+    run_tool(four, "org.apache.kafka.tools.FeatureCommand", *raise_features)
+    out = run_tool(four, "org.apache.kafka.tools.FeatureCommand", *describe).stdout
+    return dict(re.findall(r"Feature: (\S+)\s.*?FinalizedVersionLevel: (\S+)", out))
 
 
 def _wait_caught_up(check: list[str], node_id: int, restarted_ms: int,
@@ -536,7 +575,7 @@ def test_standin_rehearsal_manual_cutover_then_brokers_to_kraft_and_finalised(
         _create_topics(admin, REHEARSAL_PARTITIONS)
         traffic = _Traffic(cluster.bootstrap, _DATA_TOPIC)
         cluster_id = json.loads(zk.get("/cluster/id")[0])["id"]
-        catch_up = _printed_catch_up_check(connect, root, ports)
+        catch_up, raise_features, describe = _printed_commands(connect, root, ports)
         with migration_mode_controllers(root, connect, cluster_id, _CONTROLLER_PROPS,
                                         ports=ports, heap="320m") as (_, nodes):
             # 1. the mirror, with admin changes and a broker restart, then the manual cutover
@@ -638,6 +677,17 @@ def test_standin_rehearsal_manual_cutover_then_brokers_to_kraft_and_finalised(
                     if r["type"] == "REGISTER_BROKER_RECORD":
                         brokers_last[r["data"]["brokerId"]] = r["data"]["isMigratingZkBroker"]
                 assert brokers_last == {0: False, 1: False, 2: False}, brokers_last
+                # 3b. on to Kafka 4.4 (issue 29): the sequence's last step, as printed, with
+                # the producer and the consumer still running
+                features = _upgrade_as_printed(controllers, cluster.brokers, admin, catch_up,
+                                               raise_features, describe)
+                timeline["kafka 4.4"] = time.monotonic() - started
+                # 4.4.0's own levels (`kafka-features.sh version-mapping --release-version 4.4`)
+                assert features == {
+                    "metadata.version": "4.4-IV2", "kraft.version": "1",
+                    "transaction.version": "2", "group.version": "1",
+                    "eligible.leader.replicas.version": "1", "share.version": "2",
+                    "streams.version": "1"}, features
                 # 4. the data checks again, on the KRaft cluster
                 _wait_for_full_isr(admin)
                 traffic.stop()

@@ -333,6 +333,7 @@ class _KafkaProcess:
         self.workdir = Path(workdir)
         self.log4j = _SERVER_LOG4J  # a benchmark may point one node at a quieter config
         self.jvm_flags: list[str] = []  # a benchmark may add some (e.g. the JIT's tiers)
+        self.dist: KafkaDist | None = None  # another release than 3.9.1 (`launch`)
         self.heap = heap
         self.start_timeout = start_timeout
         self.logs_dir = self.workdir / "logs"
@@ -407,7 +408,14 @@ class _KafkaProcess:
                 *server_jvm_flags(), *self.jvm_flags]
 
     def launch(self) -> None:
-        """Start the JVM without waiting (start every voter of a quorum, then wait for each)."""
+        """Start the JVM without waiting (start every voter of a quorum, then wait for each):
+        3.9.1's, or the release `dist` names (set it before a `restart` to roll the node onto
+        another release, as Kafka's rolling upgrade does)."""
+        if self.dist is not None:
+            self._spawn([*self.jvm_command(), *self.dist.server_logging,
+                         f"-Dkafka.logs.dir={self.logs_dir}", "-cp", self.dist.classpath(),
+                         "kafka.Kafka", str(self.config_path)])
+            return
         cmd = [
             *self.jvm_command(),
             *archive_flags(),
@@ -803,15 +811,6 @@ class KafkaZkBroker(_KafkaProcess):
     def bootstrap_servers(self) -> str:
         """`host:port` of the PLAINTEXT listener."""
         return f"127.0.0.1:{self.port}"
-
-    def launch(self) -> None:
-        """Start the JVM of this broker's release (3.9.1 unless `dist` names another)."""
-        if self.dist is None:
-            super().launch()
-            return
-        self._spawn([*self.jvm_command(), *self.dist.server_logging,
-                     f"-Dkafka.logs.dir={self.logs_dir}", "-cp", self.dist.classpath(),
-                     "kafka.Kafka", str(self.config_path)])
 
     def _ready(self) -> bool:
         # restarted with `process.roles=broker` (rolled to KRaft mode, Kafka's migration step)

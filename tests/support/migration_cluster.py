@@ -556,13 +556,14 @@ def signal_until_cutover(proc: subprocess.Popen[str], journal: Path, *, every_s:
 
 
 def printed_sequence(connect: str, ports: Mapping[int, int], standin_dir: Path,
-                     standin: int = 3000) -> PrintedSequence:
+                     standin: int = 3000, *extra: str) -> PrintedSequence:
     """`zk2kraft plan --zookeeper CONNECT --standin STANDIN@127.0.0.1:P=DIR --controller
-    N@127.0.0.1:P ... --json -`'s `operator_sequence` (`ports`: every voter's port)."""
+    N@127.0.0.1:P ... --json - EXTRA`'s `operator_sequence` (`ports`: every voter's port;
+    `extra`: more plan flags, e.g. `--target-kafka 4.4`)."""
     argv = [sys.executable, "-m", "migrate.cli", "plan", "--zookeeper", connect, "--json", "-",
             "--standin", f"{standin}@127.0.0.1:{ports[standin]}={standin_dir}",
             *[f"--controller={n}@127.0.0.1:{p}" for n, p in sorted(ports.items())
-              if n != standin]]
+              if n != standin], *extra]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert done.returncode in (0, 1), done.stdout + done.stderr
     doc = json.loads(done.stdout)["operator_sequence"]

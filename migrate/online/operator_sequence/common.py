@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from migrate.flags.standin import StandInSpec
+from migrate.translate.framing import DEFAULT_METADATA_VERSION
 from zkreader import ClusterSnapshot
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "sequence_lines",
     "start_over",
     "to_kraft_step",
+    "upgrade_step",
     "voters_string",
 ]
 
@@ -113,7 +115,8 @@ class OperatorSequence:
     Attributes:
         path: `online-standin`, `online-voter` or `offline`.
         standin: the stand-in flags (the stand-in path only).
-        target_kafka: the release the nodes run after the migration (`3.9`, or `4.x` offline).
+        target_kafka: the release the nodes run at the end (`3.9`; offline `4.N` or `4.x`,
+            online `4.N` after Kafka's upgrade, `upgrade_step`).
         controllers: node id -> the properties that controller must run with (in print order).
         brokers: broker id -> the properties it must run with (added to, or changed in, its
             server.properties).
@@ -461,6 +464,28 @@ def to_kraft_step(revert_zk: str) -> Step:
                 "restore zookeeper.connect (and other zookeeper.* settings), keeping "
                 "zookeeper.metadata.migration.enable=true, and roll the brokers; then "
                 f"{revert_zk}; then {REVERT_BROKERS_FETCHED} (a second roll)")
+
+
+def upgrade_step(target_kafka: str, voters: str) -> Step:
+    """After Finalise, Kafka's own rolling upgrade from 3.9 to the 4.N line `target_kafka`: the
+    online path migrates to 3.9 (Kafka 4 has no ZooKeeper and no migration code), and this step
+    takes the finalised KRaft cluster on. The feature command is the one rehearsed
+    (`test_standin_rehearsal_to_kraft`): `--release-version` raises every feature to the
+    release's levels, `kraft.version` 1 included."""
+    bootstrap = bootstrap_string(voters)
+    mv = DEFAULT_METADATA_VERSION[target_kafka]
+    return Step(f"Upgrade to Kafka {target_kafka}",
+                ("only once Finalise is done: every controller and broker runs in KRaft mode "
+                 "with no zookeeper.* setting (Kafka 4 has no ZooKeeper)",
+                 f"roll the controllers onto Kafka {target_kafka}'s release one at a time, with "
+                 "the same properties, each caught up before the next (Finalise's check); then "
+                 "the brokers one at a time, each back in every ISR before the next",
+                 f"then raise the cluster's features to {target_kafka}'s: kafka-features.sh "
+                 f"--bootstrap-controller {bootstrap} upgrade --release-version {target_kafka} "
+                 f"(metadata.version {mv} and every other feature at that release's level; "
+                 "kraft.version 1 too); check with kafka-features.sh --bootstrap-controller "
+                 f"{bootstrap} describe"),
+                None)
 
 
 def finalise_step(voters: str) -> Step:

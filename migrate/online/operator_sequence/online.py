@@ -26,6 +26,7 @@ from migrate.online.operator_sequence.common import (
     revert_zk_action,
     start_over,
     to_kraft_step,
+    upgrade_step,
     voters_string,
 )
 from writers import MetadataVersion
@@ -44,6 +45,7 @@ def operator_sequence(
     metadata_version: MetadataVersion,
     zookeeper: str,
     controller_listener: str = "CONTROLLER",
+    target_kafka: str = "3.9",
 ) -> OperatorSequence:
     """Build the stand-in path's sequence for this cluster and these controllers.
 
@@ -53,6 +55,8 @@ def operator_sequence(
         metadata_version: the KRaft metadata.version the migration writes.
         zookeeper: the `--zookeeper` connect string, as the controllers must use it.
         controller_listener: the controllers' listener name (`controller.listener.names`).
+        target_kafka: `3.9`, or a 4.N line: the migration ends on 3.9 and Kafka's rolling
+            upgrade follows Finalise (`upgrade_step`).
     """
     voters = voters_string(spec.voters)
     mv = metadata_version.name
@@ -72,14 +76,11 @@ def operator_sequence(
         *notes,
         bootstrap_note,
     ]
-    return OperatorSequence(ONLINE_STANDIN, cluster_id, mv, "3.9", spec, controllers, brokers,
-                            (),
-                            _standin_steps(spec, voters=voters, mv=mv, zookeeper=zookeeper,
-                                           cluster_id=cluster_id,
-                                           controller_ids=list(controllers),
-                                           listener=controller_listener,
-                                           bootstrap=bootstrap),
-                            tuple(notes))
+    steps = _standin_steps(spec, voters=voters, mv=mv, zookeeper=zookeeper,
+                           cluster_id=cluster_id, controller_ids=list(controllers),
+                           listener=controller_listener, bootstrap=bootstrap)
+    return OperatorSequence(ONLINE_STANDIN, cluster_id, mv, target_kafka, spec, controllers,
+                            brokers, (), steps + _upgrade(target_kafka, voters), tuple(notes))
 
 
 def online_voter_sequence(
@@ -89,6 +90,7 @@ def online_voter_sequence(
     metadata_version: MetadataVersion,
     zookeeper: str,
     controller_listener: str = "CONTROLLER",
+    target_kafka: str = "3.9",
 ) -> OperatorSequence:
     """The online path into local voter directories (`--voter ID=DIR`): the controllers start
     after the cutover, on the directories zk2kraft wrote (their addresses are the operator's)."""
@@ -103,10 +105,16 @@ def online_voter_sequence(
                                 protocol="PLAINTEXT", mv=mv)
     cluster_id = snapshot.cluster_id.cluster_id if snapshot.cluster_id is not None else None
     voter_flags = " ".join(f"--voter {n}={d}" for n, d in dirs.items())
-    return OperatorSequence(ONLINE_VOTER, cluster_id, mv, "3.9", None, controllers, brokers, (),
-                            _voter_steps(voter_flags=voter_flags, voters=voters, mv=mv,
-                                         zookeeper=zookeeper, dirs=dirs),
+    steps = _voter_steps(voter_flags=voter_flags, voters=voters, mv=mv, zookeeper=zookeeper,
+                         dirs=dirs)
+    return OperatorSequence(ONLINE_VOTER, cluster_id, mv, target_kafka, None, controllers,
+                            brokers, (), steps + _upgrade(target_kafka, voters),
                             (*address_notes(), *notes))
+
+
+def _upgrade(target_kafka: str, voters: str) -> tuple[Step, ...]:
+    """Nothing for 3.9; Kafka's rolling upgrade to a 4.N line after Finalise."""
+    return () if target_kafka == "3.9" else (upgrade_step(target_kafka, voters),)
 
 
 def _standin_steps(spec: StandInSpec, *, voters: str, mv: str, zookeeper: str,
