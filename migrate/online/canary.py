@@ -56,6 +56,11 @@ _PRODUCE_INTERVAL_S = 0.01
 _MAX_IN_FLIGHT = 400
 _REQUEST_TIMEOUT_S = 60.0
 _METADATA_INTERVAL_S = 0.25
+# A consumer that reads nothing for this long while acknowledged records wait is replaced by a
+# new one at the next offset: librdkafka's fetcher can stall after partition leadership moves
+# (the rehearsals' own clients saw it), and a stalled canary would report acknowledged records
+# as missing, a loss that did not happen.
+_CONSUMER_STALL_S = 30.0
 
 
 def run_paced(send: Callable[[], None], poll: Callable[[float], Any],
@@ -265,13 +270,18 @@ class Canary:
         while len(producer) and self.clock() < self._drain_until and not self.brokers_down():
             producer.flush(0.1)
 
-    def _consume_loop(self) -> None:
-        from confluent_kafka import OFFSET_END, Consumer, KafkaException, TopicPartition
+    def _new_consumer(self) -> Any:
+        from confluent_kafka import Consumer
 
-        consumer = Consumer({**self.config, "group.id": f"zk2kraft-canary-{self._run}",
-                             "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                             "client.id": "zk2kraft-canary-consumer",
-                             "error_cb": self._error_cb("consume")})
+        return Consumer({**self.config, "group.id": f"zk2kraft-canary-{self._run}",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                         "client.id": "zk2kraft-canary-consumer",
+                         "error_cb": self._error_cb("consume")})
+
+    def _consume_loop(self) -> None:
+        from confluent_kafka import OFFSET_END, KafkaException, TopicPartition
+
+        consumer = self._new_consumer()
         # Only this run's records: start at the end as it was before the first produce.
         try:
             # A broker whose metadata lags (a loaded ZooKeeper controller) may not know the new
@@ -285,12 +295,24 @@ class Canary:
                     self._consumer_stop.wait(0.5)
             if high is None:
                 return
-            consumer.assign([TopicPartition(self.topic, 0, high if high >= 0 else OFFSET_END)])
+            next_offset = high if high >= 0 else OFFSET_END
+            consumer.assign([TopicPartition(self.topic, 0, next_offset)])
             self._consumer_ready.set()
+            progress = self.clock()  # the last record read, or the last time none was owed
             while not self._consumer_stop.is_set():
                 msg = consumer.poll(0.1)
                 if msg is None or msg.error() is not None:
+                    if self._tally.all_acked_consumed():
+                        progress = self.clock()
+                    elif self.clock() - progress > _CONSUMER_STALL_S:
+                        consumer.close()
+                        consumer = self._new_consumer()
+                        consumer.assign([TopicPartition(self.topic, 0, next_offset)])
+                        self._tally.consumer_replaced()
+                        progress = self.clock()
                     continue
+                progress = self.clock()
+                next_offset = msg.offset() + 1
                 if msg.key() != self._run.encode():
                     continue
                 value = msg.value()

@@ -50,6 +50,7 @@ class CanaryReport:
     duplicates: int
     controller_ids: list[tuple[float, int]] = field(default_factory=list)
     observed_is_lower_bound: bool = False
+    consumers_replaced: int = 0  # stalled consumers replaced at the next offset (canary.py)
     timeline: list[tuple[float, float, str]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -65,7 +66,8 @@ class CanaryReport:
                          "errors": dict(self.request_errors)},
             "records": {"produced": self.produced, "acked": self.acked,
                         "errors": dict(self.produce_errors), "consumed": self.consumed,
-                        "missing": self.missing, "duplicates": self.duplicates},
+                        "missing": self.missing, "duplicates": self.duplicates,
+                        "consumers_replaced": self.consumers_replaced},
             "observed_is_lower_bound": self.observed_is_lower_bound,
             "controller_ids": [[r(t), n] for t, n in self.controller_ids],
             "timeline": [[r(a), r(b), what] for a, b, what in sorted(self.timeline)],
@@ -88,6 +90,7 @@ class CanaryTally:
         self._prod_errors: dict[str, int] = {}
         self._consumed: dict[int, int] = {}
         self._controller_ids: list[tuple[float, int]] = []
+        self._consumers_replaced = 0
         # client -> librdkafka reported every broker down and nothing was served since
         self._down = {"produce": False, "consume": False}
 
@@ -143,6 +146,10 @@ class CanaryTally:
             self._consumed[seq] = self._consumed.get(seq, 0) + 1
             self._down["consume"] = False
 
+    def consumer_replaced(self) -> None:
+        with self._lock:
+            self._consumers_replaced += 1
+
     def all_acked_consumed(self) -> bool:
         with self._lock:
             return self._acked <= self._consumed.keys()
@@ -194,6 +201,7 @@ class CanaryTally:
                 consumed=len(self._consumed), missing=missing, duplicates=dups,
                 controller_ids=[((t - origin) * 1000.0, c) for t, c in self._controller_ids],
                 observed_is_lower_bound=lower_bound,
+                consumers_replaced=self._consumers_replaced,
                 timeline=[((s - origin) * 1000.0, (d - origin) * 1000.0, "ok")
                           for s, d in self._ok if d >= origin - _TIMELINE_BEFORE_S]
                 + [((s - origin) * 1000.0, (d - origin) * 1000.0, e)
