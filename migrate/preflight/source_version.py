@@ -92,7 +92,8 @@ class SourceVersion:
                         "than 3.0 may have left out")
         if self.online_possible:
             online = ("online (brokers keep serving): to Kafka 3.9, brokers in migration mode at "
-                      "their IBP (3.6-IV1 or later); then Kafka's rolling upgrade to 4.x")
+                      "their IBP (3.6-IV1 or later); then Kafka's rolling upgrade to 4.x "
+                      "(--target-kafka 4.N prints it as the sequence's last step)")
         else:
             online = ("online: first upgrade every broker to Kafka 3.6 or later with "
                       "inter.broker.protocol.version 3.6 or later (a rolling restart; Kafka's "

@@ -18,8 +18,10 @@ addresses, listener maps, super users). Then, with the target's own tools and Ka
 every partition's records identical (count and content, the rf=1 partitions included), every
 ISR full, the preferred leaders elected, the group's offsets, configs, quotas, SCRAM users and
 ACLs equal, SCRAM authenticates and refuses a wrong password, acks=all to the min-ISR-2 topic,
-a new topic works, a rolling restart of the brokers comes back whole (records read again), and
-no `-stray` directory on any broker's disk (Kafka renames a partition directory whose topic id
+a new topic works, a rolling restart of the brokers comes back whole (records read again), the
+source's transactional id goes on (`kafka-transactions.sh describe` knows it, a producer with it
+commits a fifth transaction under the same producer id, a higher epoch), and no `-stray`
+directory on any broker's disk (Kafka renames a partition directory whose topic id
 it cannot match to `<dir>.<uuid>-stray` and starts it empty).
 
 Cells: `ZK2KRAFT_MATRIX="2.8:4.4 3.6:4.4"` (source:target pairs) selects them; unset, CI's cell
@@ -96,6 +98,7 @@ STOP_ORDER = (2, 1)
 CONTROLLER = 3000
 PASSWORD = "matrix-rehearsal-password"  # noqa: S105 - a test credential
 GROUP = "matrix-app"
+TRANSACTIONAL_ID = "matrix-tx"  # four transactions at the source, a fifth after the migration
 # name -> partitions, replication factor, topic configs; "rf1" has 2 partitions on each broker
 TOPICS: dict[str, tuple[int, int, dict[str, str]]] = {
     "replicated": (3, 2, {"min.insync.replicas": "2", "retention.ms": "604800000"}),
@@ -236,7 +239,7 @@ def _populate(bootstrap: str, dist: KafkaDist) -> None:
         producer.flush(timeout=120)
     finally:
         producer.close(timeout=30)
-    produce_transactions(bootstrap, "matrix-tx", 50)
+    produce_transactions(bootstrap, TRANSACTIONAL_ID, 50)
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=GROUP,
                              enable_auto_commit=False, request_timeout_ms=60_000)
     try:
@@ -381,6 +384,48 @@ def _acks_all(bootstrap: str) -> str:
         if failed or left else ""
 
 
+def _transaction_state(dist: KafkaDist, bootstrap: str) -> dict[str, str]:
+    """`kafka-transactions.sh describe` of the source's transactional id, as the target's own
+    TransactionsCommand prints it (a header row, then the values), or {"error": ...}."""
+    try:
+        out = run_tool(dist, "org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server",
+                       bootstrap, "describe", "--transactional-id", TRANSACTIONAL_ID).stdout
+    except AssertionError as exc:  # it names the tool's output
+        return {"error": str(exc)[-600:]}
+    rows = [line.split() for line in out.splitlines() if line.strip()]
+    if len(rows) < 2 or "ProducerId" not in rows[0]:
+        return {"error": out[-400:]}
+    return dict(zip(rows[0], rows[1], strict=False))
+
+
+def _transaction_continues(dist: KafkaDist, bootstrap: str) -> str:
+    """The source's transactional id, migrated with `__transaction_state`, goes on: the
+    coordinator knows it (its producer id, its last transaction committed), a producer with
+    that id initialises (the epoch bumped, the same producer id), commits a fifth transaction,
+    and read_committed readers see it: "" or what went wrong."""
+    before = _transaction_state(dist, bootstrap)
+    if before.get("TransactionState") != "CompleteCommit":
+        return f"{TRANSACTIONAL_ID} after the migration: {before}"
+    tx = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=TRANSACTIONAL_ID,
+                       acks="all", request_timeout_ms=60_000)
+    try:
+        tx.init_transactions()
+        tx.begin_transaction()
+        for i in range(50):
+            tx.send("txn", key=f"tx-after-{i}".encode(), value=b"after the migration")
+        tx.commit_transaction()
+    finally:
+        tx.close(timeout=30)
+    after = _transaction_state(dist, bootstrap)
+    committed = sum(n for n, _ in _read_partitions(bootstrap, "txn", TOPICS["txn"][0]).values())
+    if (after.get("ProducerId") != before["ProducerId"]
+            or int(after.get("ProducerEpoch", -1)) <= int(before["ProducerEpoch"])
+            or after.get("TransactionState") != "CompleteCommit" or committed != 4 * 50):
+        return (f"{TRANSACTIONAL_ID} did not go on: before {before}, after {after}, "
+                f"{committed} committed records in txn (expected 200)")
+    return ""
+
+
 def _new_topic(bootstrap: str) -> str:
     """A topic created after the migration takes a record and gives it back: "" or why not."""
     admin = _admin(bootstrap)
@@ -496,6 +541,9 @@ def test_offline_cell(sources: Any, source: str, target: str, tmp_path: Path) ->
             if stray := stray_dirs(data[b]):
                 problems.append(f"broker {b} after the rolling restart: -stray {stray[:8]}")
         roll_s = time.monotonic() - t_roll
+        # after the roll's comparison of every record with the source's: it adds records
+        if failed := _transaction_continues(dist, bootstrap):
+            problems.append(failed)
     finally:
         for node in [*brokers, controller]:
             node.stop(timeout=60)
