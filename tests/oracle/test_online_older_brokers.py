@@ -26,8 +26,16 @@ against Kafka, not against zk2kraft's output:
   partition is back in full ISR, a topic created then is dual-written and served, and the
   records produced before the roll are still read back.
 
-Where Kafka refuses instead, the exact log line is printed as the finding (and the test fails
-with it: whether to pin a refusal is decided per line once it is known).
+A line whose own level is below 3.6-IV1 (3.4, 3.5) cannot take the online path: the cutover
+keeps the copy in a metadata transaction (3.6-IV1). Its cell rehearses that refusal instead:
+exit 2 before anything connects, ZooKeeper's controller still a broker, `/migration` without a
+KRaft controller, and the brokers still serving.
+
+Found 2026-11-29 (3.6.2 and 3.8.1): the stand-in advertised Fetch v17 only, and these brokers'
+Raft observers fetch with v15 (3.6) or v16 (3.8): they register but never catch up ("The broker
+does not support FETCH with version in range [0,15]. The supported range is [17,17]."), stay
+fenced, and the cutover stops after --broker-wait (exit 3). The failure message leads with
+that line when it is the cause.
 """
 
 from __future__ import annotations
@@ -54,8 +62,10 @@ from tests.support.kafka import (
 )
 from tests.support.kraft import KafkaDist, kafka_dist, run_tool
 from tests.support.migration_cluster import (
+    broker_rpcs,
     kraft_controller_took_over,
     produce_and_consume,
+    wait_for_zk_controller,
     wait_for_znode,
 )
 from tests.support.ports import free_port
@@ -72,6 +82,14 @@ SOURCES = os.environ.get(_ENV, "").split()
 # each line's own metadata.version: the level its IBP maps to (MetadataVersion.latest of it)
 _OWN_LEVEL = {"3.4": "3.4-IV0", "3.5": "3.5-IV2", "3.6": "3.6-IV2", "3.7": "3.7-IV4",
               "3.8": "3.8-IV0", "3.9": "3.9-IV0"}
+# Kafka's MetadataVersion feature levels (server-common's MetadataVersion enum)
+_FEATURE_LEVEL = {"3.4-IV0": 8, "3.5-IV2": 11, "3.6-IV1": 13, "3.6-IV2": 14, "3.7-IV4": 19,
+                  "3.8-IV0": 20, "3.9-IV0": 21}
+# the broker's own client refusing the stand-in's ApiVersions (3.6: "The broker does not
+# support FETCH with version in range [0,15]. The supported range is [17,17].")
+_FETCH_REFUSED = re.compile(r"UnsupportedVersionException: (The \w+ does not support FETCH "
+                            r"with version in range \[\d+,\d+\]\. The supported range is "
+                            r"\[\d+,\d+\]\.)")
 
 pytestmark = [
     pytest.mark.oracle, pytest.mark.slow, pytest.mark.timeout(1800),
@@ -152,8 +170,8 @@ def _controller_metadata_version(controller: KafkaController) -> str:
     Features(metadataVersion=...)"): `kafka-features --bootstrap-controller` needs 3.7-IV0
     (KIP-919; below it Kafka answers "Direct-to-controller communication is not supported with
     the current MetadataVersion")."""
-    found = re.findall(r"Loaded new metadata Features\(metadataVersion=([^,]+),",
-                       controller.log_text())
+    found: list[str] = re.findall(r"Loaded new metadata Features\(metadataVersion=([^,]+),",
+                                  controller.log_text())
     assert found, "the controller never loaded a metadata.version"
     return found[-1]
 
@@ -189,6 +207,40 @@ def _create(admin: AdminClient, topic: str, partitions: int) -> None:
                         request_timeout=120)[topic].result(180)
 
 
+def _wait_for_migrating_registrations(controller: KafkaController, timeout_s: float = 60
+                                     ) -> dict[int, dict[str, Any]]:
+    """Both brokers' RegisterBrokerRecords in the controller's own log, once there."""
+    deadline = time.monotonic() + timeout_s
+    while sorted(regs := _registrations(_records(controller))) != [0, 1]:
+        assert time.monotonic() < deadline, regs
+        time.sleep(2)
+    return regs
+
+
+def _refused_below_transactions(zk: KazooClient, done: Any, brokers: list[KafkaZkBroker],
+                                nodes: list[KafkaController], bootstrap: str,
+                                admin: AdminClient) -> None:
+    """A line whose own metadata.version is below 3.6-IV1 (3.4, 3.5): its brokers register with
+    the KRaft controller at exactly that level, and an online cutover needs metadata
+    transactions (3.6-IV1). The run must stop before touching ZooKeeper: ZooKeeper's own
+    controller (a broker, ephemeral, no KRaft epoch) still leads, `/migration` holds no KRaft
+    controller (Kafka 3.9.1's controllers create it empty, kraft_controller_epoch -1, as soon
+    as they start in migration mode: KRaftMigrationDriver's recovery from ZooKeeper), and the
+    brokers still serve a topic created afterwards. The controllers are stopped first: left
+    running they would elect one of them (after their long election timeout) and start
+    Kafka's own migration."""
+    assert done.returncode == 2, done.stdout[-3000:] + done.stderr[-3000:]
+    for node in nodes:
+        node.stop()
+    claim = wait_for_zk_controller(zk, 30)
+    assert claim["brokerid"] in {b.broker_id for b in brokers}, claim
+    if zk.exists("/migration") is not None:
+        state = json.loads(zk.get("/migration")[0])
+        assert state["kraft_controller_epoch"] == -1, state
+    _create(admin, "created-after-refusal", 3)
+    produce_and_consume(bootstrap, "created-after-refusal")
+
+
 @pytest.mark.parametrize("line", SOURCES or ["3.6"])
 def test_older_zk_brokers_follow_the_standin_and_roll_to_kraft_on_391(
     line: str, tmp_path: Path, zk_server: Any, zk_chroot_client: KazooClient, zk_chroot: str
@@ -217,30 +269,42 @@ def test_older_zk_brokers_follow_the_standin_and_roll_to_kraft_on_391(
                 *[f"--controller-log={n.server_log}" for n in nodes])
             (root / "migrate.out").write_text(done.stdout + done.stderr)
             timeline["migrate"] = time.monotonic() - started
+            if _FEATURE_LEVEL[level] < _FEATURE_LEVEL["3.6-IV1"]:
+                _refused_below_transactions(zk, done, brokers, nodes, bootstrap, admin)
+                print(f"\nonline from Kafka {running[0]} brokers (IBP {line}) at "
+                      f"metadata.version {level}: refused before the fence (exit 2), ZooKeeper's "
+                      f"controller still leads and the brokers serve: "
+                      f"{done.stderr.strip().splitlines()[-1]}")
+                return
             everyone = [*brokers, *nodes]
+            fetch = sorted({m for n in brokers for m in _FETCH_REFUSED.findall(n.all_logs_text())})
             assert done.returncode == 0, (
-                f"zk2kraft migrate exited {done.returncode}\n{done.stdout[-4000:]}"
-                f"{done.stderr[-4000:]}\n--- Kafka's refusal-like lines ---\n"
-                f"{_findings(everyone)}")
+                f"zk2kraft migrate exited {done.returncode}\n"
+                + (f"the brokers' metadata fetches were refused: {fetch}\n" if fetch else "")
+                + f"{done.stdout[-3000:]}{done.stderr[-3000:]}\n"
+                f"--- Kafka's refusal-like lines ---\n{_findings(everyone)}")
             taker = kraft_controller_took_over(zk, nodes)
             timeline["dual_write"] = time.monotonic() - started
             assert _controller_metadata_version(taker) == level
-            regs = _registrations(_records(taker))
-            assert sorted(regs) == [0, 1], regs
+            regs = _wait_for_migrating_registrations(taker)
             mv_ranges = {}
             for bid, reg in regs.items():
                 assert reg["isMigratingZkBroker"] is True, reg
                 (mv,) = [f for f in reg["features"] if f["name"] == "metadata.version"]
                 mv_ranges[bid] = (mv["minSupportedVersion"], mv["maxSupportedVersion"])
-            assert len(set(mv_ranges.values())) == 1, mv_ranges
-            low, high = next(iter(mv_ranges.values()))
-            assert low == high, mv_ranges  # remapped to the broker's IBP, its level only
+            # Kafka's KafkaServer remaps metadata.version to its IBP: that level only
+            want = _FEATURE_LEVEL[level]
+            assert mv_ranges == {0: (want, want), 1: (want, want)}, mv_ranges
             # the brokers follow the KRaft controller: dual-write, and served
             topic = "created-after-cutover"
             _create(admin, topic, 3)
             znode = json.loads(wait_for_znode(zk, f"/brokers/topics/{topic}", 120))
             assert sorted(znode["partitions"]) == ["0", "1", "2"], znode
             produce_and_consume(bootstrap, topic)
+            # kept their registrations across the handover: no re-registration, nothing
+            # skipped as offline (the roll below registers them anew, on purpose)
+            rpcs = broker_rpcs(taker.log_text())
+            assert rpcs.registered == () and rpcs.offline == 0, rpcs
             timeline["served"] = time.monotonic() - started
             # the brokers to KRaft mode on Kafka 3.9.1's binaries, one at a time
             for broker in brokers:
@@ -269,9 +333,10 @@ def test_older_zk_brokers_follow_the_standin_and_roll_to_kraft_on_391(
             report = json.loads((root / "m.json").read_text())
     window = report["window_ms"]
     print(f"\nonline from Kafka {running[0]} brokers (IBP {line}) at metadata.version {level}: "
-          f"works; finalized {features}; broker metadata.version range {mv_ranges}; window "
-          f"tool {window['tool']} ms, total {window['total']} ms, observed "
-          f"{window.get('observed')} ms; records {report['canary']['records']}; timeline (s) "
+          f"works; finalized {features}; broker metadata.version range {mv_ranges}; handover "
+          f"broker RPCs {rpcs}; window tool {window['tool']} ms, total {window['total']} ms, "
+          f"observed {window.get('observed')} ms; canary records "
+          f"{report['canary']['records']}; timeline (s) "
           + ", ".join(f"{k} {v:.0f}" for k, v in timeline.items()))
     refusal_like = _findings([*brokers, *nodes])
     if refusal_like:

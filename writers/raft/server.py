@@ -14,7 +14,8 @@ What it does, following Kafka 3.9's `KafkaRaftClient`/`LeaderState` (facts, not 
   (a real controller that wins writes its bootstrap records). Then it appends a LeaderChange
   control record (the start of its epoch) and sends BeginQuorumEpoch v0 to every voter that has
   not fetched yet, every `begin_retry_s`.
-* **Fetch v17** for `__cluster_metadata`-0: whole batches from FetchOffset, capped by MaxBytes
+* **Fetch v15-v17** (3.9 controllers and brokers send v17, brokers of 3.7/3.8 v16, of 3.5/3.6
+  v15) for `__cluster_metadata`-0: whole batches from FetchOffset, capped by MaxBytes
   (followers send PartitionMaxBytes 0); when there is nothing to send it waits up to MaxWaitMs,
   answering early when the log grows or the high watermark moves. A follower's FetchOffset is
   its flushed end (voters flush before fetching), so the high watermark is the end offset of

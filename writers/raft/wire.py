@@ -25,7 +25,9 @@ log = logging.getLogger(__name__)
 
 # What the stand-in advertises in ApiVersions; a controller then sends exactly these versions.
 ADVERTISED: Mapping[int, tuple[int, int]] = {
-    1: (17, 17),   # Fetch
+    # Fetch: 3.9 sends v17, 3.7/3.8 v16, 3.5/3.6 v15 (the first with ReplicaState, which the
+    # stand-in reads): brokers of those lines in migration mode fetch as observers (issue 29)
+    1: (15, 17),
     18: (0, 4),    # ApiVersions
     52: (0, 0),    # Vote
     53: (0, 0),    # BeginQuorumEpoch

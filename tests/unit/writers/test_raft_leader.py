@@ -454,7 +454,7 @@ def test_a_newer_api_versions_is_answered_with_unsupported_version_and_the_list(
     correlation, body = decode_response(18, 0, frame[4:])
     assert (correlation, body["errorCode"]) == (7, 35)
     keys = {k["apiKey"]: (k["minVersion"], k["maxVersion"]) for k in body["apiKeys"]}
-    assert keys == {1: (17, 17), 18: (0, 4), 52: (0, 0), 53: (0, 0), 54: (0, 0), 62: (0, 4),
+    assert keys == {1: (15, 17), 18: (0, 4), 52: (0, 0), 53: (0, 0), 54: (0, 0), 62: (0, 4),
                     63: (0, 1), 70: (0, 0)}
 
 

@@ -39,13 +39,14 @@ def standin(tmp_path: Path) -> Iterator[StandInLeader]:
     s.close()
 
 
-def _fetch(sock: socket.socket, corr: int, epoch: int) -> tuple[int, int, int]:
+def _fetch(sock: socket.socket, corr: int, epoch: int, version: int = 17
+           ) -> tuple[int, int, int]:
     body = decode_request(_of(SFRAMES, "request", 1)[-1]).body
     body["clusterId"] = CLUSTER
     body["maxWaitMs"] = 0
     body["topics"][0]["partitions"][0].update(
         {"currentLeaderEpoch": epoch, "fetchOffset": 0, "lastFetchedEpoch": 0})
-    ans = _call(sock, 1, 17, corr, body)
+    ans = _call(sock, 1, version, corr, body)
     assert ans is not None
     part = ans["responses"][0]["partitions"][0]
     leader = part["currentLeader"]
@@ -107,3 +108,20 @@ def test_handover_events_are_stamped_on_the_injected_clock(tmp_path: Path) -> No
             ("vote_received", 3001, 1, 12.345)]
     finally:
         s.close()
+
+
+@pytest.mark.parametrize("version", [15, 16, 17])
+def test_fetch_at_the_versions_older_brokers_send_is_answered(standin: StandInLeader,
+                                                              version: int) -> None:
+    # ZooKeeper-mode brokers in migration mode fetch the stand-in's log as observers with their
+    # own release's Fetch: 3.5/3.6 send v15 (the first with ReplicaState), 3.7/3.8 v16, 3.9 v17
+    # (Kafka's FetchRequest.json). Refused, they registered and never caught up (issue 29).
+    # a Kafka client sends only what ApiVersions advertised ("The broker does not support
+    # FETCH with version in range [0,15]. The supported range is [17,17]", 3.6.2's broker)
+    with socket.create_connection(standin.listen, timeout=5) as sock:
+        versions = _call(sock, 18, 3, 1, {"clientSoftwareName": "kafka",
+                                           "clientSoftwareVersion": "3.6.2"})
+        assert versions is not None
+        (fetch,) = [k for k in versions["apiKeys"] if k["apiKey"] == 1]
+        assert fetch["minVersion"] <= version <= fetch["maxVersion"], fetch
+        assert _fetch(sock, 2, 0, version) == (6, -1, 0)  # answered: not leading at epoch 0
