@@ -95,12 +95,16 @@ class BrokerServing:
             about twice a second).
         lag: records between its last fetch offset and the stand-in's log end (None: no fetch
             in this epoch yet).
+        fenced: it registered and is heard from, but its registration stays fenced: Kafka
+            unfences a broker only once its metadata offset reaches its registration's, so it
+            has not caught up with the stand-in's log (`registered` is then False).
     """
 
     broker_id: int
     registered: bool
     fetching: bool
     lag: int | None
+    fenced: bool = False
 
     @property
     def serving(self) -> bool:
@@ -110,7 +114,7 @@ class BrokerServing:
     def to_json(self) -> dict[str, object]:
         """The status line's and the report's form."""
         return {"broker_id": self.broker_id, "registered": self.registered,
-                "fetching": self.fetching, "lag": self.lag}
+                "fetching": self.fetching, "lag": self.lag, "fenced": self.fenced}
 
 
 class HandoverStep(Protocol):

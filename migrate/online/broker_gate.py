@@ -32,20 +32,23 @@ __all__ = ["BrokerGate", "brokers_line", "not_serving_reason"]
 
 
 def not_serving_reason(broker_id: int, seen: BrokerServing | None) -> str:
-    """`broker 2 (not registered with the stand-in, not fetching)` and the like."""
+    """`broker 2 (not registered with the stand-in, not fetching)` and the like; a broker that
+    registered but stays fenced says so (it has not caught up with the stand-in's log)."""
     if seen is None:
         return f"broker {broker_id} (not registered with the stand-in, not fetching)"
-    why = [w for w, bad in (("not registered with the stand-in", not seen.registered),
+    unregistered = ("registered with the stand-in but fenced: not caught up with its log"
+                    if seen.fenced else "not registered with the stand-in")
+    why = [w for w, bad in ((unregistered, not seen.registered),
                             ("not fetching", not seen.fetching)) if bad]
-    return f"broker {broker_id} ({', '.join(why)})"
+    return f"broker {broker_id} ({'; '.join(why) if seen.fenced else ', '.join(why)})"
 
 
 def brokers_line(brokers: Sequence[Mapping[str, Any]]) -> str:
-    """The status line's brokers: `1:ok/lag 0 2:unregistered 3:not-fetching`."""
+    """The status line's brokers: `1:ok/lag 0 2:unregistered 3:not-fetching 4:fenced`."""
     parts = []
     for b in brokers:
         if not b["registered"]:
-            state = "unregistered"
+            state = "fenced" if b.get("fenced") else "unregistered"
         elif not b["fetching"]:
             state = "not-fetching"
         else:

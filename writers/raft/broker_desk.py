@@ -174,3 +174,9 @@ class BrokerDesk:
         reg = self.registry
         return {} if reg is None else {n: (b.epoch, reg.live(n, now_ms))
                                       for n, b in sorted(reg.brokers.items())}
+
+    def fenced_in_session(self, now_ms: float) -> set[int]:
+        """The brokers heard from whose registration stays fenced (on the loop)."""
+        reg = self.registry
+        return set() if reg is None else {n for n in reg.brokers
+                                          if reg.fenced_in_session(n, now_ms)}

@@ -171,6 +171,12 @@ class BrokerRegistry:
         b = self.brokers.get(broker_id)
         return b is not None and self._live_session(b, now_ms)
 
+    def fenced_in_session(self, broker_id: int, now_ms: float) -> bool:
+        """Heard from within the session timeout, yet fenced: registered, not caught up."""
+        b = self.brokers.get(broker_id)
+        return (b is not None and b.fenced and b.last_contact_ms is not None
+                and now_ms - b.last_contact_ms <= self.session_timeout_ms)
+
     def _live_session(self, b: _Broker, now_ms: float) -> bool:
         """Kafka's `hasValidSession`: unfenced and heard from within the session timeout."""
         return (not b.fenced and b.last_contact_ms is not None

@@ -262,13 +262,14 @@ class StandInLeader:
             now = self.clock()
             window = self.broker_session_timeout_ms
             registered = self.desk.registrations(now)
+            fenced = self.desk.fenced_in_session(now)
             fetches = {n: (r.last_fetch_ms, r.end_offset)
                        for n, r in self.raft.observers.items()}
             end = self.local_log.index.end
             return {n: BrokerServing(
                         n, registered.get(n, (-1, False))[1],
                         n in fetches and now - fetches[n][0] <= window,
-                        end - fetches[n][1] if n in fetches else None)
+                        end - fetches[n][1] if n in fetches else None, n in fenced)
                     for n in sorted(set(registered) | set(fetches))}
         return self.serving.call(read(), 10.0)
 

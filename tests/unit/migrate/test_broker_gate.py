@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from migrate.errors import BrokersNotServingError
-from migrate.online.broker_gate import BrokerGate, brokers_line
+from migrate.online.broker_gate import BrokerGate, brokers_line, not_serving_reason
 from writers import BrokerServing
 
 
@@ -117,3 +117,15 @@ def test_the_status_line_shows_each_broker() -> None:
     rig.seen[3] = BrokerServing(3, True, True, 7)
     assert brokers_line(rig.gate.status() or []) == "1:ok/lag 0 2:not-fetching 3:ok/lag 7 " \
         "4:unregistered"
+
+
+def test_a_broker_registered_but_fenced_is_named_so() -> None:
+    # helper-16's 3.6.2 brokers: Kafka logged "Successfully registered broker 0", then every
+    # Fetch was refused, so they never caught up and stayed fenced; "not registered" misled
+    seen = BrokerServing(0, False, False, None, fenced=True)
+    assert not_serving_reason(0, seen) == (
+        "broker 0 (registered with the stand-in but fenced: not caught up with its log; "
+        "not fetching)")
+    assert brokers_line([seen.to_json()]) == "0:fenced"
+    assert not_serving_reason(1, BrokerServing(1, False, True, 3)) == \
+        "broker 1 (not registered with the stand-in)"

@@ -275,3 +275,17 @@ def test_a_fenced_registration_never_times_out() -> None:
     reg.activate(0.0)
     _registered(reg, 50)  # a new incarnation is fenced until its heartbeat unfences it
     assert reg.fence_stale(1e9).records == [] and reg.next_expiry_ms() is None
+
+
+def test_a_broker_heard_from_but_behind_is_fenced_in_session_not_live() -> None:
+    # what the cutover's refusal names "registered ... but fenced" (migrate.online.broker_gate)
+    reg = BrokerRegistry(CLUSTER, MV39)
+    _registered(reg, 50)
+    assert not reg.fenced_in_session(1, 0.0)  # registered, never heard from
+    reg.heartbeat({"brokerId": 1, "brokerEpoch": 50, "currentMetadataOffset": 49,
+                   "wantFence": False, "wantShutDown": False}, 1_000.0)
+    assert reg.fenced_in_session(1, 1_000.0) and not reg.live(1, 1_000.0)
+    assert not reg.fenced_in_session(1, 1_000.0 + reg.session_timeout_ms + 1)  # lapsed
+    _beat(reg, 1, 50, 2_000.0, offset=50)  # caught up: unfenced
+    assert reg.live(1, 2_000.0) and not reg.fenced_in_session(1, 2_000.0)
+    assert not reg.fenced_in_session(2, 2_000.0)  # unknown
