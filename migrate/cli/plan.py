@@ -134,6 +134,7 @@ def plan_result(
         voter_ids=voter_ids,
         offline=offline,
         brokers=brokers,
+        metadata_version=metadata_version,
     )
 
 

@@ -21,6 +21,7 @@ from migrate.preflight.broker_release import BrokerRelease
 from migrate.preflight.findings import Finding
 from migrate.preflight.source_version import (
     SourceVersion,
+    brokers_below_metadata_version,
     source_version,
     source_version_warnings,
 )
@@ -31,6 +32,7 @@ from migrate.preflight.znodes import (
     migrated_topics,
     topic_path,
 )
+from writers import MetadataVersion
 from zkreader import ClusterSnapshot, MigrationZnode, Topic
 
 __all__ = [
@@ -167,6 +169,7 @@ def summarize(
     voter_ids: Iterable[int] = (),
     offline: bool = False,
     brokers: Sequence[BrokerRelease] = (),
+    metadata_version: MetadataVersion | None = None,
 ) -> PlanSummary:
     """Judge a snapshot and count what will be migrated: the `plan --json` document's data.
 
@@ -178,6 +181,8 @@ def summarize(
         voter_ids: node ids of the KRaft controllers (`--voter`), when known.
         offline: judge for `--offline` (see `preflight`).
         brokers: the brokers' ApiVersions answers (`plan --bootstrap-server`), if asked.
+        metadata_version: the level the migration writes; online, a broker answering an
+            older release blocks (`BROKER_OLDER_THAN_METADATA_VERSION`).
     """
     source = source_version(snapshot, brokers)
     report = (
@@ -185,6 +190,8 @@ def summarize(
         .with_blockers(extra_blockers)
         .with_warnings(extra_warnings)
     )
+    if not offline and metadata_version is not None:
+        report = report.with_blockers(brokers_below_metadata_version(brokers, metadata_version))
     return PlanSummary(
         report=report,
         records=dict(records),

@@ -37,12 +37,15 @@ from migrate.preflight.broker_release import (
 )
 from migrate.preflight.findings import Finding
 from migrate.preflight.znodes import migrated_topics
+from writers import METADATA_VERSIONS, MetadataVersion
 from zkreader import ClusterSnapshot
 
-__all__ = ["BROKER_LOGS_MAY_LACK_TOPIC_IDS", "SourceVersion", "source_version",
+__all__ = ["BROKER_LOGS_MAY_LACK_TOPIC_IDS", "BROKER_OLDER_THAN_METADATA_VERSION",
+           "SourceVersion", "brokers_below_metadata_version", "source_version",
            "source_version_warnings"]
 
 BROKER_LOGS_MAY_LACK_TOPIC_IDS = "BROKER_LOGS_MAY_LACK_TOPIC_IDS"
+BROKER_OLDER_THAN_METADATA_VERSION = "BROKER_OLDER_THAN_METADATA_VERSION"
 
 _ONLINE_MINIMUM: Release = (3, 6)  # migration transactions: metadata.version 3.6-IV1
 _PARTITION_METADATA_EVERYWHERE: Release = (3, 0)  # the issue-29 rehearsal: 2.8 left dirs without
@@ -213,3 +216,47 @@ def source_version_warnings(snapshot: ClusterSnapshot,
         "first start; its --dry-run lists them.",
         "/feature" if snapshot.feature is not None else "/brokers/topics",
     )
+
+
+def _release_of(mv: MetadataVersion) -> Release:
+    major, minor = mv.release.split(".")
+    return int(major), int(minor)
+
+
+def line_level(line: Release) -> MetadataVersion | None:
+    """The highest metadata.version of a 3.x line (3.6 -> 3.6-IV2), the level its brokers run
+    at `inter.broker.protocol.version` = the line; None for a line without a migration level."""
+    levels = [mv for mv in METADATA_VERSIONS if _release_of(mv) == line and mv.supports_migration]
+    return max(levels, key=lambda mv: mv.level, default=None)
+
+
+def brokers_below_metadata_version(brokers: Sequence[BrokerRelease],
+                                   mv: MetadataVersion) -> Iterator[Finding]:
+    """Online: a blocker for every broker whose answered release is older than `mv`'s.
+
+    The online path keeps the brokers running in migration mode with
+    `inter.broker.protocol.version` = `mv` (the printed properties), and a broker cannot run an
+    IBP above its own release. Brokers of 3.6, 3.7 and 3.8 took the online path at their own
+    line's level (docs/matrix.md, 2026-11-29); below 3.6 the cutover's metadata transaction
+    (3.6-IV1) rules it out.
+    """
+    wanted = _release_of(mv)
+    for b in brokers:
+        if b.before is None or b.before > wanted:
+            continue  # unknown, or the broker runs mv's release or later
+        line = release_text(b.at_least) if b.at_least is not None else "an older line"
+        own = line_level(b.at_least) if b.at_least is not None else None
+        if own is not None and own.at_least("3.6-IV1"):
+            way = (f"give --metadata-version {own.name} (the brokers' own line's level: brokers "
+                   "of 3.6, 3.7 and 3.8 in migration mode take the online path at it), or "
+                   "upgrade every broker to Kafka 3.9 first")
+        else:
+            way = ("upgrade every broker to Kafka 3.6 or later first, with "
+                   "inter.broker.protocol.version at that line (the online cutover's metadata "
+                   "transaction needs 3.6-IV1), or take the offline path (--offline)")
+        yield Finding(
+            BROKER_OLDER_THAN_METADATA_VERSION,
+            f"{b.describe()}: older than metadata.version {mv.name}, which the online path "
+            f"gives the brokers as inter.broker.protocol.version (a broker cannot run an IBP "
+            f"above its own release, {line}); {way}",
+            f"/brokers/ids/{b.broker_id}" if b.broker_id is not None else "/brokers/ids")

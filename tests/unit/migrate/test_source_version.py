@@ -53,3 +53,26 @@ def test_mixed_registration_versions_set_no_upper_bound() -> None:
     contradicted = source_version(all_old)
     assert contradicted.ibp_at_least == (3, 3) and contradicted.ibp_below is None
     assert any("contradicts" in e for e in contradicted.evidence)
+
+
+def test_online_a_broker_older_than_the_metadata_version_blocks_saying_its_own_level() -> None:
+    from migrate.preflight.broker_release import BrokerRelease
+    from migrate.preflight.source_version import (
+        BROKER_OLDER_THAN_METADATA_VERSION,
+        brokers_below_metadata_version,
+    )
+    from writers import parse_metadata_version
+
+    brokers = [BrokerRelease(1, "a:9092", (3, 6), (3, 7)),   # 3.6
+               BrokerRelease(2, "b:9092", (3, 9), None),     # 3.9 or later
+               BrokerRelease(3, "c:9092", (3, 4), (3, 5)),   # 3.4
+               BrokerRelease(4, "d:9092", error="timed out")]
+    found = list(brokers_below_metadata_version(brokers, parse_metadata_version("3.9-IV0")))
+    assert [(f.code, f.path) for f in found] == [
+        (BROKER_OLDER_THAN_METADATA_VERSION, "/brokers/ids/1"),
+        (BROKER_OLDER_THAN_METADATA_VERSION, "/brokers/ids/3")]
+    assert "give --metadata-version 3.6-IV2 (the brokers' own line's level" in found[0].message
+    assert "upgrade every broker to Kafka 3.6 or later first" in found[1].message
+    # at the 3.6 brokers' own level nothing blocks but the 3.4 one
+    found = list(brokers_below_metadata_version(brokers, parse_metadata_version("3.6-IV2")))
+    assert [f.path for f in found] == ["/brokers/ids/3"]
