@@ -44,6 +44,8 @@ import contextlib
 import json
 import os
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -260,6 +262,22 @@ def test_older_zk_brokers_follow_the_standin_and_roll_to_kraft_on_391(
         _create(admin, "load-000", PARTITIONS)
         produce_and_consume(bootstrap, "load-000")
         timeline["brokers"] = time.monotonic() - started
+        # plan, asked with --bootstrap-server, hears each broker's line from its ApiVersions:
+        # at 3.9-IV0 (the default) every one blocks, naming its line's level; at that level
+        # none does (below 3.6 the way out is an upgrade or the offline path)
+        online_ok = _FEATURE_LEVEL[level] >= _FEATURE_LEVEL["3.6-IV1"]
+        for mv, blocked in (("3.9-IV0", [0, 1]), *([(level, [])] if online_ok else [])):
+            planned = subprocess.run(
+                [sys.executable, "-m", "migrate.cli", "plan", "--zookeeper", connect,
+                 "--bootstrap-server", bootstrap, "--metadata-version", mv, "--json", "-"],
+                capture_output=True, text=True, timeout=300)
+            assert planned.returncode in (0, 1), planned.stdout + planned.stderr
+            found = [b for b in json.loads(planned.stdout)["blockers"]
+                     if b["code"] == "BROKER_OLDER_THAN_METADATA_VERSION"]
+            assert [b["path"] for b in found] == [f"/brokers/ids/{n}" for n in blocked], found
+            way = (f"give --metadata-version {level}" if online_ok
+                   else "upgrade every broker to Kafka 3.6 or later")
+            assert all(way in b["message"] for b in found), found
         cluster_id = json.loads(zk.get("/cluster/id")[0])["id"]
         with migration_mode_controllers(root, connect, cluster_id, _CONTROLLER_PROPS,
                                         ports=ports, heap=_HEAP) as (_, nodes):
