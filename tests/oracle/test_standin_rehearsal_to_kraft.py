@@ -28,9 +28,10 @@ One cluster, in Kafka's documented order (README, "The operator's sequence"):
    Kafka 4.x): the controllers roll onto Kafka 4.4.0 one at a time (each caught up), then the
    brokers (each back in every ISR), then the printed `kafka-features.sh upgrade
    --release-version 4.4`; every feature is then at 4.4.0's own level (its `version-mapping`).
-4. The data checks again, on Kafka 4.4: every record the producer had acknowledged consumed exactly once,
-   topics, partitions, the altered config and the SCRAM user visible, a new topic created and
-   served, and not written to ZooKeeper (finalised controllers no longer dual-write).
+4. The data checks again, on Kafka 4.4: every record the producer had acknowledged consumed
+   exactly once, topics, partitions, the altered config and the SCRAM user visible, a new topic
+   created and served, and not written to ZooKeeper (finalised controllers no longer
+   dual-write).
 
 Every expectation is a hand-written fact about Kafka or what ZooKeeper/Kafka's clients report,
 never zk2kraft's own output.
