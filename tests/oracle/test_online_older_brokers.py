@@ -40,14 +40,12 @@ that line when it is the cause.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,14 +57,14 @@ from tests.support.kafka import (
     KafkaController,
     KafkaZkBroker,
     dump_log_payloads,
-    in_parallel,
-    wait_until_serving,
 )
-from tests.support.kraft import KafkaDist, kafka_dist, run_tool
+from tests.support.kraft import kafka_dist, run_tool
 from tests.support.migration_cluster import (
     broker_rpcs,
     kraft_controller_took_over,
+    migration_cluster,
     produce_and_consume,
+    wait_for_full_isr,
     wait_for_zk_controller,
     wait_for_znode,
 )
@@ -125,34 +123,6 @@ def _findings(nodes: list[Any], limit: int = 12) -> str:
     return "\n".join(list(seen.values())[:limit])
 
 
-@contextlib.contextmanager
-def _older_cluster(root: Path, connect: str, dist: KafkaDist, line: str, voters: str,
-                   brokers: int = 2) -> Iterator[list[KafkaZkBroker]]:
-    """`migration_cluster`'s brokers, of release `dist`, IBP = `line`; all stopped on exit."""
-    nodes = []
-    for i in range(brokers):
-        props = {
-            "zookeeper.metadata.migration.enable": "true",
-            "controller.quorum.voters": voters,
-            "controller.listener.names": "CONTROLLER",
-            "inter.broker.protocol.version": line,
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-            "default.replication.factor": str(min(2, brokers)),
-            "controlled.shutdown.retry.backoff.ms": "1000",
-        }
-        nodes.append(KafkaZkBroker(root / f"broker{i}", connect, broker_id=i, heap=_HEAP,
-                                   start_timeout=240, extra=props, dist=dist))
-    try:
-        for n in nodes:
-            n.launch()
-        for n in nodes:
-            n.wait_started()
-        wait_until_serving(nodes)
-        yield nodes
-    finally:
-        in_parallel([n.stop for n in nodes])
-
-
 def _records(controller: KafkaController) -> list[dict[str, Any]]:
     """The controller's own metadata log as Kafka's DumpLogSegments decodes it."""
     out: list[dict[str, Any]] = []
@@ -184,24 +154,6 @@ def _finalized(bootstrap: str) -> dict[str, str]:
     out = run_tool(kafka_dist("3.9"), "org.apache.kafka.tools.FeatureCommand",
                    "--bootstrap-server", bootstrap, "describe").stdout
     return dict(re.findall(r"Feature: (\S+)\s.*?FinalizedVersionLevel: (\S+)", out))
-
-
-def _wait_for_full_isr(admin: AdminClient, timeout_s: float = 240) -> None:
-    """Every partition has a leader and its whole replica set in the ISR (what brokers say)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        short: dict[str, Any] = {}
-        try:
-            for name, topic in admin.list_topics(timeout=30).topics.items():
-                for p in topic.partitions.values():
-                    if p.leader < 0 or sorted(p.isrs) != sorted(p.replicas):
-                        short[f"{name}-{p.id}"] = (p.leader, p.isrs)
-        except Exception as exc:  # noqa: BLE001 - a restarting broker; asked again
-            short["metadata"] = str(exc)
-        if not short:
-            return
-        assert time.monotonic() < deadline, f"ISRs not full: {dict(list(short.items())[:5])}"
-        time.sleep(1)
 
 
 def _create(admin: AdminClient, topic: str, partitions: int) -> None:
@@ -254,7 +206,9 @@ def test_older_zk_brokers_follow_the_standin_and_roll_to_kraft_on_391(
     timeline: dict[str, float] = {}
     ports = {n: free_port() for n in (STANDIN, *STANDIN_FOLLOWERS)}
     voters = ",".join(f"{n}@127.0.0.1:{p}" for n, p in sorted(ports.items()))
-    with _older_cluster(root, connect, dist, line, voters) as brokers:
+    with migration_cluster(root, connect, heap=_HEAP, voters=voters, dist=dist,
+                           extra={"inter.broker.protocol.version": line}) as cluster:
+        brokers = cluster.brokers
         bootstrap = ",".join(b.bootstrap_servers for b in brokers)
         running = re.findall(r"Kafka version: (\S+)", brokers[0].log_text())
         assert running and running[0].startswith(line + "."), running
@@ -333,7 +287,7 @@ def test_older_zk_brokers_follow_the_standin_and_roll_to_kraft_on_391(
                             "inter.broker.protocol.version"),
                     update={"process.roles": "broker", "node.id": str(broker.broker_id),
                             "controller.quorum.voters": voters})
-                _wait_for_full_isr(admin)
+                wait_for_full_isr(admin)
             timeline["kraft_brokers"] = time.monotonic() - started
             assert all("Kafka version: 3.9.1" in b.log_text() for b in brokers)
             regs = _registrations(_records(taker))

@@ -83,6 +83,7 @@ from tests.support.migration_cluster import (
     migration_cluster,
     printed_sequence,
     produce_and_consume,
+    wait_for_full_isr,
     wait_for_znode,
 )
 from tests.support.standin import (
@@ -398,24 +399,6 @@ def _wait_for_full_isr_in_zk(zk: KazooClient, timeout_s: float = 240) -> None:
         time.sleep(1)
 
 
-def _wait_for_full_isr(admin: AdminClient, timeout_s: float = 240) -> None:
-    """Every partition has a leader and its whole replica set in the ISR (what brokers report)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        short: dict[str, Any] = {}
-        try:
-            for name, topic in admin.list_topics(timeout=30).topics.items():
-                for p in topic.partitions.values():
-                    if p.leader < 0 or sorted(p.isrs) != sorted(p.replicas):
-                        short[f"{name}-{p.id}"] = (p.leader, p.isrs)
-        except Exception as exc:  # noqa: BLE001 - a restarting broker; asked again
-            short["metadata"] = str(exc)
-        if not short:
-            return
-        assert time.monotonic() < deadline, f"ISRs not full: {dict(list(short.items())[:5])}"
-        time.sleep(1)
-
-
 def _zk_writes(leader: KafkaController) -> dict[str, int]:
     """The writes the controller's reconciliation made ({} for "Did not make any")."""
     deadline = time.monotonic() + 120
@@ -518,7 +501,7 @@ def _upgrade_as_printed(controllers: list[KafkaController], brokers: list[KafkaZ
     for broker in brokers:
         broker.dist = four
         broker.restart()
-        _wait_for_full_isr(admin)
+        wait_for_full_isr(admin)
     run_tool(four, "org.apache.kafka.tools.FeatureCommand", *raise_features)
     out = run_tool(four, "org.apache.kafka.tools.FeatureCommand", *describe).stdout
     return dict(re.findall(r"Feature: (\S+)\s.*?FinalizedVersionLevel: (\S+)", out))
@@ -650,7 +633,7 @@ def test_standin_rehearsal_manual_cutover_then_brokers_to_kraft_and_finalised(
                 # the brokers to KRaft, one at a time, each back in every ISR before the next
                 for broker in cluster.brokers:
                     _roll_to_kraft(broker, voters)
-                    _wait_for_full_isr(admin)
+                    wait_for_full_isr(admin)
                 timeline["brokers"] = time.monotonic() - started
                 # finalise as printed: every controller without the migration configs, the
                 # active one last, each next one only once the printed check shows the
@@ -690,7 +673,7 @@ def test_standin_rehearsal_manual_cutover_then_brokers_to_kraft_and_finalised(
                     "eligible.leader.replicas.version": "1", "share.version": "2",
                     "streams.version": "1"}, features
                 # 4. the data checks again, on the KRaft cluster
-                _wait_for_full_isr(admin)
+                wait_for_full_isr(admin)
                 traffic.stop()
                 figures = traffic.check_exactly_once()
                 md = admin.list_topics(timeout=60).topics

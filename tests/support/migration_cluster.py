@@ -49,11 +49,13 @@ from tests.support.kafka import (
     storage_format,
     wait_until_serving,
 )
+from tests.support.kraft import KafkaDist
 
 __all__ = ["CONTROLLER_ID", "MigrationCluster", "PrintedSequence", "claim_on_cutover",
            "cut_over_by_signal", "dual_write_at", "log_ts", "migration_cluster",
            "migration_controller", "on_cutover_gate", "printed_sequence", "state_times",
-           "wait_for_kraft_claim", "wait_for_zk_controller", "BROKER_MIGRATION_CONFIGS"]
+           "wait_for_full_isr", "wait_for_kraft_claim", "wait_for_zk_controller",
+           "BROKER_MIGRATION_CONFIGS"]
 
 CONTROLLER_ID = 3000
 # What leaving migration mode takes off a broker (Kafka's guide, "Reverting to ZooKeeper mode
@@ -101,11 +103,13 @@ def _migration_props(voters: str, zk_connect: str) -> dict[str, str]:
 @contextlib.contextmanager
 def migration_cluster(root: Path, zk_connect: str, *, brokers: int = 2,
                       heap: str = "384m", voters: str | None = None,
-                      extra: dict[str, str] | None = None) -> Iterator[MigrationCluster]:
+                      extra: dict[str, str] | None = None,
+                      dist: KafkaDist | None = None) -> Iterator[MigrationCluster]:
     """ZooKeeper-mode brokers 0..n-1 in migration mode; all stopped on exit.
 
     `voters` is their `controller.quorum.voters` (default: controller 3000 alone, on a port
-    chosen here); `extra` adds broker properties."""
+    chosen here); `extra` adds broker properties; `dist` runs another release than 3.9.1 (give
+    its `inter.broker.protocol.version` in `extra`)."""
     port = free_port()
     nodes = []
     for i in range(brokers):
@@ -121,7 +125,7 @@ def migration_cluster(root: Path, zk_connect: str, *, brokers: int = 2,
         props["controlled.shutdown.retry.backoff.ms"] = "1000"
         props.update(extra or {})
         nodes.append(KafkaZkBroker(root / f"broker{i}", zk_connect, broker_id=i, heap=heap,
-                                   start_timeout=240, extra=props))
+                                   start_timeout=240, extra=props, dist=dist))
     try:
         for n in nodes:
             n.launch()
@@ -133,6 +137,25 @@ def migration_cluster(root: Path, zk_connect: str, *, brokers: int = 2,
         # all at once: a broker whose KRaft controller is gone waits out its stop timeout (its
         # controlled shutdown is never answered), and one after the other that wait added up
         in_parallel([n.stop for n in nodes])
+
+
+def wait_for_full_isr(admin: Any, timeout_s: float = 240) -> None:
+    """Every partition has a leader and its whole replica set in the ISR, as the brokers report
+    it through `admin` (a confluent-kafka AdminClient), within `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        short: dict[str, Any] = {}
+        try:
+            for name, topic in admin.list_topics(timeout=30).topics.items():
+                for p in topic.partitions.values():
+                    if p.leader < 0 or sorted(p.isrs) != sorted(p.replicas):
+                        short[f"{name}-{p.id}"] = (p.leader, p.isrs)
+        except Exception as exc:  # noqa: BLE001 - a restarting broker; asked again
+            short["metadata"] = str(exc)
+        if not short:
+            return
+        assert time.monotonic() < deadline, f"ISRs not full: {dict(list(short.items())[:5])}"
+        time.sleep(1)
 
 
 def migration_controller(root: Path, cluster: MigrationCluster, metadata_dir: Path, *,
