@@ -281,8 +281,8 @@ def _sequence(args: argparse.Namespace, snapshot: ClusterSnapshot, standin: Stan
     from migrate.online import operator_sequence as seq
 
     common = {"metadata_version": args.metadata_version, "zookeeper": args.zookeeper,
-              "controller_listener": args.controller_listener_name}
-    common["target_kafka"] = args.target_kafka
+              "controller_listener": args.controller_listener_name,
+              "target_kafka": args.target_kafka}
     if standin is not None:
         return seq.operator_sequence(snapshot, standin, **common)
     if not voters:

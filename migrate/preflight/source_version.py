@@ -246,7 +246,7 @@ def brokers_below_metadata_version(brokers: Sequence[BrokerRelease],
             continue  # unknown, or the broker runs mv's release or later
         line = release_text(b.at_least) if b.at_least is not None else "an older line"
         own = line_level(b.at_least) if b.at_least is not None else None
-        if own is not None and own.at_least("3.6-IV1"):
+        if own is not None and own.supports_transactions:  # the cutover's 3.6-IV1
             way = (f"give --metadata-version {own.name} (the brokers' own line's level: brokers "
                    "of 3.6, 3.7 and 3.8 in migration mode take the online path at it), or "
                    "upgrade every broker to Kafka 3.9 first")
