@@ -2,11 +2,13 @@
 (`samples`), the command run as an operator runs it, on Spark `local[*]`.
 
 What must hold: each cluster's object in the fleet's `--json` carries exactly the findings and
-counts `zk2kraft plan --json` gives for that cluster alone; a cluster that is unreachable or holds
-a malformed znode is a row with its error while the others complete; the statuses, the blocker
-kinds across the fleet and the exit code (3 wins over 1) are as written here by hand; the HTML
-page names what the report says. Spark starts once in this module (its cold start is 30+ s):
-the other cases either fail before anything starts or run `--spark-master in-process`.
+counts `zk2kraft plan --json` gives for that cluster alone; a cluster that is unreachable,
+refuses the login (a digest-protected tree, the wrong password) or holds a malformed znode is a
+row with its error while the others complete, and the password is printed nowhere; the
+statuses, the blocker kinds across the fleet and the exit code (3 wins over 1) are as written
+here by hand; the HTML page names what the report says. Spark starts once in this module (its
+cold start is 30+ s): the other cases either fail before anything starts or run
+`--spark-master in-process`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kazoo.client import KazooClient
+from kazoo.security import make_digest_acl
 
 from samples import SampleSpec
 from tests.support.ports import free_port
@@ -29,6 +33,8 @@ from tests.support.zk import ZkServer, client_in_new_chroot
 pytestmark = pytest.mark.slow
 
 PLAN_KEYS = ("blockers", "warnings", "records", "brokers", "topics", "partitions")
+DIGEST_PASSWORD = "fleet-pw-Zr81"  # noqa: S105 - a test's own ZooKeeper; must never be printed
+DIGEST_ENV = {"FLEET_DIGEST_OK": f"fleet:{DIGEST_PASSWORD}", "FLEET_DIGEST_BAD": "fleet:wrong-pw"}
 
 
 def _zk2kraft(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -74,12 +80,24 @@ def fleet(sample_cluster: Callable[..., Any], second_zookeeper: ZkServer,
     generate_sample_cluster(client, SampleSpec.clean(**small, topic_without_id=True,
                                                      log_dir_event=True))
     clusters["two-kinds"] = connect
+    # also there: a tree only digest `fleet:<DIGEST_PASSWORD>` may read, every znode of it
+    locked_connect, opener = client_in_new_chroot(second_zookeeper.connect, "locked")
+    opener.stop()
+    opener.close()
+    acl = [make_digest_acl("fleet", DIGEST_PASSWORD, all=True)]
+    locked = KazooClient(hosts=locked_connect, auth_data=[("digest", f"fleet:{DIGEST_PASSWORD}")],
+                         default_acl=acl)
+    locked.start(timeout=30)
+    generate_sample_cluster(locked, SampleSpec.clean(**small))
+    locked.set_acls("/", acl)
+    clusters["protected"] = clusters["refused"] = locked_connect
     clusters["gone"] = f"127.0.0.1:{free_port()}/kafka"  # nothing listens there
     try:
         yield clusters
     finally:
-        client.stop()
-        client.close()
+        for kazoo in (client, locked):
+            kazoo.stop()
+            kazoo.close()
 
 
 def _fleet_file(path: Path, clusters: dict[str, str], extra: dict[str, str]) -> Path:
@@ -101,28 +119,36 @@ def test_fleet_on_spark_matches_plan_on_each_cluster(fleet: dict[str, str],
         remote = {**clusters,
                   "warned": toxiproxy.proxy("warned", upstream, latency_ms=10) + "/" + chroot}
         fleet_file = _fleet_file(tmp_path / "fleet.txt", remote,
-                                 {"gone": "--zk-timeout 2", "ready-offline": "--offline"})
+                                 {"gone": "--zk-timeout 2", "ready-offline": "--offline",
+                                  "protected": "--zk-digest-env FLEET_DIGEST_OK",
+                                  "refused": "--zk-digest-env FLEET_DIGEST_BAD --zk-timeout 5"})
         proc = _zk2kraft("plan", "--fleet", str(fleet_file), "--json", str(out_json),
-                         "--html", str(out_html))
+                         "--html", str(out_html), env=DIGEST_ENV)
     assert proc.returncode == 3, proc.stdout + proc.stderr  # unreachable wins over blocked
     doc = json.loads(out_json.read_text())
     rows = {c["name"]: c for c in doc["clusters"]}
     assert list(rows) == list(clusters)  # the file's order
     assert {n: r["status"] for n, r in rows.items()} == {
         "ready": "ready", "warned": "warnings", "no-id": "blocked", "malformed": "blocked",
-        "two-kinds": "blocked", "gone": "unreachable", "ready-offline": "blocked"}
+        "two-kinds": "blocked", "protected": "ready", "refused": "unreachable",
+        "gone": "unreachable", "ready-offline": "blocked"}
     assert doc["engine"]["name"] == "spark" and doc["engine"]["master"].startswith("local[")
     assert all(r["engine"] == doc["engine"] for r in rows.values())
-    assert doc["counts"] == {"ready": 1, "warnings": 1, "blocked": 4, "unreachable": 1}
+    assert doc["counts"] == {"ready": 2, "warnings": 1, "blocked": 4, "unreachable": 2}
+    assert DIGEST_PASSWORD not in proc.stdout + proc.stderr + out_json.read_text()
 
     # every cluster planned alone, side by side (each its own `zk2kraft plan`)
     alone = {name: _start("plan", "--zookeeper", clusters[name], "--json", "-", "--quiet")
              for name in ("ready", "warned", "no-id", "two-kinds", "malformed")}
     alone["ready-offline"] = _start("plan", "--zookeeper", clusters["ready"], "--offline",
                                     "--json", "-", "--quiet")
+    alone["protected"] = _start("plan", "--zookeeper", clusters["protected"], "--zk-digest",
+                                DIGEST_ENV["FLEET_DIGEST_OK"], "--json", "-", "--quiet")
+    alone["refused"] = _start("plan", "--zookeeper", clusters["refused"], "--zk-digest",
+                              DIGEST_ENV["FLEET_DIGEST_BAD"], "--zk-timeout", "5", "--quiet")
     done = {name: (p.communicate(timeout=600), p.returncode) for name, p in alone.items()}
     # every judged cluster: exactly what `plan --json` says of it alone
-    for name in ("ready", "warned", "no-id", "two-kinds", "ready-offline"):
+    for name in ("ready", "warned", "no-id", "two-kinds", "ready-offline", "protected"):
         (stdout, stderr), code = done[name]
         assert code == (1 if rows[name]["status"] == "blocked" else 0), stderr
         expected = json.loads(stdout)
@@ -138,19 +164,25 @@ def test_fleet_on_spark_matches_plan_on_each_cluster(fleet: dict[str, str],
     assert rows["gone"]["error"]["exit_code"] == 3
     assert rows["gone"]["error"]["kind"] == "ZkUnreachableError"
     assert rows["gone"]["brokers"] is None and rows["gone"]["blockers"] == []
+    # a refused login: the row says so, as plan alone does (3, "not authorized")
+    assert done["refused"][1] == 3 and "not authorized" in done["refused"][0][1]
+    assert rows["refused"]["error"]["exit_code"] == 3
+    assert "not authorized" in rows["refused"]["error"]["message"]
+    assert rows["protected"]["partitions"] == 6
 
     # blockers grouped by kind across the fleet, with the clusters each hits (hand-written)
     kinds = doc["blockers_by_kind"]
     assert kinds["TOPIC_WITHOUT_ID"] == ["no-id", "two-kinds"]
     assert kinds["LOG_DIR_EVENT_PENDING"] == ["two-kinds"]
     assert kinds["error:ZnodeFormatError"] == ["malformed"]
-    assert kinds["error:ZkUnreachableError"] == ["gone"]
+    assert kinds["error:ZkUnreachableError"] == ["refused", "gone"]
     assert kinds["BROKER_STILL_RUNNING"] == ["ready-offline"]
     assert all(r["task_peak_rss_bytes"] > 10_000_000 for r in rows.values())
 
     # the terminal table and the page say the same
-    assert "readiness: 1 ready, 1 warnings, 4 blocked, 1 unreachable" in proc.stdout
+    assert "readiness: 2 ready, 1 warnings, 4 blocked, 2 unreachable" in proc.stdout
     page = out_html.read_text()
+    assert DIGEST_PASSWORD not in page
     assert out_html.stat().st_mode & 0o777 == 0o600
     assert "TOPIC_WITHOUT_ID" in page and "no-id, two-kinds" in page
     assert "ZkUnreachableError" in page and "<script" not in page and "http" not in page
