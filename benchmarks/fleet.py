@@ -4,9 +4,11 @@ cluster in-process, over real ZooKeepers behind Toxiproxy latency. Prints figure
     python benchmarks/fleet.py                                  # 20 clusters, 1k..20k partitions
     python benchmarks/fleet.py --clusters 8 --max-partitions 5000   # quicker
 
-Setup: --zookeepers ZooKeeper processes; --clusters sample Kafka trees (`samples`, 10
-partitions a topic, sizes evenly spaced from --min-partitions to --max-partitions), spread over
-the servers round-robin, each in its own chroot; one Toxiproxy proxy a cluster
+Setup: --zookeepers ZooKeeper processes (one a cluster by default); --clusters sample Kafka
+trees (`samples`, 10 partitions a topic, sizes evenly spaced from --min-partitions to
+--max-partitions; every fifth a topic without an id, which blocks, and every fourth another a
+topic pending deletion, a warning), spread over the servers round-robin, each in its own chroot;
+one Toxiproxy proxy a cluster
 (scripts/install-toxiproxy.sh builds the server) with a latency toxic on both streams: 1 ms each
 way for 2 ms RTT, 10 ms for 20 ms RTT (the kernel here has no netem; our code never sleeps).
 
@@ -16,6 +18,12 @@ once, its cold start printed apart; master `job.fleet_master("local[*]")`). Both
 function, `plan`'s own read + judgement. Printed: wall seconds of each, a/s (the target is >= 3
 at 20 ms RTT on 2 cores), each task's peak memory (VmHWM of its Python worker, reset at the
 task's start) and the driver's (this process; the Spark driver JVM).
+
+Then, at the last RTT, the acceptance check: `zk2kraft plan --fleet FILE --json --html` run as
+an operator runs it (its own Spark session), and `zk2kraft plan --zookeeper ... --json -` run on
+every cluster alone (four at a time); every cluster's row must carry exactly what `plan` says of
+it alone, and the fleet's exit code must be what its rows call for. Printed: the command's wall
+time and its exit code; a difference ends the benchmark with exit 1.
 """
 
 from __future__ import annotations
@@ -24,8 +32,11 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,12 +80,54 @@ def _check_same(a: FleetResult, s: FleetResult) -> None:
             raise SystemExit(f"fleet: {ra['name']} judged differently in-process and on Spark")
 
 
+PLAN_KEYS = ("blockers", "warnings", "records", "brokers", "topics", "partitions")
+
+
+def _zk2kraft(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "migrate.cli", *args], capture_output=True,
+                          text=True, timeout=1800, stdin=subprocess.DEVNULL, cwd=ROOT)
+
+
+def _accept(clusters: list[FleetCluster]) -> bool:
+    """`plan --fleet` through the CLI against `plan` on each cluster alone (module docstring)."""
+    with tempfile.TemporaryDirectory(prefix="fleet-bench-") as tmp:
+        fleet_file, out = Path(tmp) / "fleet.txt", Path(tmp) / "fleet.json"
+        fleet_file.write_text("".join(f"{c.name} {c.connect.connect}\n" for c in clusters),
+                              encoding="utf-8")
+        t0 = time.perf_counter()
+        fleet = _zk2kraft("plan", "--fleet", str(fleet_file), "--json", str(out),
+                          "--html", str(Path(tmp) / "fleet.html"), "--quiet")
+        wall = time.perf_counter() - t0
+        with ThreadPoolExecutor(4) as pool:
+            alone = list(pool.map(lambda c: _zk2kraft(
+                "plan", "--zookeeper", c.connect.connect, "--json", "-", "--quiet"), clusters))
+        if not out.exists():
+            print(f"acceptance: plan --fleet wrote no report (exit {fleet.returncode}): "
+                  f"{fleet.stderr.strip()[-2000:]}", flush=True)
+            return False
+        rows = json.loads(out.read_text(encoding="utf-8"))["clusters"]
+    same = 0
+    for cluster, row, proc in zip(clusters, rows, alone, strict=True):
+        expected = json.loads(proc.stdout) if proc.returncode in (0, 1) else None
+        if row["name"] == cluster.name and expected is not None and all(
+                row[k] == expected[k] for k in PLAN_KEYS):
+            same += 1
+        else:
+            print(f"acceptance: {cluster.name} differs from plan alone (exit "
+                  f"{proc.returncode}): {proc.stderr.strip()[-500:]}", flush=True)
+    want = 1 if any(r["status"] == "blocked" for r in rows) else 0
+    print(f"acceptance: zk2kraft plan --fleet over {len(clusters)} clusters: exit "
+          f"{fleet.returncode} (rows call for {want}) in {wall:.1f} s, Spark's cold start "
+          f"included; {same}/{len(clusters)} rows exactly as plan alone says", flush=True)
+    return same == len(clusters) and fleet.returncode == want
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--clusters", type=int, default=20)
     ap.add_argument("--min-partitions", type=int, default=1000)
     ap.add_argument("--max-partitions", type=int, default=20000)
-    ap.add_argument("--zookeepers", type=int, default=2)
+    ap.add_argument("--zookeepers", type=int, help="ZooKeeper processes (default: one a cluster)")
     ap.add_argument("--rtt-ms", default="2,20", help="round trips to measure (even, ms)")
     ap.add_argument("--rounds", type=int, default=1, help="runs of each engine per RTT")
     ap.add_argument("--master", default="local[*]")
@@ -82,10 +135,13 @@ def main() -> int:
     args = ap.parse_args()
 
     sizes = _sizes(args.clusters, args.min_partitions, args.max_partitions)
+    args.zookeepers = args.zookeepers or args.clusters
     print(f"fleet: {args.clusters} clusters, {sum(sizes)} partitions ({sizes[0]:.0f}.."
           f"{sizes[-1]:.0f}), {args.zookeepers} ZooKeeper(s), {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.1f}", flush=True)
-    servers = [ZkServer(heap="1g").start() for _ in range(args.zookeepers)]
+    heap = "1g" if args.zookeepers <= 2 else "256m"
+    # one by one, from this thread: a server dies with the thread that spawned it (PDEATHSIG)
+    servers = [ZkServer(heap=heap).start() for _ in range(args.zookeepers)]
     clients = []
     proxy = Toxiproxy()
     starter: SparkStarter | None = None
@@ -97,7 +153,8 @@ def main() -> int:
             connect, client = client_in_new_chroot(server.connect, f"fleet{i}")
             clients.append(client)
             generate_sample_cluster(client, SampleSpec.clean(
-                topics=max(1, int(partitions) // 10), partitions_per_topic=10, seed=i))
+                topics=max(1, int(partitions) // 10), partitions_per_topic=10, seed=i,
+                topic_without_id=i % 5 == 2, pending_deletion=i % 4 == 1))
             chroot = connect[len(server.connect):]
             listen = proxy.proxy(f"zk{i}", server.connect, latency_ms=1)
             clusters.append(FleetCluster(f"c{i:02d}-{int(partitions)}", i + 1,
@@ -148,6 +205,10 @@ def main() -> int:
             }
         if args.json:
             Path(args.json).write_text(json.dumps(figures, indent=1), encoding="utf-8")
+        starter.stop()  # the command starts its own session
+        starter = None
+        if not _accept(clusters):
+            return 1
     finally:
         if starter is not None:
             starter.stop()
