@@ -14,7 +14,7 @@ Figures:
   (1b) the same command with `--spark-master in-process` (no JVM), and whether its logs are
       byte-identical to the Spark run's;
   (2) `verify` against the same voters: wall time and exit code (must be 0: parity);
-  (3) translate+encode, the topic table: Spark (`--ratio-master`, one mapInArrow job on an
+  (3) translate+encode, the topic table: Spark (`--ratio-master`, one `map_batches` job on an
       already started session; its first job, what a migrate run pays, and a warm second one)
       against the same pure functions in this one Python process (run before and after the
       Spark jobs; same snapshot, same output, asserted equal). In CPU seconds (this process,

@@ -2,9 +2,9 @@
 
 Two engines, one output. `encode_log(snapshot, options, spark=runtime)` runs the topic table
 (topics with their partition states and configs, >99% of the records of a real cluster) through
-one Spark `mapInArrow` job, chunked by partition count, the topics shipped as Arrow columns and
-the encoded records returned as a binary column (`migrate.bulk.topic_columns`); `spark=None` runs
-the
+one Spark job, chunked by partition count, a chunk of topics shipped as one Arrow batch of columns
+and its encoded records returned as a binary column (`migrate.bulk.topic_columns`; each batch
+travels as an Arrow IPC stream, `SparkRuntime.map_batches`); `spark=None` runs the
 very same translate+encode loop in this process (the cutover delta, the benchmark baseline, and
 the oracle the Spark output is tested against). Both call the translator's pure per-entity
 functions and the codec's `encode_record`, so "Spark output == in-process output ==
@@ -324,7 +324,7 @@ def _encode_on_spark(
     spark: SparkRuntime,
     progress: Callable[[int, int], None] | None,
 ) -> tuple[list[bytes], dict[str, int]]:
-    """The topic table through one Spark `mapInArrow` job: a chunk of topics per task, shipped
+    """The topic table through one Spark job (`map_batches`): a chunk of topics per task, shipped
     as Arrow columns (`migrate.bulk.topic_columns`), the encoded records back as a binary column.
 
     Returns:

@@ -11,8 +11,9 @@ bars, Python worker tracebacks) and raises py4j errors that mean nothing to an o
   top-level, picklable functions; one of our errors raised inside a worker (a `TranslationError`
   naming a znode) is carried back as a value and re-raised unchanged on the driver, anything else
   from py4j/Spark becomes `SparkError` (exit 3) naming the log file;
-* `map_batches` is the bulk path: Arrow record batches in, Arrow record batches out
-  (`mapInArrow`), so no Python object crosses the JVM boundary per row.
+* `map_batches` is the bulk path: Arrow record batches in, Arrow record batches out, each
+  batch one Arrow IPC stream the JVM carries as bytes, so no Python object crosses the JVM
+  boundary per row and the JVM never converts Arrow to its own rows.
 
 Nothing else in the project imports pyspark; pyspark itself is imported lazily so `--help` and
 `inspect` never start a JVM.
@@ -22,11 +23,11 @@ from __future__ import annotations
 
 import logging
 import os
-import pickle
 import resource
 import shutil
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -86,32 +87,27 @@ def _guard_chunks(
     return run
 
 
-_FAILURE = "_zk2kraft_failure"  # map_batches: the extra column carrying a pickled WorkerFailure
+def _to_ipc(batch: pa.RecordBatch) -> bytes:
+    """One batch as an Arrow IPC stream (`_from_ipc` reads it back)."""
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    data: bytes = sink.getvalue().to_pybytes()
+    return data
 
 
-def _guard_batches(
-    fn: Callable[[pa.RecordBatch], pa.RecordBatch], schema: pa.Schema
-) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """Wrap `fn` for `mapInArrow`: one output batch per input batch, plus the `_FAILURE` column
-    (null, or one row holding our error pickled, after which the task stops)."""
+def _from_ipc(data: bytes) -> pa.RecordBatch:
+    import pyarrow as pa
 
-    def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import pyarrow as pa
+    with pa.ipc.open_stream(pa.py_buffer(data)) as reader:
+        return reader.read_next_batch()
 
-        for batch in batches:
-            try:
-                out = fn(batch)
-            except Exception as exc:  # noqa: BLE001 - carried back and re-raised on the driver
-                if not _is_ours(exc):
-                    raise
-                arrays = [pa.nulls(1, f.type) for f in schema]
-                arrays.append(pa.array([pickle.dumps(WorkerFailure(exc))], pa.binary()))
-                yield pa.RecordBatch.from_arrays(
-                    arrays, schema=schema.append(pa.field(_FAILURE, pa.binary())))
-                return
-            yield out.append_column(_FAILURE, pa.nulls(out.num_rows, pa.binary()))
 
-    return run
+def _ipc_apply(fn: Callable[[pa.RecordBatch], pa.RecordBatch], data: bytes) -> bytes:
+    """One task of `map_batches`: an Arrow IPC stream in, one out."""
+    return _to_ipc(fn(_from_ipc(data)))
 
 
 def _raise_failures(results: Sequence[R | WorkerFailure]) -> list[R]:
@@ -299,37 +295,32 @@ class SparkRuntime:
         fn: Callable[[pa.RecordBatch], pa.RecordBatch],
         schema: pa.Schema,
     ) -> pa.Table:
-        """Apply `fn` to every Arrow batch in Spark `mapInArrow` and collect the results as Arrow.
+        """Apply `fn` to every Arrow batch in Spark, one task a batch; the results as one table.
 
-        The batches go to the JVM as one Arrow stream and each becomes (at least) one Spark
-        partition; the results come back as Arrow (`toArrow`), in the order of `batches`
-        (Spark keeps partition order on collect, and a task keeps its batches' order).
+        Each batch travels as one Arrow IPC stream in an opaque bytes value (`map_chunks`), and
+        each result comes back the same way: the JVM moves bytes and never converts Arrow to its
+        rows and back. Measured against `mapInArrow` over a DataFrame, which did, the Spark
+        side's CPU per partition fell by about a third (docs/benchmarks.md, "Spark vs
+        in-process").
 
         Args:
             batches: the work, already cut into batches of one schema.
             fn: a top-level (picklable) pure function of one batch, returning a batch of `schema`.
-            schema: the output schema (every field nullable).
+            schema: the output schema.
+
+        Returns:
+            The results in the order of `batches`.
 
         Raises:
             SparkError: the job failed for a reason other than one of our own errors.
             MigrateError, WriterError, ...: one of our errors raised by `fn`, re-raised.
         """
         import pyarrow as pa
-        from pyspark.sql.pandas.types import from_arrow_schema
 
         if not batches:
             return schema.empty_table()
-        with_failure = schema.append(pa.field(_FAILURE, pa.binary()))
-        with _spark_errors(self, "translate+encode job"):
-            frame = self._session.createDataFrame(pa.Table.from_batches(batches))
-            out = frame.mapInArrow(_guard_batches(fn, schema),
-                                   from_arrow_schema(with_failure)).toArrow()
-        failures = out.column(_FAILURE)
-        if failures.null_count < len(failures):
-            first = failures.drop_null()[0].as_py()
-            failure: WorkerFailure = pickle.loads(first)  # noqa: S301 - our own task's bytes
-            raise failure.error
-        return out.drop_columns([_FAILURE]).cast(schema)
+        outs = self.map_chunks([_to_ipc(b) for b in batches], partial(_ipc_apply, fn))
+        return pa.Table.from_batches([_from_ipc(o) for o in outs]).cast(schema)
 
     def diff_join(
         self,

@@ -3,7 +3,7 @@
 Pure functions, no I/O, no clock, no randomness: the same snapshot and options always give the
 same record list (invariant I6), so the log bytes are reproducible and a re-run is recognisable.
 `translate` runs in-process; the Spark pipeline runs the same per-entity emit functions (all
-top-level and picklable) in one `mapInArrow` job over chunks of the topic table and splices the
+top-level and picklable) in one Spark job over chunks of the topic table and splices the
 results in the order `translate` uses:
 
     FeatureLevelRecord(metadata.version)            header_records
