@@ -1,14 +1,15 @@
 """`zk2kraft plan --fleet` against real parts: ZooKeeper processes holding Kafka-shaped trees
-(`samples`), the command run as an operator runs it, on Spark `local[*]`.
+(`samples`), the command run as an operator runs it, on a Spark standalone master and worker the
+test starts (`tests/support/spark_standalone.py`; the default `local[*]` runs in test_demo).
 
 What must hold: each cluster's object in the fleet's `--json` carries exactly the findings and
 counts `zk2kraft plan --json` gives for that cluster alone; a cluster that is unreachable,
 refuses the login (a digest-protected tree, the wrong password) or holds a malformed znode is a
 row with its error while the others complete, and the password is printed nowhere; the
 statuses, the blocker kinds across the fleet and the exit code (3 wins over 1) are as written
-here by hand; the HTML page names what the report says. Spark starts once in this module (its
-cold start is 30+ s): the other cases either fail before anything starts or run
-`--spark-master in-process`.
+here by hand; the HTML page names what the report says; the application really ran on the
+standalone cluster. Spark starts once in this module (its cold start is 30+ s): the other cases
+either fail before anything starts or run `--spark-master in-process`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from kazoo.security import make_digest_acl
 
 from samples import SampleSpec
 from tests.support.ports import free_port
+from tests.support.spark_standalone import SparkStandalone, SparkStandaloneError
 from tests.support.toxiproxy import Toxiproxy
 from tests.support.zk import ZkServer, client_in_new_chroot
 
@@ -108,7 +110,23 @@ def _fleet_file(path: Path, clusters: dict[str, str], extra: dict[str, str]) -> 
     return path
 
 
+@pytest.fixture
+def standalone(tmp_path: Path) -> Iterator[SparkStandalone]:
+    """A Spark standalone master with one registered worker (2 cores, 1g), as processes from
+    pyspark's own distribution; both killed, with their executors, afterwards."""
+    spark = SparkStandalone(tmp_path / "spark", cores=2, memory="1g")
+    try:
+        spark.start()
+    except SparkStandaloneError as exc:
+        pytest.fail(f"the Spark standalone cluster did not start: {exc}")
+    try:
+        yield spark
+    finally:
+        spark.stop()
+
+
 def test_fleet_on_spark_matches_plan_on_each_cluster(fleet: dict[str, str],
+                                                      standalone: SparkStandalone,
                                                       tmp_path: Path) -> None:
     # "ready-offline" is "ready" planned --offline: its registered brokers then block
     clusters = {**fleet, "ready-offline": fleet["ready"]}
@@ -123,7 +141,8 @@ def test_fleet_on_spark_matches_plan_on_each_cluster(fleet: dict[str, str],
                                   "protected": "--zk-digest-env FLEET_DIGEST_OK",
                                   "refused": "--zk-digest-env FLEET_DIGEST_BAD --zk-timeout 5"})
         proc = _zk2kraft("plan", "--fleet", str(fleet_file), "--json", str(out_json),
-                         "--html", str(out_html), env=DIGEST_ENV)
+                         "--html", str(out_html), "--spark-master", standalone.master_url,
+                         env={**standalone.env(), **DIGEST_ENV})
     assert proc.returncode == 3, proc.stdout + proc.stderr  # unreachable wins over blocked
     doc = json.loads(out_json.read_text())
     rows = {c["name"]: c for c in doc["clusters"]}
@@ -132,8 +151,12 @@ def test_fleet_on_spark_matches_plan_on_each_cluster(fleet: dict[str, str],
         "ready": "ready", "warned": "warnings", "no-id": "blocked", "malformed": "blocked",
         "two-kinds": "blocked", "protected": "ready", "refused": "unreachable",
         "gone": "unreachable", "ready-offline": "blocked"}
-    assert doc["engine"]["name"] == "spark" and doc["engine"]["master"].startswith("local[")
+    assert doc["engine"] == {"name": "spark", "master": standalone.master_url}
     assert all(r["engine"] == doc["engine"] for r in rows.values())
+    # it ran on the standalone cluster: the master took the application, the worker ran it
+    assert "Registering app zk2kraft" in standalone.master_log.read_text(errors="replace")
+    assert "Asked to launch executor" in standalone.worker_log.read_text(errors="replace")
+    assert standalone.app_dirs(), standalone.logs()
     assert doc["counts"] == {"ready": 2, "warnings": 1, "blocked": 4, "unreachable": 2}
     assert DIGEST_PASSWORD not in proc.stdout + proc.stderr + out_json.read_text()
 
