@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO
 
 from tests.support.ports import free_ports
+from tests.support.process_group import stop_group
 
 __all__ = ["REPO_ROOT", "SparkStandalone", "SparkStandaloneError", "spark_home"]
 
@@ -160,20 +161,7 @@ class SparkStandalone:
     def stop(self) -> None:
         """Kill both process groups (TERM, then KILL after `STOP_TIMEOUT_S`); idempotent."""
         for proc in reversed(self._procs):
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-        for proc in reversed(self._procs):
-            try:
-                proc.wait(timeout=STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.wait(timeout=STOP_TIMEOUT_S)
+            stop_group(proc, STOP_TIMEOUT_S)
             # the executors the worker forked share its group; make sure none outlives it
             try:
                 os.killpg(proc.pid, signal.SIGKILL)

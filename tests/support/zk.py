@@ -37,6 +37,7 @@ from kazoo.protocol.states import KazooState
 from kazoo.retry import KazooRetry
 
 from tests.support.ports import free_ports
+from tests.support.process_group import stop_group
 
 __all__ = [
     "ZkEnsemble",
@@ -276,20 +277,12 @@ class ZkProcess:
         if proc is None:
             return
         if proc.poll() is None:
-            try:
-                if sig != signal.SIGKILL:
-                    os.killpg(proc.pid, signal.SIGCONT)  # a paused JVM cannot handle SIGTERM
-                os.killpg(proc.pid, sig)
-            except ProcessLookupError:
-                pass
-            try:
-                proc.wait(timeout=STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
+            if sig != signal.SIGKILL:
                 try:
-                    os.killpg(proc.pid, signal.SIGKILL)
+                    os.killpg(proc.pid, signal.SIGCONT)  # a paused JVM cannot handle SIGTERM
                 except ProcessLookupError:
                     pass
-                proc.wait(timeout=STOP_TIMEOUT_S)
+            stop_group(proc, STOP_TIMEOUT_S, sig)
         self.proc = None
 
     def kill(self) -> None:
