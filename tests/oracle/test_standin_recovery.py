@@ -251,9 +251,17 @@ def test_brokers_killed_right_after_the_handoff_end_with_exit_4(
         codes = {p["code"] for p in doc["problems"]}
         assert codes & {"BROKERS_NOT_SERVING", "NO_CONTROLLER_REQUEST_SERVED"}, codes
         assert doc["brokers_unregistered_at_fence"] == []  # they were, then they died
-        # the new leader's DescribeQuorum: none of them fetches from it any more
-        assert "BROKERS_NOT_FOLLOWING" in codes, codes
-        assert doc["brokers_not_following_new_leader"] == [0, 1]
+        # The new leader leads before --on-cutover starts (the stand-in's handover), so the
+        # brokers fetch from it until the kill lands. Most runs: they are dead before the
+        # follow check's two DescribeQuorum answers, and it names them. On a busy host the
+        # shell's `kill -9` can land after their fetches moved between the two answers: the
+        # check then rightly saw them following, and the brokers' death is caught afresh
+        # (BROKERS_NOT_SERVING / NO_CONTROLLER_REQUEST_SERVED above): exit 4 either way.
+        if "BROKERS_NOT_FOLLOWING" in codes:
+            assert doc["brokers_not_following_new_leader"] == [0, 1]
+        else:
+            assert doc["brokers_not_following_new_leader"] == [], doc
+            assert "every broker fetches from the new leader" in said, said
         assert "Kafka does NOT confirm a serving cluster (exit 4)" in said, said
         assert "BROKERS_NOT_SERVING" in said or "NO_CONTROLLER_REQUEST_SERVED" in said
         assert "unconfirmed" in (root / "m.html").read_text()
