@@ -33,11 +33,12 @@ from functools import partial
 from typing import Any
 
 from migrate.bulk.spark import SparkRuntime
-from migrate.bulk.topic_work import TopicWork, encode_works
+from migrate.bulk.topic_work import TopicWork, encode_topics, work_fields
 from migrate.preflight.findings import Finding
 from migrate.translate.configs import config_records
 from migrate.translate.entities import replica_dir_cluster
 from migrate.translate.framing import TranslationOptions
+from migrate.translate.topics import TopicFields
 from migrate.translate.translation import TranslationResult, translate
 from verify import (
     KINDS,
@@ -59,7 +60,6 @@ from writers import (
 )
 from zkreader import (
     ClusterSnapshot,
-    Topic,
     migrating_topic,
     paused_gc,
 )
@@ -103,18 +103,15 @@ def warm_up(spark: SparkRuntime) -> None:
     """Run a one-topic translate+encode job right after Spark starts (`SparkStarter(warmup=)`).
 
     It forks the Python workers, imports the translator, codec and pyarrow in them and takes
-    the JVM's Arrow path once, so the first real job pays none of it. Each task slot gets a
-    task (a worker per slot).
+    the JVM's path once, then moves a few MiB a slot through it (`SparkRuntime.warm_transport`),
+    so the first real job pays none of it. Each task slot gets a task (a worker per slot).
     """
     from migrate.bulk.topic_columns import ENCODED_SCHEMA, encode_topic_batch, topic_batch
-    from zkreader import ZnodeStat
-
-    stat = ZnodeStat(0, 0, 0, 0, 0)
-    work = TopicWork(Topic("warm-up", 3, "AAAAAAAAAAAAAAAAAAAAAQ", {0: (1,)}, {}, {}, stat),
-                     {0: None}, None)
-    batches = [topic_batch([work])] * max(1, spark.default_parallelism)  # one batch, n tasks
+    one_topic: TopicFields = ("warm-up", "AAAAAAAAAAAAAAAAAAAAAQ", None, [(0, (1,), None, (), ())])
+    batches = [topic_batch([one_topic])] * max(1, spark.default_parallelism)  # n tasks
     spark.map_batches(batches, partial(encode_topic_batch, LATEST_PRODUCTION, None, False),
                       ENCODED_SCHEMA)
+    spark.warm_transport()
 
 
 def _topic_works(snapshot: ClusterSnapshot) -> Iterator[TopicWork]:
@@ -292,7 +289,8 @@ def _encode_log(
         topic_values, topic_counts = _encode_on_spark(snapshot, mv, dir_cluster, options.offline,
                                                       spark, progress)
     else:  # the same loop over the same topics, in this process
-        encoded = encode_works(mv, _topic_works(snapshot), dir_cluster, options.offline)
+        encoded = encode_topics(mv, map(work_fields, _topic_works(snapshot)), dir_cluster,
+                                options.offline)
         topic_values, topic_counts = encoded.values, Counter(encoded.types)
         if progress is not None:
             progress(1, 1)
@@ -337,7 +335,7 @@ def _encode_on_spark(
     chunks = chunk_topics(snapshot, parallelism=spark.default_parallelism)
     if progress is not None:
         progress(0, len(chunks))
-    table = spark.map_batches([topic_batch(c) for c in chunks],
+    table = spark.map_batches([topic_batch(map(work_fields, c)) for c in chunks],
                               partial(encode_topic_batch, mv, dir_cluster, offline),
                               ENCODED_SCHEMA)
     if progress is not None:

@@ -110,6 +110,10 @@ def _ipc_apply(fn: Callable[[pa.RecordBatch], pa.RecordBatch], data: bytes) -> b
     return _to_ipc(fn(_from_ipc(data)))
 
 
+def _echo(data: bytes) -> bytes:
+    return data
+
+
 def _raise_failures(results: Sequence[R | WorkerFailure]) -> list[R]:
     out: list[R] = []
     for item in results:
@@ -232,6 +236,16 @@ class SparkRuntime:
             rdd = context.parallelize(list(chunks), numSlices=len(chunks))
             results = rdd.mapPartitions(_guard_chunks(fn), preservesPartitioning=True).collect()
         return _raise_failures(results)
+
+    def warm_transport(self, mib: int = 4) -> None:
+        """Move `mib` MiB of bytes to every task slot and back in one job, right after start.
+
+        The JVM's first job at a real size cost 0.4-0.5 CPU s more than the next ones (50,000
+        partitions, docs/benchmarks.md, "Spark vs in-process") though a one-topic job had warmed
+        the same path: its copy loops get compiled only at volume. Moving plain bytes
+        warms them at almost no Python cost.
+        """
+        self.map_chunks([bytes(mib << 20)] * max(1, self.default_parallelism), _echo)
 
     def map_each_grouped(
         self,

@@ -1,15 +1,13 @@
 """The topic table as Arrow columns: what the Spark job ships to its workers and gets back.
 
 The driver turns each chunk of topics (`migrate.bulk.pipeline.chunk_topics`) into one Arrow record
-batch, one row per topic, its partitions as list columns; a Spark worker reads the columns back
-into the reader's model objects and runs the one translate+encode loop
-(`migrate.bulk.topic_work.encode_works`) the in-process engine runs, so both give the same bytes by
-construction. The encoded records come back as a binary column. No Python object crosses the
+batch, one row per topic, its partitions as list columns. The columns hold exactly the
+translator's `TopicFields` (`migrate.translate.topics`): what its records are made from, and
+nothing the translator does not read. A Spark worker reads them back as those plain values,
+without rebuilding the reader's model objects, and runs the one translate+encode loop
+(`migrate.bulk.topic_work.encode_topics`) the in-process engine runs, so both give the same bytes
+by construction. The encoded records come back as a binary column. No Python object crosses the
 JVM boundary per record or per partition: the JVM only moves Arrow buffers.
-
-Every field of the models is shipped (znode stats included), not just what the translator reads
-today, so the rebuilt topics equal the snapshot's (a unit test checks it) and a translator that
-starts reading another field stays right on Spark.
 
 Imported only on the Spark path (driver and workers): pyarrow costs its import time there alone.
 """
@@ -17,44 +15,40 @@ Imported only on the Spark path (driver and workers): pyarrow costs its import t
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from operator import attrgetter
 from typing import Any
 
 import orjson
 import pyarrow as pa
 
-from migrate.bulk.topic_work import TopicWork, encode_works
+from migrate.bulk.topic_work import encode_topics
+from migrate.translate.topics import PartitionRow, TopicFields
 from writers import MetadataVersion
-from zkreader import ConfigZnode, PartitionState, Topic, new_partition_state, new_stat
 
 __all__ = [
     "ENCODED_SCHEMA",
     "TOPIC_SCHEMA",
     "encode_topic_batch",
+    "fields_from_batch",
     "topic_batch",
-    "works_from_batch",
 ]
 
 _INTS = pa.list_(pa.int32())
-_LONGS = pa.list_(pa.int64())
 
 TOPIC_SCHEMA = pa.schema([
     ("name", pa.string()),
-    ("json_version", pa.int32()),
     ("topic_id", pa.string()),  # null: the topic has none
-    ("stat", _LONGS),  # the topic znode's ZnodeStat, fields in order
-    ("partitions", _INTS),  # assignment keys, in the snapshot's order
-    ("replicas", pa.list_(_INTS)),  # assignment values, aligned with `partitions`
-    # per partition, aligned with `partitions`: the state znode as
-    # [leader, leader_epoch, controller_epoch, leader_recovery_state, *stat], null when missing
-    ("states", pa.list_(_LONGS)),
-    ("isr", pa.list_(_INTS)),  # per partition, null when the state znode is missing
-    ("adding_partitions", _INTS),
-    ("adding_replicas", pa.list_(_INTS)),
+    ("config", pa.string()),  # the overrides as a JSON object (values keep their JSON types)
+    ("partitions", _INTS),  # partition ids, in the snapshot's order
+    ("replicas", pa.list_(_INTS)),  # aligned with `partitions`
+    # aligned with `partitions`: the state znode's [leader, leader_epoch, partition_epoch,
+    # leader_recovery_state] and its ISR, both null when the znode is missing
+    ("states", pa.list_(_INTS)),
+    ("isr", pa.list_(_INTS)),
+    # reassignments in flight, only for the partitions that have them
     ("removing_partitions", _INTS),
     ("removing_replicas", pa.list_(_INTS)),
-    # [entity_path, config, stat] as JSON (values keep their JSON types), null: no overrides
-    ("config", pa.string()),
+    ("adding_partitions", _INTS),
+    ("adding_replicas", pa.list_(_INTS)),
 ])
 """One row per topic."""
 
@@ -65,66 +59,46 @@ ENCODED_SCHEMA = pa.schema([
 """One row per record."""
 
 
-_stat = attrgetter("czxid", "mzxid", "version", "ctime_ms", "mtime_ms", "ephemeral_owner",
-                   "num_children")
-_state = attrgetter("leader", "leader_epoch", "controller_epoch", "leader_recovery_state")
-
-
-def _state_row(state: PartitionState | None) -> tuple[int, ...] | None:
-    return None if state is None else _state(state) + _stat(state.stat)
-
-
-def topic_batch(works: Iterable[TopicWork]) -> pa.RecordBatch:
+def topic_batch(topics: Iterable[TopicFields]) -> pa.RecordBatch:
     """The topics as one record batch of `TOPIC_SCHEMA` (on the driver)."""
     cols: dict[str, list[Any]] = {name: [] for name in TOPIC_SCHEMA.names}
-    for work in works:
-        t = work.topic
-        cols["name"].append(t.name)
-        cols["json_version"].append(t.json_version)
-        cols["topic_id"].append(t.topic_id)
-        cols["stat"].append(_stat(t.stat))
-        cols["partitions"].append(list(t.assignment))
-        cols["replicas"].append(list(t.assignment.values()))
-        states = [work.states.get(p) for p in t.assignment]
-        cols["states"].append(list(map(_state_row, states)))
-        cols["isr"].append([None if st is None else st.isr for st in states])
-        cols["adding_partitions"].append(list(t.adding_replicas))
-        cols["adding_replicas"].append(list(t.adding_replicas.values()))
-        cols["removing_partitions"].append(list(t.removing_replicas))
-        cols["removing_replicas"].append(list(t.removing_replicas.values()))
-        c = work.config
-        cols["config"].append(None if c is None else orjson.dumps(
-            [c.entity_path, c.config, _stat(c.stat)]).decode())
+    for name, topic_id, config, rows in topics:
+        cols["name"].append(name)
+        cols["topic_id"].append(topic_id)
+        cols["config"].append(None if config is None else orjson.dumps(config).decode())
+        cols["partitions"].append([r[0] for r in rows])
+        cols["replicas"].append([r[1] for r in rows])
+        states = [r[2] for r in rows]
+        cols["states"].append([None if s is None else s[1:] for s in states])
+        cols["isr"].append([None if s is None else s[0] for s in states])
+        removing = [(r[0], r[3]) for r in rows if r[3]]
+        cols["removing_partitions"].append([p for p, _ in removing])
+        cols["removing_replicas"].append([r for _, r in removing])
+        adding = [(r[0], r[4]) for r in rows if r[4]]
+        cols["adding_partitions"].append([p for p, _ in adding])
+        cols["adding_replicas"].append([r for _, r in adding])
     return pa.RecordBatch.from_pydict(cols, schema=TOPIC_SCHEMA)
 
 
-def works_from_batch(batch: pa.RecordBatch) -> Iterator[TopicWork]:
-    """The topics of a `TOPIC_SCHEMA` batch as model objects (on a worker), in row order."""
+def fields_from_batch(batch: pa.RecordBatch) -> Iterator[TopicFields]:
+    """The topics of a `TOPIC_SCHEMA` batch as the translator's fields (on a worker), in row
+    order."""
     cols = batch.to_pydict()
-    rows = zip(*(cols[name] for name in TOPIC_SCHEMA.names), strict=True)
-    for (name, json_version, topic_id, stat, partitions, replicas, states, isr,
-         adding_p, adding_r, removing_p, removing_r, config) in rows:
-        topic = Topic(name, json_version, topic_id,
-                      dict(zip(partitions, map(tuple, replicas), strict=True)),
-                      dict(zip(adding_p, map(tuple, adding_r), strict=True)),
-                      dict(zip(removing_p, map(tuple, removing_r), strict=True)),
-                      new_stat(*stat))
-        parts: dict[int, PartitionState | None] = {}
-        for p, s, i in zip(partitions, states, isr, strict=True):
-            parts[p] = None if s is None else new_partition_state(
-                name, p, s[0], s[1], s[2], tuple(i), s[3],
-                new_stat(s[4], s[5], s[6], s[7], s[8], s[9], s[10]))
-        conf = None
-        if config is not None:
-            path, values, cstat = orjson.loads(config)
-            conf = ConfigZnode(path, values, new_stat(*cstat))
-        yield TopicWork(topic, parts, conf)
+    for (name, topic_id, config, partitions, replicas, states, isr, removing_p, removing_r,
+         adding_p, adding_r) in zip(*(cols[n] for n in TOPIC_SCHEMA.names), strict=True):
+        removing = dict(zip(removing_p, removing_r, strict=True))
+        adding = dict(zip(adding_p, adding_r, strict=True))
+        rows: list[PartitionRow] = [
+            (p, r, None if s is None else (i, s[0], s[1], s[2], s[3]),
+             removing.get(p, ()), adding.get(p, ()))
+            for p, r, s, i in zip(partitions, replicas, states, isr, strict=True)]
+        yield name, topic_id, None if config is None else orjson.loads(config), rows
 
 
 def encode_topic_batch(mv: MetadataVersion, dir_cluster: str | None, offline: bool,
                        batch: pa.RecordBatch) -> pa.RecordBatch:
     """Translate and encode the topics of one batch (runs in Spark workers; top-level so Spark
-    pickles it by name). `dir_cluster` and `offline` are `topic_records`'.
+    pickles it by name). `dir_cluster` and `offline` are `topic_records_of`'s.
 
     Returns:
         An `ENCODED_SCHEMA` batch: every record of the batch's topics, in log order.
@@ -133,8 +107,7 @@ def encode_topic_batch(mv: MetadataVersion, dir_cluster: str | None, offline: bo
         TranslationError: a znode cannot be expressed (names the path).
         SchemaError: a record does not fit its schema.
     """
-    encoded = encode_works(mv, works_from_batch(batch), dir_cluster, offline)
+    encoded = encode_topics(mv, fields_from_batch(batch), dir_cluster, offline)
     return pa.RecordBatch.from_arrays(
         [pa.array(encoded.values, pa.binary()), pa.array(encoded.types, pa.string())],
         schema=ENCODED_SCHEMA)
-

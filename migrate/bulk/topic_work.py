@@ -3,6 +3,9 @@
 Shared by the in-process engine (`migrate.bulk.pipeline`) and the Spark workers
 (`migrate.bulk.topic_columns`), so both give the same bytes by construction. It sits below both
 so neither imports the other for it (the pipeline imports the Arrow side only on the Spark path).
+The loop takes each topic as the translator's `TopicFields` (plain values): the in-process engine
+takes them from the reader's model objects (`topic_fields`), the Spark workers from Arrow columns,
+without rebuilding a model object.
 """
 
 from __future__ import annotations
@@ -10,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from migrate.translate.topics import topic_records
+from migrate.translate.topics import TopicFields, topic_fields, topic_records_of
 from writers import MetadataVersion, encode_record
 from zkreader import ConfigZnode, PartitionState, Topic, paused_gc
 
-__all__ = ["EncodedTopics", "TopicWork", "encode_works"]
+__all__ = ["EncodedTopics", "TopicWork", "encode_topics", "work_fields"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +35,11 @@ class TopicWork:
     config: ConfigZnode | None
 
 
+def work_fields(work: TopicWork) -> TopicFields:
+    """What the translator reads of one row of the topic table."""
+    return topic_fields(work.topic, work.states, work.config)
+
+
 @dataclass(frozen=True, slots=True)
 class EncodedTopics:
     """What translating and encoding topics gives: the values in log order, each one's type."""
@@ -40,17 +48,16 @@ class EncodedTopics:
     types: list[str]
 
 
-def encode_works(mv: MetadataVersion, works: Iterable[TopicWork],
-                 dir_cluster: str | None = None, offline: bool = False) -> EncodedTopics:
+def encode_topics(mv: MetadataVersion, topics: Iterable[TopicFields],
+                  dir_cluster: str | None = None, offline: bool = False) -> EncodedTopics:
     """The one translate+encode loop, shared by Spark tasks and the in-process engine.
 
-    `dir_cluster` and `offline` are `topic_records`' (offline: every broker is stopped)."""
+    `dir_cluster` and `offline` are `topic_records_of`'s (offline: every broker is stopped)."""
     values: list[bytes] = []
     types: list[str] = []
     with paused_gc():
-        for work in works:
-            for record in topic_records(work.topic, work.states, work.config, mv, dir_cluster,
-                                        offline):
+        for fields in topics:
+            for record in topic_records_of(fields, mv, dir_cluster, offline):
                 values.append(encode_record(record))
                 types.append(record.type)
     return EncodedTopics(values, types)

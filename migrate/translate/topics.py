@@ -30,7 +30,8 @@ its two parts, `partition` (one state znode) and `topic_config` (`/config/topics
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 from migrate.errors import TranslationError
@@ -60,23 +61,62 @@ __all__ = [
     "PARTITION_KIND",
     "TOPIC_CONFIG_KIND",
     "TOPIC_KIND",
+    "PartitionRow",
+    "StateFields",
+    "TopicFields",
     "partition_record",
+    "partition_record_of",
+    "partition_row",
+    "topic_fields",
     "topic_records",
+    "topic_records_of",
 ]
 
 _PARTITION_RECORD_VERSION = 0
 _NO_LEADER = -1
 
 
+StateFields = tuple[Sequence[int], int, int, int, int]
+"""A state znode as the translator reads it: `(isr, leader, leader_epoch, partition_epoch,
+leader_recovery_state)`."""
+
+PartitionRow = tuple[int, Sequence[int], StateFields | None, Sequence[int], Sequence[int]]
+"""One partition as the translator reads it: `(partition, replicas, state, removing_replicas,
+adding_replicas)`, `state` None when the state znode is missing. The Spark workers build these
+from Arrow columns (`migrate.bulk.topic_columns`) without rebuilding the reader's model objects."""
+
+
+def partition_row(topic: Topic, partition: int, state: PartitionState | None) -> PartitionRow:
+    """The fields of one partition's znodes that its `PartitionRecord` is made from."""
+    return (partition, topic.assignment[partition],
+            None if state is None else (state.isr, state.leader, state.leader_epoch,
+                                        state.partition_epoch, state.leader_recovery_state),
+            topic.removing_replicas.get(partition, ()), topic.adding_replicas.get(partition, ()))
+
+
 def partition_record(topic: Topic, partition: int, state: PartitionState | None, *,
                      mv: MetadataVersion | None = None,
                      dir_cluster: str | None = None, offline: bool = False) -> MetadataRecord:
-    """Return the `PartitionRecord` of one partition.
+    """Return the `PartitionRecord` of one partition (`partition_record_of` its znodes' fields).
 
     Args:
         topic: the topic znode (replicas and reassignment come from it); must have a topic id.
         partition: the partition id.
         state: its decoded state znode, or None when the znode is missing.
+        mv, dir_cluster, offline: `partition_record_of`'s.
+    """
+    return partition_record_of(topic.topic_id, partition_row(topic, partition, state), mv=mv,
+                               dir_cluster=dir_cluster, offline=offline)
+
+
+def partition_record_of(topic_id: str | None, row: PartitionRow, *,
+                        mv: MetadataVersion | None = None,
+                        dir_cluster: str | None = None, offline: bool = False) -> MetadataRecord:
+    """Return the `PartitionRecord` of one partition, from its znodes' fields.
+
+    Args:
+        topic_id: the topic's id.
+        row: the partition's fields (`PartitionRow`).
         mv: the metadata.version written (needed with `dir_cluster` only).
         dir_cluster: offline only: the cluster id whose prepared broker log dirs the replicas'
             directories name (module docstring); None names no directory.
@@ -86,28 +126,22 @@ def partition_record(topic: Topic, partition: int, state: PartitionState | None,
         A version-0 `PartitionRecord`, or with `dir_cluster` at >= 3.7-IV2 one of the level's
         version naming each replica's directory.
     """
-    replicas = list(topic.assignment[partition])
+    partition, replicas, state, removing, adding = row
     if state is None:
-        isr = list(replicas)
+        isr: Sequence[int] = replicas
         leader = replicas[0] if replicas else _NO_LEADER
-        leader_epoch = 0
-        partition_epoch = 0
-        recovery = 0
+        leader_epoch = partition_epoch = recovery = 0
     else:
-        isr = list(state.isr)
-        leader = state.leader
-        leader_epoch = state.leader_epoch
-        partition_epoch = state.partition_epoch
-        recovery = state.leader_recovery_state
+        isr, leader, leader_epoch, partition_epoch, recovery = state
     if offline:
         leader = _NO_LEADER
     data: dict[str, FieldValue] = {
         "partitionId": partition,
-        "topicId": topic.topic_id,
+        "topicId": topic_id,
         "replicas": list(replicas),
         "isr": list(isr),
-        "removingReplicas": list(topic.removing_replicas.get(partition, ())),
-        "addingReplicas": list(topic.adding_replicas.get(partition, ())),
+        "removingReplicas": list(removing),
+        "addingReplicas": list(adding),
         "leader": leader,
         "leaderEpoch": leader_epoch,
         "partitionEpoch": partition_epoch,
@@ -119,6 +153,25 @@ def partition_record(topic: Topic, partition: int, state: PartitionState | None,
     return MetadataRecord("PARTITION_RECORD", _PARTITION_RECORD_VERSION, data)
 
 
+TopicFields = tuple[str, str | None, Mapping[str, Any] | None, list[PartitionRow]]
+"""One topic as the translator reads it: `(name, topic_id, config, rows)`: the topic id None when
+the znode has none, the overrides of `/config/topics/<name>` None when it has none, every
+partition's `PartitionRow` in any order."""
+
+
+def topic_fields(topic: Topic, states: Mapping[int, PartitionState | None],
+                 config: ConfigZnode | None) -> TopicFields:
+    """The fields of one topic's znodes that its records are made from.
+
+    Args:
+        topic: the topic znode.
+        states: partition -> its state znode (None or absent = missing znode).
+        config: `/config/topics/<name>`, or None when the topic has no overrides.
+    """
+    return (topic.name, topic.topic_id, None if config is None else config.config,
+            [partition_row(topic, p, states.get(p)) for p in topic.assignment])
+
+
 def topic_records(
     topic: Topic,
     states: Mapping[int, PartitionState | None],
@@ -127,16 +180,28 @@ def topic_records(
     dir_cluster: str | None = None,
     offline: bool = False,
 ) -> list[MetadataRecord]:
-    """Return every record of one topic, in log order.
+    """Return every record of one topic, in log order: `topic_records_of` its `topic_fields`.
+
+    Raises:
+        TranslationError: the topic znode has no topic id (see `topic_records_of`).
+    """
+    return topic_records_of(topic_fields(topic, states, config), mv, dir_cluster, offline)
+
+
+def topic_records_of(
+    fields: TopicFields,
+    mv: MetadataVersion,
+    dir_cluster: str | None = None,
+    offline: bool = False,
+) -> list[MetadataRecord]:
+    """Return every record of one topic, in log order, from its znodes' fields.
 
     Args:
-        topic: the topic znode.
-        states: partition -> its state znode (None or absent = missing znode).
-        config: `/config/topics/<name>`, or None when the topic has no overrides.
+        fields: the topic's `TopicFields`.
         mv: the metadata.version being written (every record here is version 0 at all of them,
             but the offline `PartitionRecord` with directories).
-        dir_cluster: offline only, see `partition_record`.
-        offline: every broker is stopped, see `partition_record`.
+        dir_cluster: offline only, see `partition_record_of`.
+        offline: every broker is stopped, see `partition_record_of`.
 
     Returns:
         `[TopicRecord, ConfigRecord..., PartitionRecord...]`, configs by key, partitions by id.
@@ -145,17 +210,19 @@ def topic_records(
         TranslationError: the topic znode has no topic id (Kafka's migration aborts there too;
             `translate` reports it as the `TOPIC_WITHOUT_ID` blocker instead of calling this).
     """
-    if topic.topic_id is None:
-        raise TranslationError(
-            f"/brokers/topics/{topic.name}: topic {topic.name!r} has no topic_id"
-        )
-    records = [MetadataRecord("TOPIC_RECORD", 0, {"name": topic.name, "topicId": topic.topic_id})]
+    name, topic_id, config, rows = fields
+    if topic_id is None:
+        raise TranslationError(f"/brokers/topics/{name}: topic {name!r} has no topic_id")
+    records = [MetadataRecord("TOPIC_RECORD", 0, {"name": name, "topicId": topic_id})]
     if config is not None:
-        records += config_records(TOPIC_RESOURCE, topic.name, config.config)
-    for partition in sorted(topic.assignment):
-        records.append(partition_record(topic, partition, states.get(partition), mv=mv,
-                                        dir_cluster=dir_cluster, offline=offline))
+        records += config_records(TOPIC_RESOURCE, name, config)
+    for row in sorted(rows, key=_partition_id):
+        records.append(partition_record_of(topic_id, row, mv=mv, dir_cluster=dir_cluster,
+                                           offline=offline))
     return records
+
+
+_partition_id = itemgetter(0)
 
 
 # ---------------------------------------------------------------------------- the topic kind
