@@ -47,7 +47,6 @@ __all__ = ["BROKER_LOGS_MAY_LACK_TOPIC_IDS", "BROKER_OLDER_THAN_METADATA_VERSION
 BROKER_LOGS_MAY_LACK_TOPIC_IDS = "BROKER_LOGS_MAY_LACK_TOPIC_IDS"
 BROKER_OLDER_THAN_METADATA_VERSION = "BROKER_OLDER_THAN_METADATA_VERSION"
 
-_ONLINE_MINIMUM: Release = (3, 6)  # migration transactions: metadata.version 3.6-IV1
 _PARTITION_METADATA_EVERYWHERE: Release = (3, 0)  # the issue-29 rehearsal: 2.8 left dirs without
 
 
@@ -221,6 +220,12 @@ def source_version_warnings(snapshot: ClusterSnapshot,
 def _release_of(mv: MetadataVersion) -> Release:
     major, minor = mv.release.split(".")
     return int(major), int(minor)
+
+
+_ONLINE_MINIMUM: Release = min(_release_of(mv) for mv in METADATA_VERSIONS
+                               if mv.supports_transactions)
+"""The first release whose metadata.version has migration transactions (3.6-IV1): zk2kraft's
+online path writes them."""
 
 
 def line_level(line: Release) -> MetadataVersion | None:

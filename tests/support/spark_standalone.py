@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO
 
 from tests.support.ports import free_ports
-from tests.support.process_group import stop_group
+from tests.support.process_group import log_tail, stop_group
 
 __all__ = ["REPO_ROOT", "SparkStandalone", "SparkStandaloneError", "spark_home"]
 
@@ -47,14 +47,6 @@ def spark_home() -> Path:
     import pyspark
 
     return Path(pyspark.__file__).resolve().parent
-
-
-def _tail(path: Path, lines: int = 40) -> str:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        return f"<{path}: {exc}>"
-    return "\n".join(text.splitlines()[-lines:])
 
 
 class SparkStandalone:
@@ -110,8 +102,8 @@ class SparkStandalone:
 
     def logs(self) -> str:
         """Both logs' tails, for a failure message."""
-        return (f"--- master ({self.master_log}) ---\n{_tail(self.master_log)}\n"
-                f"--- worker ({self.worker_log}) ---\n{_tail(self.worker_log)}")
+        return (f"--- master ({self.master_log}) ---\n{log_tail(self.master_log)}\n"
+                f"--- worker ({self.worker_log}) ---\n{log_tail(self.worker_log)}")
 
     def start(self, timeout: float = START_TIMEOUT_S) -> SparkStandalone:
         """Start the master and the worker; return once the worker is registered.

@@ -37,7 +37,7 @@ from kazoo.protocol.states import KazooState
 from kazoo.retry import KazooRetry
 
 from tests.support.ports import free_ports
-from tests.support.process_group import stop_group
+from tests.support.process_group import LOG_TAIL_LINES, log_tail, stop_group
 
 __all__ = [
     "ZkEnsemble",
@@ -59,7 +59,6 @@ ZK_JAR = Path(os.environ.get("ZK2KRAFT_ZK_JAR", "/usr/share/java/zookeeper.jar")
 ZK_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 START_TIMEOUT_S = 45.0
 STOP_TIMEOUT_S = 10.0
-LOG_TAIL_LINES = 40
 
 
 class ZkStartError(RuntimeError):
@@ -113,14 +112,6 @@ def _server_mode(host: str, port: int) -> str:
         if line.startswith("Mode:"):
             return line.split(":", 1)[1].strip()
     return ""
-
-
-def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
-    try:
-        text = path.read_text("utf-8", "replace")
-    except OSError as exc:
-        return f"(no log at {path}: {exc})"
-    return "\n".join(text.splitlines()[-lines:])
 
 
 def _wait(
@@ -268,7 +259,7 @@ class ZkProcess:
         state = "running" if self.alive() else f"exited with {self.proc and self.proc.poll()}"
         raise ZkStartError(
             f"ZooKeeper sid={self.sid} on 127.0.0.1:{self.client_port} ({state}): {why}\n"
-            f"--- {self.log_path} (tail) ---\n{_tail(self.log_path)}"
+            f"--- {self.log_path} (tail) ---\n{log_tail(self.log_path)}"
         )
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
@@ -380,7 +371,7 @@ class ZkServer:
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
         """Last lines of the server log."""
-        return _tail(self.node.log_path, lines)
+        return log_tail(self.node.log_path, lines)
 
     def stop(self, keep_logs: bool = False) -> None:
         """Stop the server; delete its directory unless `keep_logs`."""
@@ -479,7 +470,7 @@ class ZkEnsemble:
 
     def log_tail(self, i: int, lines: int = LOG_TAIL_LINES) -> str:
         """Last lines of member `i`'s log."""
-        return _tail(self.nodes[i].log_path, lines)
+        return log_tail(self.nodes[i].log_path, lines)
 
     def close(self, keep_logs: bool = False) -> None:
         """Stop every member; delete the directory unless `keep_logs`."""
