@@ -40,16 +40,16 @@ IN_PROCESS = "in-process"
 LOCAL_SPARK = "local[*]"
 """The Spark master `auto` uses for big clusters."""
 
-SPARK_COLD_START_CPU_S = 20.5
+SPARK_COLD_START_CPU_S = 18.9
 """S: CPU seconds from starting Spark to a warm session (JVM, session, warm-up job)."""
 
-IN_PROCESS_CPU_S_PER_PARTITION = 5.8e-6
+IN_PROCESS_CPU_S_PER_PARTITION = 8.7e-6
 """a: translate+encode in this process, per partition."""
 
-SPARK_DRIVER_CPU_S_PER_PARTITION = 3.3e-6
+SPARK_DRIVER_CPU_S_PER_PARTITION = 3.8e-6
 """d: the Spark job's serial part on the driver, per partition."""
 
-SPARK_CORE_CPU_S_PER_PARTITION = 2.6e-5
+SPARK_CORE_CPU_S_PER_PARTITION = 1.63e-5
 """c: the Spark job's parallel part (JVM and Python workers), per partition, over all cores."""
 
 

@@ -254,11 +254,13 @@ def test_brokers_killed_right_after_the_handoff_end_with_exit_4(
         # The new leader leads before --on-cutover starts (the stand-in's handover), so the
         # brokers fetch from it until the kill lands. Most runs: they are dead before the
         # follow check's two DescribeQuorum answers, and it names them. On a busy host the
-        # shell's `kill -9` can land after their fetches moved between the two answers: the
-        # check then rightly saw them following, and the brokers' death is caught afresh
-        # (BROKERS_NOT_SERVING / NO_CONTROLLER_REQUEST_SERVED above): exit 4 either way.
+        # shell's `kill -9` can land after their fetches moved between the two answers, for
+        # both brokers or for one (seen in a busy CI run of 2026-11-29: [0] only): the check
+        # then rightly saw those following, and the brokers' death is caught afresh
+        # (BROKERS_NOT_SERVING / NO_CONTROLLER_REQUEST_SERVED above): exit 4 every way.
         if "BROKERS_NOT_FOLLOWING" in codes:
-            assert doc["brokers_not_following_new_leader"] == [0, 1]
+            named = doc["brokers_not_following_new_leader"]
+            assert named in ([0], [1], [0, 1]), doc
         else:
             assert doc["brokers_not_following_new_leader"] == [], doc
             assert "every broker fetches from the new leader" in said, said
