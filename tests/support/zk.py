@@ -514,10 +514,14 @@ def expire_session(client: KazooClient, connect: str, timeout_s: float = 10.0) -
     """Expire `client`'s ZooKeeper session for real, the way kazoo's own test harness does.
 
     A second client attaches to the same session id and password and closes it; the server then
-    expires the session, deleting its ephemerals, and `client` sees SessionExpired.
+    expires the session, deleting its ephemerals, and `client` sees SessionExpired. The second
+    client connects without the chroot: with one, kazoo's `start` reads "/" after connecting,
+    and `client`, whose connection the server has just closed, can reconnect in between and take
+    the session back, losing that read (a busy CI run of 2026-11-29: ConnectionLoss).
     """
     session_id, password = client.client_id
-    other = KazooClient(hosts=connect, client_id=(session_id, password), timeout=timeout_s)
+    hosts = connect.split("/", 1)[0]  # the session is the server's, not the chroot's
+    other = KazooClient(hosts=hosts, client_id=(session_id, password), timeout=timeout_s)
     other.start(timeout=timeout_s)
     other.stop()
     other.close()
