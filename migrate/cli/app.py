@@ -11,6 +11,7 @@ subparser and a `run(args) -> int`; `_COMMANDS` names them. Their flags' shared 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
 import signal
 import sys
@@ -163,6 +164,17 @@ def _on_sigterm(signum: int, frame: object) -> None:
     raise Terminated
 
 
+def _dump_threads_on_sigquit() -> None:
+    """`kill -QUIT <pid>` prints every thread's stack to stderr and the run goes on, as a JVM's
+    thread dump does: where a run waits, seen without stopping it. Written by the interpreter
+    itself, so it works while the main thread is stuck in a call; names code, never data."""
+    try:
+        faulthandler.register(signal.SIGQUIT, file=sys.__stderr__ or sys.stderr,
+                              all_threads=True)
+    except (AttributeError, OSError, ValueError, RuntimeError):
+        pass  # no stderr to write to (a run started with fd 2 closed): keep the default
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `zk2kraft` console script; returns the process exit code."""
     reserve_std_fds()
@@ -180,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "SIGINT is ignored (inherited from the parent): Ctrl-C will not stop this run; "
             "SIGTERM will, cleaning up as Ctrl-C does")
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main_thread else None
+    if in_main_thread:
+        _dump_threads_on_sigquit()
     try:
         with guarded_std_streams() as guard:
             code = _run(command, args, guard)

@@ -30,6 +30,7 @@ from migrate.translate.framing import TranslationOptions
 from migrate.translate.translation import translate
 from samples import SampleSpec
 from tests.support.churn import Churn
+from tests.support.cli_run import communicate
 from tests.support.migration_cluster import claim_on_cutover
 from tests.support.scram_restatement import RESTATEMENT, migration_types
 from tests.support.zk_proxy import LosingRelay
@@ -58,15 +59,8 @@ def run(connect: str, root: Path, *extra: str, crash: str | None = None,
 
 def done(proc: subprocess.Popen[str]) -> tuple[int, str]:
     """The run's exit code and output; a run still going after 300 s fails the test with every
-    thread's stack (seen once in a loaded CI run on 2026-11-29: a resumed run that did not end
-    after SIGUSR1, not reproduced since)."""
-    try:
-        out, err = proc.communicate(timeout=300)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGABRT)
-        out, err = proc.communicate(timeout=30)
-        raise AssertionError(f"zk2kraft did not end within 300 s; its output and stacks:\n"
-                             f"{out}{err}") from None
+    thread's stack (`tests.support.cli_run`)."""
+    out, err = communicate(proc, 300)
     return proc.returncode, out + err
 
 

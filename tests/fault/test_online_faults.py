@@ -24,6 +24,7 @@ from kazoo.client import KazooClient
 
 from samples import SampleSpec, generate_sample_cluster
 from tests.support.churn import Churn
+from tests.support.cli_run import communicate
 from tests.support.immutable import Immutable, voter_paths
 from tests.support.tool_hooks import start_paused_after_fence
 
@@ -53,7 +54,7 @@ def wait_phase(root: Path, proc: subprocess.Popen[str], phase: str = "mirror") -
 def cut_over(proc: subprocess.Popen[str]) -> tuple[int, str]:
     if proc.poll() is None:
         proc.send_signal(signal.SIGUSR1)
-    out, err = proc.communicate(timeout=300)
+    out, err = communicate(proc, 300)
     return proc.returncode, out + err
 
 
@@ -116,7 +117,7 @@ def test_two_voters_of_three_fail_mid_mirror_it_stops_before_the_fence(
         proc = start(cluster.connect, tmp_path)
         wait_phase(tmp_path, proc)
         immutable.freeze(voter_paths(tmp_path / "c3001") + voter_paths(tmp_path / "c3002"))
-        out, err = proc.communicate(timeout=120)  # the next append loses the majority
+        out, err = communicate(proc, 120)  # the next append loses the majority
     assert proc.returncode == 3, out + err
     assert "majority" in err
     zk = cluster.client
@@ -175,7 +176,7 @@ def test_members_lost_and_session_expired_during_the_drain_miss_no_change(
         proc = start_paused_after_fence(cmd, gate)
         lose_each_member_then_expire(zk_ensemble, proc)
         Path(str(gate) + ".go").write_text("go")
-        out, err = proc.communicate(timeout=300)
+        out, err = communicate(proc, 300)
         assert proc.returncode == 0, out + err
         assert "session expired" in out + err  # the drain compared the whole tree
         assert churn.fenced.is_set()
@@ -197,7 +198,7 @@ def test_two_voters_fail_after_the_fence_exit_explains_and_a_rerun_finishes(
     proc = start_paused_after_fence(cmd, gate)
     immutable.freeze(voter_paths(tmp_path / "c3001") + voter_paths(tmp_path / "c3002"))
     Path(str(gate) + ".go").write_text("go")
-    out, err = proc.communicate(timeout=120)
+    out, err = communicate(proc, 120)
     assert proc.returncode == 3, out + err
     assert "ZooKeeper IS fenced" in err and "rollback" in err and "re-run" in err
     zk = cluster.client

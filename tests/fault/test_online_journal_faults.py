@@ -27,6 +27,7 @@ import pytest
 
 from samples import SampleSpec
 from tests.support.churn import Churn
+from tests.support.cli_run import communicate
 from tests.support.immutable import Immutable
 from tests.support.tool_hooks import start_paused_after_fence
 
@@ -122,7 +123,7 @@ def test_full_filesystem_under_the_first_voter_and_the_journal_is_exit_3_then_a_
         proc = start(cmd)
         wait_phase(journal, proc)
         filler = fill(small_fs)
-        out, err = proc.communicate(timeout=120)  # the next mirror append fills it
+        out, err = communicate(proc, 120)  # the next mirror append fills it
     assert proc.returncode == 3, out + err
     assert "Traceback" not in err and "internal error" not in err, err
     assert f"journal {journal}: cannot write (ENOSPC: No space left on device)" in err, err
@@ -136,7 +137,7 @@ def test_full_filesystem_under_the_first_voter_and_the_journal_is_exit_3_then_a_
     wait_phase(journal, again)
     time.sleep(1.0)
     again.send_signal(signal.SIGUSR1)
-    out, err = again.communicate(timeout=300)
+    out, err = communicate(again, 300)
     assert again.returncode == 0, out + err
     assert "resuming in phase mirror" in out + err, out + err
     assert zk.get("/controller_epoch")[0] == str(int(epoch) + 1).encode()
@@ -157,7 +158,7 @@ def test_journal_unwritable_after_the_fence_says_zookeeper_is_fenced_and_a_rerun
     journal_dir = tmp_path / ".zk2kraft-journal"
     immutable.freeze([journal_dir, journal_dir / "journal.json"])
     Path(str(gate) + ".go").write_text("go")
-    out, err = proc.communicate(timeout=120)
+    out, err = communicate(proc, 120)
     assert proc.returncode == 3, out + err
     assert "Traceback" not in err and "internal error" not in err, err
     assert (f"journal {journal_dir / 'journal.json'}: cannot write "
@@ -197,7 +198,7 @@ def test_rollback_after_a_run_stopped_before_the_fence_keeps_what_the_rerun_need
         wait_phase(journal, proc)
         time.sleep(1.0)
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=120)
+        out, err = communicate(proc, 120)
         assert proc.returncode == 143, out + err
         # the docs say the tool's directories are 0700
         assert stat.S_IMODE(journal.parent.stat().st_mode) == 0o700
@@ -214,7 +215,7 @@ def test_rollback_after_a_run_stopped_before_the_fence_keeps_what_the_rerun_need
         wait_phase(journal, again)
         time.sleep(1.0)
         again.send_signal(signal.SIGUSR1)
-        out, err = again.communicate(timeout=300)
+        out, err = communicate(again, 300)
         assert again.returncode == 0, out + err
         assert "resuming in phase mirror" in out + err, out + err
         churn.stop()

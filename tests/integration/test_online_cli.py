@@ -28,6 +28,7 @@ import pytest
 
 from samples import SampleSpec
 from tests.support.churn import Churn
+from tests.support.cli_run import communicate
 from tests.support.migration_cluster import claim_on_cutover
 from tests.support.scram_restatement import migration_types
 from writers import open_log_source
@@ -48,7 +49,7 @@ def online(connect: str, root: Path, *extra: str, mode: str = "now",
 
 
 def finish(proc: subprocess.Popen[str], timeout: float = 300) -> tuple[int, str, str]:
-    out, err = proc.communicate(timeout=timeout)
+    out, err = communicate(proc, timeout)
     return proc.returncode, out, err
 
 

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from samples import SampleSpec
+from tests.support.cli_run import communicate
 from tests.support.migration_cluster import fence_znodes
 from writers import open_log_source
 
@@ -65,7 +66,7 @@ def test_migration_rewritten_between_precopy_and_fence_fails_the_fence_with_noth
     zk.create("/migration", json.dumps(OTHER_WRITER).encode())
     left = fence_znodes(zk)
     proc.send_signal(signal.SIGUSR1)
-    out, err = proc.communicate(timeout=120)
+    out, err = communicate(proc, 120)
     assert proc.returncode == 3, out + err
     said = " ".join(err.split())
     assert "/migration changed since this run read and judged it (it was absent, it is now at " \
@@ -83,7 +84,7 @@ def test_migration_rewritten_between_precopy_and_fence_fails_the_fence_with_noth
 
     # a re-run judges /migration again: the other writer's is a blocker
     again = _migrate(cluster.connect, tmp_path, "now")
-    out, err = again.communicate(timeout=300)
+    out, err = communicate(again, 300)
     assert again.returncode == 1, out + err
     assert "MIGRATION_ZNODE_EXISTS /migration" in " ".join(err.split()), err
     assert fence_znodes(zk) == left
@@ -91,7 +92,7 @@ def test_migration_rewritten_between_precopy_and_fence_fails_the_fence_with_noth
     # the operator found out and removed it: the same run resumes and cuts over
     zk.delete("/migration")
     done = _migrate(cluster.connect, tmp_path, "now")
-    out, err = done.communicate(timeout=300)
+    out, err = communicate(done, 300)
     assert done.returncode == 0, out + err
     doc = json.loads((tmp_path / "migrate.json").read_text())
     mig = json.loads(zk.get("/migration")[0])
