@@ -33,12 +33,12 @@ from functools import partial
 from typing import Any
 
 from migrate.bulk.spark import SparkRuntime
-from migrate.bulk.topic_work import TopicWork, encode_topics, work_fields
+from migrate.bulk.topic_work import encode_topics
 from migrate.preflight.findings import Finding
 from migrate.translate.configs import config_records
 from migrate.translate.entities import replica_dir_cluster
 from migrate.translate.framing import TranslationOptions
-from migrate.translate.topics import TopicFields
+from migrate.translate.topics import TopicFields, topic_fields
 from migrate.translate.translation import TranslationResult, translate
 from verify import (
     KINDS,
@@ -69,7 +69,6 @@ __all__ = [
     "MIN_RECORDS_PER_BATCH",
     "EncodedLog",
     "StageTimes",
-    "TopicWork",
     "chunk_topics",
     "compare_spark",
     "encode_log",
@@ -77,6 +76,7 @@ __all__ = [
     "rest_counts",
     "translate_rest",
     "snapshot_timestamp_ms",
+    "topic_table",
     "warm_up",
 ]
 
@@ -114,12 +114,13 @@ def warm_up(spark: SparkRuntime) -> None:
     spark.warm_transport()
 
 
-def _topic_works(snapshot: ClusterSnapshot) -> Iterator[TopicWork]:
-    """The topic table in log order, as model objects."""
+def topic_table(snapshot: ClusterSnapshot) -> Iterator[TopicFields]:
+    """The topic table in log order: each migrated topic as the translator reads it."""
     for name in _migrated_topic_names(snapshot):
         topic = snapshot.topics[name]
-        states = {p: snapshot.partition_states.get((name, p)) for p in topic.assignment}
-        yield TopicWork(topic, states, snapshot.topic_configs.get(name))
+        yield topic_fields(topic, {p: snapshot.partition_states.get((name, p))
+                                   for p in topic.assignment},
+                           snapshot.topic_configs.get(name))
 
 
 def _migrated_topic_names(snapshot: ClusterSnapshot) -> list[str]:
@@ -132,7 +133,7 @@ def chunk_topics(
     *,
     parallelism: int = 1,
     max_chunk_partitions: int = _TARGET_CHUNK_PARTITIONS,
-) -> list[tuple[TopicWork, ...]]:
+) -> list[tuple[TopicFields, ...]]:
     """Cut the topic table into consecutive chunks of roughly equal partition counts.
 
     Args:
@@ -148,12 +149,12 @@ def chunk_topics(
     total = sum(len(snapshot.topics[n].assignment) for n in names)
     wanted = max(1, parallelism * _CHUNKS_PER_CORE)
     target = max(1, min(max_chunk_partitions, -(-total // wanted)))
-    chunks: list[tuple[TopicWork, ...]] = []
-    current: list[TopicWork] = []
+    chunks: list[tuple[TopicFields, ...]] = []
+    current: list[TopicFields] = []
     weight = 0
-    for work in _topic_works(snapshot):
-        current.append(work)
-        weight += max(1, len(work.topic.assignment))
+    for fields in topic_table(snapshot):
+        current.append(fields)
+        weight += max(1, len(fields[3]))  # its partitions
         if weight >= target:
             chunks.append(tuple(current))
             current, weight = [], 0
@@ -289,8 +290,7 @@ def _encode_log(
         topic_values, topic_counts = _encode_on_spark(snapshot, mv, dir_cluster, options.offline,
                                                       spark, progress)
     else:  # the same loop over the same topics, in this process
-        encoded = encode_topics(mv, map(work_fields, _topic_works(snapshot)), dir_cluster,
-                                options.offline)
+        encoded = encode_topics(mv, topic_table(snapshot), dir_cluster, options.offline)
         topic_values, topic_counts = encoded.values, Counter(encoded.types)
         if progress is not None:
             progress(1, 1)
@@ -335,7 +335,7 @@ def _encode_on_spark(
     chunks = chunk_topics(snapshot, parallelism=spark.default_parallelism)
     if progress is not None:
         progress(0, len(chunks))
-    table = spark.map_batches([topic_batch(map(work_fields, c)) for c in chunks],
+    table = spark.map_batches([topic_batch(c) for c in chunks],
                               partial(encode_topic_batch, mv, dir_cluster, offline),
                               ENCODED_SCHEMA)
     if progress is not None:

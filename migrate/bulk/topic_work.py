@@ -1,4 +1,4 @@
-"""The topic table's row and the one translate+encode loop over it.
+"""The one translate+encode loop over the topic table.
 
 Shared by the in-process engine (`migrate.bulk.pipeline`) and the Spark workers
 (`migrate.bulk.topic_columns`), so both give the same bytes by construction. It sits below both
@@ -13,31 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from migrate.translate.topics import TopicFields, topic_fields, topic_records_of
+from migrate.translate.topics import TopicFields, topic_records_of
 from writers import MetadataVersion, encode_record
-from zkreader import ConfigZnode, PartitionState, Topic, paused_gc
+from zkreader import paused_gc
 
-__all__ = ["EncodedTopics", "TopicWork", "encode_topics", "work_fields"]
-
-
-@dataclass(frozen=True, slots=True)
-class TopicWork:
-    """One row of the topic table: a topic and everything its records are made from.
-
-    Attributes:
-        topic: the `/brokers/topics/<name>` znode.
-        states: partition -> its state znode, or None where the state znode is missing.
-        config: the `/config/topics/<name>` znode, if any.
-    """
-
-    topic: Topic
-    states: dict[int, PartitionState | None]
-    config: ConfigZnode | None
-
-
-def work_fields(work: TopicWork) -> TopicFields:
-    """What the translator reads of one row of the topic table."""
-    return topic_fields(work.topic, work.states, work.config)
+__all__ = ["EncodedTopics", "encode_topics"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,8 +45,7 @@ VOTERS = (3000, 3001, 3002)
 
 def run(connect: str, root: Path, *extra: str, crash: str | None = None,
         mode: str = "now", chunk: int = 25) -> subprocess.Popen[str]:
-    # PYTHONFAULTHANDLER: a run that `done` finds stuck dumps every thread's stack on SIGABRT
-    env = {**os.environ, "ZK2KRAFT_PRECOPY_CHUNK": str(chunk), "PYTHONFAULTHANDLER": "1"}
+    env = {**os.environ, "ZK2KRAFT_PRECOPY_CHUNK": str(chunk)}
     if crash:
         env["ZK2KRAFT_CRASH_AT"] = crash
     cmd = [*ZK2KRAFT, "migrate", "--zookeeper", connect, "--cutover", mode,

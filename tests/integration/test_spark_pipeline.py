@@ -153,17 +153,17 @@ def test_spark_uses_several_tasks_and_keeps_topic_order(
 
 
 def test_worker_errors_come_back_as_our_errors(spark: SparkRuntime) -> None:
-    from migrate.bulk.pipeline import TopicWork
+    from migrate.bulk.pipeline import topic_table
     from zkreader import ClusterIdZnode, Topic, ZnodeStat
 
     stat = ZnodeStat(1, 1, 0, 1, 1)
     bad_config = ConfigZnode("topics/t", {"cleanup.policy": 7}, stat)  # type: ignore[dict-item]
     topic = Topic("t", 3, "AAAAAAAAAAAAAAAAAAAAAQ", {0: (1,)}, {}, {}, stat)
     state = PartitionState("t", 0, 1, 0, 0, (1,), 0, stat)
-    assert TopicWork(topic, {0: state}, bad_config).config is bad_config
     snapshot = ClusterSnapshot(cluster_id=ClusterIdZnode("q1Sh-9_ISia_zwGINzRvyQ", stat),
                                topics={"t": topic}, partition_states={("t", 0): state},
                                topic_configs={"t": bad_config})
+    assert [config for _, _, config, _ in topic_table(snapshot)] == [{"cleanup.policy": 7}]
     options = TranslationOptions(metadata_version=parse_target_version("3.9-IV0"))
     with pytest.raises(SchemaError) as in_process:  # an error of ours, with an exit code
         encode_log(snapshot, options)

@@ -79,6 +79,8 @@ class Mirror:
             if gate_start is None:
                 gate_start = self.c.clock()
                 self.c.timings.took("mirror", start, gate_start)
+                if self.c.o.cutover == "manual":  # the operator sees the signal was taken
+                    self.c.sink.say("cutover asked: cutting over once the mirror is caught up")
             if self._gate_open(caught_up=not events):
                 self.c.timings.took("gate", gate_start)
                 self.c.sink.mirror_ended()
@@ -199,6 +201,8 @@ class Mirror:
                 "a majority of voters is no longer writable: stopping before the fence "
                 "(ZooKeeper was not changed; its controller keeps running)")
         if not caught_up and self._last_lag > self.c.o.lag_bound_s:
+            self.c.warn_once("lag", f"cutover waits: the mirror lags {self._last_lag:.1f}s behind "
+                             f"ZooKeeper (it cuts over within {self.c.o.lag_bound_s:g}s of it)")
             return False
         events = self.c.zk.get_children("/log_dir_event_notification") or []
         if events:

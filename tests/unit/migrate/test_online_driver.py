@@ -10,6 +10,7 @@ format (`migrate/online/journal.py`'s docstring), not read back from the code un
 from __future__ import annotations
 
 import ast
+import dataclasses
 import gc
 import json
 from collections.abc import Iterator
@@ -87,6 +88,7 @@ class Cluster:
             metadata_version=parse_target_version(MV), cutover="now",
             journal_dir=tmp_path / "journal", **options)
         self.sink = Sink()
+        self.trigger = CutoverRequest()  # the operator's signal (`--cutover manual`)
         self.journal: RecordingJournal | None = None
         self.released = 0
 
@@ -110,7 +112,7 @@ class Cluster:
         clocks = self.clock.clocks()
         c = RunContext(self.options, self.zk, self.quorum, journal, self.sink,
                        clock=clocks.monotonic, wall=clocks.wall, sleep=clocks.sleep,
-                       trigger=CutoverRequest(), release_locks=self._release)
+                       trigger=self.trigger, release_locks=self._release)
         return _Run(c, preflight).run()
 
     def finish(self) -> OnlineOutcome:
@@ -212,6 +214,21 @@ def test_the_operator_reads_the_steps_in_order(cluster: Cluster) -> None:
     at = [next(i for i, line in enumerate(cluster.sink.lines) if line.startswith(s))
           for s in starts]
     assert at == sorted(at)
+
+
+def test_a_manual_signal_is_acknowledged_before_the_cutover(cluster: Cluster) -> None:
+    cluster.options = dataclasses.replace(cluster.options, cutover="manual")
+    cluster.trigger.set()  # SIGUSR1 (or Enter) came while the run was mirroring
+    cluster.finish()
+    lines = cluster.sink.lines
+    asked = [i for i, line in enumerate(lines) if line.startswith("cutover asked")]
+    cutting = [i for i, line in enumerate(lines) if line.startswith("cutting over")]
+    assert len(asked) == 1 and len(cutting) == 1 and asked[0] < cutting[0], lines
+
+
+def test_cutover_now_needs_no_acknowledgement(cluster: Cluster) -> None:
+    cluster.finish()
+    assert not cluster.said("cutover asked"), cluster.sink.lines
 
 
 def test_local_voters_are_released_for_the_controllers_at_the_handoff(cluster: Cluster) -> None:

@@ -145,7 +145,7 @@ def test_topics_without_id_are_left_out_and_reported_by_preflight_only() -> None
 def test_chunks_cover_every_migrated_topic_in_name_order(parallelism: int) -> None:
     snapshot = make_snapshot(topics=30, uneven=True, no_id=(5,), pending=(6,))
     chunks = chunk_topics(snapshot, parallelism=parallelism)
-    names = [w.topic.name for c in chunks for w in c]
+    names = [name for c in chunks for name, *_ in c]
     expected = sorted(n for n in snapshot.topics if n not in ("t-005", "t-006"))
     assert names == expected
     assert len(chunks) <= 2 * parallelism + 1
@@ -155,7 +155,7 @@ def test_chunks_cover_every_migrated_topic_in_name_order(parallelism: int) -> No
 def test_chunk_size_is_bounded() -> None:
     snapshot = make_snapshot(topics=20, partitions=10)
     chunks = chunk_topics(snapshot, parallelism=1, max_chunk_partitions=30)
-    assert [sum(len(w.topic.assignment) for w in c) for c in chunks] == [30] * 6 + [20]
+    assert [sum(len(rows) for *_, rows in c) for c in chunks] == [30] * 6 + [20]
 
 
 def _decoded_counts(batches: list) -> list[int]:  # type: ignore[type-arg]

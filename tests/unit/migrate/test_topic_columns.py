@@ -4,14 +4,13 @@ format), and encode to the bytes the in-process engine gives."""
 
 from __future__ import annotations
 
-import dataclasses
 import pickle
 from functools import partial
 
 import pyarrow as pa
 import pytest
 
-from migrate.bulk.pipeline import TopicWork, _topic_works, chunk_topics, encode_log
+from migrate.bulk.pipeline import chunk_topics, encode_log, topic_table
 from migrate.bulk.topic_columns import (
     ENCODED_SCHEMA,
     TOPIC_SCHEMA,
@@ -19,8 +18,8 @@ from migrate.bulk.topic_columns import (
     fields_from_batch,
     topic_batch,
 )
-from migrate.bulk.topic_work import work_fields
 from migrate.translate.framing import TranslationOptions
+from migrate.translate.topics import TopicFields, topic_fields
 from tests.unit.migrate.test_pipeline import make_snapshot, st
 from writers import SchemaError, parse_metadata_version
 from zkreader import ConfigZnode, PartitionState, Topic, ZnodeStat
@@ -34,11 +33,11 @@ def _ipc(batch: pa.RecordBatch) -> pa.RecordBatch:
     return pa.ipc.open_stream(sink.getvalue()).read_next_batch()
 
 
-def _odd_work() -> TopicWork:
+def _odd_topic(topic_id: str | None = None) -> TopicFields:
     """A topic with every optional part: reassignment in flight, a missing state znode, an
     ephemeral-owner stat, big zxids, a negative leader, a config value that is not a string."""
     big = ZnodeStat(2**40 + 1, 2**41, 7, 1_700_000_000_123, 1_700_000_000_456, 2**62 + 5, 3)
-    topic = Topic("odd.topic_1", 3, None, {2: (3, 1), 0: (1, 2, 3), 1: ()},
+    topic = Topic("odd.topic_1", 3, topic_id, {2: (3, 1), 0: (1, 2, 3), 1: ()},
                   {0: (4,)}, {0: (3,)}, big)
     states: dict[int, PartitionState | None] = {
         2: PartitionState("odd.topic_1", 2, -1, 9, 4, (), 1, big),
@@ -48,7 +47,7 @@ def _odd_work() -> TopicWork:
     config = ConfigZnode("topics/odd.topic_1",
                          {"retention.ms": "100", "x": 7, "ünïcode": "välue"},  # type: ignore[dict-item]
                          st(9))
-    return TopicWork(topic, states, config)
+    return topic_fields(topic, states, config)
 
 
 def _tuples(value: object) -> object:
@@ -60,12 +59,13 @@ def _tuples(value: object) -> object:
 
 def test_columns_give_back_the_translators_fields_after_an_ipc_round_trip() -> None:
     snapshot = make_snapshot(topics=6, missing_state=((0, 1), (2, 0)))
-    works = [*_topic_works(snapshot), _odd_work()]
-    assert any(w.config is None for w in works) and any(None in w.states.values() for w in works)
-    batch = topic_batch(map(work_fields, works))
-    assert batch.schema == TOPIC_SCHEMA and batch.num_rows == len(works)
+    topics = [*topic_table(snapshot), _odd_topic()]
+    assert any(config is None for _, _, config, _ in topics)
+    assert any(row[2] is None for *_, rows in topics for row in rows)  # a missing state znode
+    batch = topic_batch(topics)
+    assert batch.schema == TOPIC_SCHEMA and batch.num_rows == len(topics)
     back = list(fields_from_batch(_ipc(batch)))
-    assert _tuples(back) == _tuples([work_fields(w) for w in works])
+    assert _tuples(back) == _tuples(topics)
     name, topic_id, config, rows = back[-1]
     assert (name, topic_id) == ("odd.topic_1", None)
     assert config == {"retention.ms": "100", "x": 7, "ünïcode": "välue"}  # JSON types kept
@@ -84,7 +84,7 @@ def test_encoded_batches_concatenate_to_the_in_process_topic_records(mv: str) ->
     version = parse_metadata_version(mv)
     options = TranslationOptions(metadata_version=version)
     job = pickle.loads(pickle.dumps(partial(encode_topic_batch, version, None, False)))
-    outs = [_ipc(job(_ipc(topic_batch(map(work_fields, c)))))
+    outs = [_ipc(job(_ipc(topic_batch(c))))
             for c in chunk_topics(snapshot, parallelism=3)]
     assert len(outs) >= 3 and all(o.schema == ENCODED_SCHEMA for o in outs)
     chunked = [v for o in outs for v in o.column("value").to_pylist()]
@@ -100,8 +100,6 @@ def test_encoded_batches_concatenate_to_the_in_process_topic_records(mv: str) ->
 
 
 def test_a_record_that_does_not_fit_raises_our_error_in_the_task() -> None:
-    work = dataclasses.replace(_odd_work(), topic=dataclasses.replace(
-        _odd_work().topic, topic_id="AAAAAAAAAAAAAAAAAAAAAQ"))
     with pytest.raises(SchemaError):
         encode_topic_batch(parse_metadata_version("3.9-IV0"), None, False,
-                           topic_batch([work_fields(work)]))
+                           topic_batch([_odd_topic(topic_id="AAAAAAAAAAAAAAAAAAAAAQ")]))
