@@ -35,8 +35,8 @@ class HandoverEvent:
 
     Attributes:
         kind: `followers_at_end` (every follower fetched up to the log's end, node -1;
-            `detail` names those still behind if it gave up), `end_quorum_epoch_sent` (written
-            to the voter's socket),
+            `detail` names those still behind if it gave up), `end_quorum_epoch_sent` (handed to
+            the voter's socket: stamped just before the write),
             `end_quorum_epoch_answered` (its response read, or the error), `vote_received` (a
             candidate's Vote request decoded), `vote_answered` (our answer about to be
             written), `begin_quorum_epoch_received` (a new leader's BeginQuorumEpoch decoded,

@@ -116,7 +116,7 @@ class Peers:
         on_sent: Callable[[], None] | None = None,
     ) -> dict[str, Any]:
         """One request on a fresh connection to a voter (rare: votes, epoch changes);
-        `on_sent` runs once the request itself (not a SASL step) is written."""
+        `on_sent` runs as the request itself (not a SASL step) is handed to the socket."""
 
         async def go() -> dict[str, Any]:
             reader, writer = await self.open(node)
@@ -152,16 +152,22 @@ class Peers:
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, key: int, ver: int,
         corr: int, data: Mapping[str, Any], sent: Callable[[], None] | None = None,
     ) -> dict[str, Any]:
-        """One request and its response; `sent` runs as soon as the request is handed to the
-        socket (before any await: a busy loop must not make the stamp late)."""
+        """One request and its response; `sent` runs as the request is handed to the socket
+        (just before the write, and before any await: a busy loop must not make the stamp
+        late)."""
         self.send(writer, key, ver, corr, data, sent)
         return await self.receive(reader, writer, key, ver)
 
     def send(self, writer: asyncio.StreamWriter, key: int, ver: int, corr: int,
               data: Mapping[str, Any], sent: Callable[[], None] | None = None) -> None:
-        writer.write(encode_request(key, ver, corr, f"zk2kraft-standin-{self.node_id}", data))
+        frame = encode_request(key, ver, corr, f"zk2kraft-standin-{self.node_id}", data)
         if sent is not None:
+            # stamped just before the write, never after: the write's send() lets go of the GIL
+            # and a loaded host may not give it back for tens of ms, while the peer has the
+            # request and acts on it (a stamp after the write came out 21.7 ms later than the
+            # controller's reaction to it, in a CI run)
             sent()
+        writer.write(frame)
 
     async def receive(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                        key: int, ver: int) -> dict[str, Any]:
