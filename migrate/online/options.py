@@ -44,6 +44,9 @@ class OnlineOptions:
         journal_dir: where the journal lives.
         overrides: attribute names of blocker override flags given.
         lag_bound_s: the gate's bound on the mirror's lag.
+        lag_wait_s: how long, once the cutover is asked, the gate waits for the mirror to come
+            within `lag_bound_s`; past it the cutover goes ahead behind a lagging mirror (the
+            drain reads the rest), since under steady changes a slow host may never catch up.
         handoff_timeout_s: how long to wait for a KRaft controller's claim (t2).
         broker_wait_s: with the stand-in and `--cutover now`, how long the gate waits for
             every ZooKeeper broker to be registered with it and fetching (Kafka's
@@ -62,6 +65,7 @@ class OnlineOptions:
     on_cutover: str | None = None
     overrides: frozenset[str] = frozenset()
     lag_bound_s: float = 1.0
+    lag_wait_s: float = 30.0
     handoff_timeout_s: float = 120.0
     broker_wait_s: float = 60.0
     fence_without_brokers: bool = False

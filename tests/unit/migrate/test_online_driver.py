@@ -31,7 +31,7 @@ from migrate.online.phases.context import Preflight, RunContext, judge_tree, tra
 from migrate.online.phases.resume import our_applied_fence
 from migrate.online.run import _Run
 from migrate.translate.framing import parse_target_version
-from tests.support.fake_online import Crash, FakeClock, FakeQuorum, FakeZooKeeper
+from tests.support.fake_online import Crash, FakeClock, FakeFeed, FakeQuorum, FakeZooKeeper
 from tests.support.snapshots import CLUSTER_ID, full_snapshot, mk_broker, st
 from writers import MetadataRecord, VoterStateError, VoterUnavailableError
 from zkreader import (
@@ -278,6 +278,33 @@ def test_a_change_notified_during_the_mirror_is_mirrored(cluster: Cluster) -> No
     assert _brokers_registered(types) == 4
     assert types.index("REGISTER_BROKER_RECORD", types.index("BEGIN_TRANSACTION_RECORD")) < \
         types.index("ZK_MIGRATION_STATE_RECORD")
+
+
+class LaggingFeed(FakeFeed):
+    """Changes that never stop, each 5 s old when the mirror gets it: a host too slow to catch
+    up with a steady stream of changes."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__()
+        self.clock = clock
+
+    def get(self, timeout: float | None = None) -> ChangeEvent | None:
+        return ChangeEvent("/config/topics/t", "CHANGED", self.clock.now - 5.0)
+
+
+def test_a_mirror_that_never_catches_up_cuts_over_once_the_lag_wait_ran_out(
+    tmp_path: Path
+) -> None:
+    cluster = Cluster(tmp_path, lag_wait_s=0.5)
+    cluster.zk.changes = LaggingFeed(cluster.clock)
+    out = cluster.finish()  # before the bound: mirrored for ever
+    assert cluster.said("cutover waits: the mirror lags 5.0s behind ZooKeeper (it cuts over "
+                        "once within 1s of it, or after 0.5s even so)"), cluster.sink.lines
+    assert cluster.said("WARNING: 0.5s after the cutover was asked the mirror is still more "
+                        "than 1s behind ZooKeeper"), cluster.sink.lines
+    assert out.mirror_steps >= 2 and cluster.said("fenced: /controller_epoch is now 6")
+    waited = out.phase_ms["gate"]
+    assert 500.0 <= waited < 5000.0, out.phase_ms  # the bound, on the injected clock
 
 
 def test_a_change_notified_before_the_fences_sync_goes_into_the_drain(cluster: Cluster) -> None:
