@@ -9,12 +9,14 @@ SIGUSR1) and writes the `--json` document (0600).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import math
 import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from migrate._private_file import (
     write_report,
 )
 from migrate.bulk.voters import VoterTarget, check_voters
+from migrate.cli.signal_inbox import run_unhandled, signal_inbox
 from migrate.errors import BadFlagError, BlockersFoundError, CanaryError, CutoverUnconfirmedError
 from migrate.flags.client_config import librdkafka_config, read_properties
 from migrate.flags.standin import StandInSpec
@@ -195,6 +198,29 @@ def _arm_trigger(mode: str) -> CutoverRequest:
     return trigger
 
 
+@contextlib.contextmanager
+def _signals_polled(trigger: CutoverRequest, mode: str) -> Iterator[None]:
+    """While the run lasts, each turn of the mirror also reads the signals the kernel delivered
+    (`migrate.cli.signal_inbox`): SIGUSR1 asks for the cutover (`manual`), SIGTERM and SIGINT
+    run their handler if Python has not. Main thread only (a test may call `run` from another:
+    then the Python handlers alone, as before)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    with signal_inbox() as inbox:
+        def take() -> None:
+            delivered = inbox.take()
+            if signal.SIGUSR1 in delivered and mode == "manual":
+                trigger.set()
+            run_unhandled(delivered)
+
+        trigger.poll = take
+        try:
+            yield
+        finally:
+            trigger.poll = None
+
+
 def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
     """Run the online migration; 0 when the cutover completed (or had already) and Kafka
     confirms it, 1 on blockers, 4 when Kafka does not confirm it (`migrate.online.cutover_check`).
@@ -207,7 +233,8 @@ def run(args: argparse.Namespace, standin: StandInSpec | None) -> int:
     trigger = _arm_trigger(options.cutover)
     canary, ask_config = _canary_for(args, options, sink)
     try:
-        outcome = run_online(options, sink=sink, trigger=trigger)
+        with _signals_polled(trigger, options.cutover):
+            outcome = run_online(options, sink=sink, trigger=trigger)
     except BaseException as exc:
         if canary is not None:
             canary.stop(None, drain_timeout_s=0)

@@ -4,6 +4,7 @@ what it does (`StatusSink`); what it is given is `migrate.online.options`."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,8 @@ class CutoverRequest:
 
     def __init__(self) -> None:
         self._asked = False
+        # called by `is_set` first: the CLI reads the signals delivered (migrate.cli.signal_inbox)
+        self.poll: Callable[[], None] | None = None
 
     def set(self) -> None:
         self._asked = True
@@ -34,6 +37,8 @@ class CutoverRequest:
         self._asked = False
 
     def is_set(self) -> bool:
+        if self.poll is not None:
+            self.poll()
         return self._asked
 
 

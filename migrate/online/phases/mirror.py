@@ -72,7 +72,8 @@ class Mirror:
                     events = [first, *self.pending()]
             self.step(events)
             self.c.sink.mirror(self._figures())
-            wants_cutover = self.c.o.cutover == "now" or self.c.trigger.is_set()
+            asked = self.c.trigger.is_set()  # each turn: it also reads delivered signals
+            wants_cutover = self.c.o.cutover == "now" or asked
             if not wants_cutover:
                 gate_start = None  # a refused signal (broker_gate): the next one starts anew
                 continue
