@@ -2,9 +2,9 @@
 
 Python runs a signal's handler later, in the main thread, once the interpreter notices it; the
 C-level handler that notices writes the signal's number to the wakeup fd first
-(`signal.set_wakeup_fd`). In loaded test runs a long online run went on mirroring for minutes
-after SIGUSR1 and after SIGTERM, its main thread busy in the mirror loop with neither Python
-handler run (stacks by SIGQUIT, docs/testing.md). The mirror loop therefore also reads this pipe
+(`signal.set_wakeup_fd`). In a loaded test run an online run went on mirroring for 120 s
+after SIGTERM, its main thread busy in the mirror loop and the Python handler never run (stacks
+by SIGQUIT, docs/testing.md). The mirror loop therefore also reads this pipe
 each turn (`CutoverRequest`'s poll): SIGUSR1 asks for the cutover, SIGTERM and SIGINT end the
 run through their Python handler if it has not run (it raises, and the run's cleanup follows,
 as always).
@@ -34,10 +34,8 @@ class SignalInbox:
         while True:
             try:
                 chunk = os.read(self._fd, 512)
-            except (BlockingIOError, InterruptedError):
+            except OSError:  # nothing more (EAGAIN), or closed under us at the run's end
                 return got
-            except OSError:
-                return got  # closed under us at the end of the run
             if not chunk:
                 return got
             got.update(chunk)
