@@ -48,6 +48,7 @@ from migrate.cli.exit_codes import (
     Terminated,
     ending_exit_code,
 )
+from migrate.cli.internal_error import internal_error_report
 
 _EPILOG = """\
 which path fits which cluster (controller node ids must differ from every broker id):
@@ -81,7 +82,8 @@ exit codes:
      full or closed: the work is done, as stderr says)
   4  online migrate: the cutover ran, but Kafka does not confirm a serving cluster
      (the report's status is "unconfirmed"; "problems" says what was seen and what to do)
-  70 internal error (a bug: please report it with the traceback printed with -v)
+  70 internal error (a bug: stderr names where it was raised and the file that holds the
+     traceback; please report it with that file)
   141 stdout closed early by its reader (e.g. `| head`); the work ran to its end
      (a work that failed on its own keeps its code)
   130/143 interrupted by Ctrl-C / SIGTERM (both clean up: no staging copy is left behind);
@@ -239,12 +241,10 @@ def _run(command: _Command, args: argparse.Namespace, guard: OutputGuard) -> int
             pass
         elif exit_code == EXIT_INTERNAL:
             # An unexpected exception is a bug, not a finding: exit 70 so scripts never read a
-            # crash as "blockers found" (1). The traceback goes to stderr with -v.
+            # crash as "blockers found" (1). A migration cannot be re-run with -v to see it, so
+            # the line names where it was raised and the whole traceback is kept in a file.
             logging.getLogger(__name__).debug("internal error", exc_info=True)
-            sys.stderr.write(
-                f"zk2kraft {args.command}: internal error: {type(exc).__name__}: {exc}"
-                " (run with -v for the traceback)\n"
-            )
+            sys.stderr.write(f"zk2kraft {args.command}: {internal_error_report(exc)}\n")
         else:
             sys.stderr.write(f"zk2kraft {args.command}: error: {exc}\n")
         return exit_code
