@@ -82,13 +82,15 @@ def quorum_leader_and_observers(node: int, answer: Mapping[str, Any]
     LastFetchTimestamp (the leader's clock, ms).
 
     Raises:
-        VoterUnavailableError: an error that names no leader.
+        VoterUnavailableError: any error. A voter that does not lead answers
+            NOT_LEADER_OR_FOLLOWER with only partitionIndex, errorCode and errorMessage set
+            (Kafka's `DescribeQuorumResponse.singletonErrorResponse`), so its leaderId is the
+            schema's default 0, not a leader: read as one, it sent the next DescribeQuorum to
+            "voter 0" (a CI run's `KeyError: 0` after the handoff).
     """
     part = answer["topics"][0]["partitions"][0] if answer.get("topics") else {}
     error = part.get("errorCode", answer.get("errorCode", NONE))
     if answer.get("errorCode", NONE) != NONE or error != NONE:
-        if part.get("leaderId", -1) >= 0:
-            return int(part["leaderId"]), {}  # NOT_LEADER_OR_FOLLOWER names the leader
         raise VoterUnavailableError(f"voter {node} answered DescribeQuorum with error {error}")
     return int(part["leaderId"]), {int(o["replicaId"]): int(o["lastFetchTimestamp"])
                                    for o in part.get("observers", [])}

@@ -84,26 +84,38 @@ class Handoff:
         """With the stand-in, after the claim: does every broker ZooKeeper listed at the fence
         (and registered with the stand-in then) fetch from the new leader? Asked the way
         `kafka-metadata-quorum describe --replication` asks (DescribeQuorum): a broker counts
-        once its LastFetchTimestamp moved between two answers, so a broker that died after its
-        last fetch does not. Waits at most 30 s (or --handoff-timeout)."""
+        once its LastFetchTimestamp moved between two answers of the same leader, so a broker
+        that died after its last fetch does not. The leader may change after the handover (a
+        real run saw 3002 lead epoch 2, then 3001 epoch 3): a voter that does not lead answers
+        with an error naming no leader, so the next voter is asked, and a new leader's answers
+        start the count again (its clock, its fetches). Waits at most 30 s (or
+        --handoff-timeout)."""
         if self.c.out.handover is None:  # no handover: local voters, or the stand-in's timed out
             return
         leader = int(self.c.out.handover["new_leader"])
         expected = set(self.c.out.zk_brokers) - set(self.c.out.brokers_unregistered or [])
         if leader < 0 or not expected:
             return
+        others = [v.node_id for v in self.c.quorum.voter_status()
+                  if v.node_id not in (leader, self.c.controller_id)]
+        asking = [leader, *others]  # the handover's leader first, then the other controllers
+        turn = 0
         deadline = self.c.clock() + min(30.0, self.c.o.handoff_timeout_s)
-        first: dict[int, int] | None = None
+        counted: tuple[int, dict[int, int]] | None = None  # (leader, its first answer)
         moved: set[int] = set()
         while not expected <= moved and self.c.clock() < deadline:
+            asked = asking[turn % len(asking)]
             try:
-                leader, seen = self.c.quorum.describe_quorum(leader)
+                answered, seen = self.c.quorum.describe_quorum(asked)
             except VoterUnavailableError:
-                seen = {}
-            if seen and first is None:
-                first = seen
-            elif seen and first is not None:
-                moved |= {b for b in expected if seen.get(b, -1) > first.get(b, -1)}
+                turn += 1  # not the leader (or not answering): the next controller
+                self.c.sleep(0.1)  # an election in progress: no voter leads for a moment
+                continue
+            leader = answered
+            if counted is None or counted[0] != answered:
+                counted, moved = (answered, seen), set()  # a new leader: count afresh
+            else:
+                moved |= {b for b in expected if seen.get(b, -1) > counted[1].get(b, -1)}
             if not expected <= moved:
                 self.c.sleep(1.0)  # DescribeQuorum again once the brokers fetched more
         self.c.out.brokers_not_following = sorted(expected - moved)

@@ -429,16 +429,18 @@ def _described(error: int, leader: int, observers: list[tuple[int, int]]) -> dic
 @pytest.mark.parametrize(("answer", "expected"), [
     (_described(NONE, 2, [(100, 1_700_000_000_123), (101, 1_700_000_000_456)]),
      (2, {100: 1_700_000_000_123, 101: 1_700_000_000_456})),
-    (_described(NOT_LEADER_OR_FOLLOWER, 2, []), (2, {})),
 ])
 def test_describe_quorum_answer(answer: dict[str, Any],
                                 expected: tuple[int, dict[int, int]]) -> None:
     assert quorum_leader_and_observers(3, answer) == expected
 
 
-def test_describe_quorum_error_naming_no_leader_is_unavailable() -> None:
+@pytest.mark.parametrize("leader", [-1, 0, 2])
+def test_describe_quorum_error_is_unavailable_whatever_leader_id_it_carries(leader: int) -> None:
+    """Kafka's non-leader sets only the error (`singletonErrorResponse`): its leaderId is the
+    field's default 0, never a leader to ask next."""
     with pytest.raises(VoterUnavailableError, match="voter 3 answered DescribeQuorum with error 6"):
-        quorum_leader_and_observers(3, _described(NOT_LEADER_OR_FOLLOWER, -1, []))
+        quorum_leader_and_observers(3, _described(NOT_LEADER_OR_FOLLOWER, leader, []))
 
 
 # -- the listener's own answers (Inbound, no socket) ---------------------------------------------
