@@ -47,6 +47,8 @@ from migrate.errors import BadFlagError, CanaryError
 from migrate.flags.standin import parse_host_port
 from migrate.online.canary_tally import CanaryReport, CanaryTally
 
+log = logging.getLogger(__name__)
+
 __all__ = ["CANARY_TOPIC", "Canary", "CanaryError", "CanaryReport", "check_bootstrap_servers",
            "run_paced"]
 
@@ -61,6 +63,14 @@ _METADATA_INTERVAL_S = 0.25
 # (the rehearsals' own clients saw it), and a stalled canary would report acknowledged records
 # as missing, a loss that did not happen.
 _CONSUMER_STALL_S = 30.0
+# The recount at the end (`Canary._recount`) reads at most this long.
+_RECOUNT_S = 60.0
+
+
+def _close_aside(consumer: Any) -> None:
+    """Close a consumer on a thread of its own: librdkafka's close of a consumer whose fetcher
+    stalled may itself block, and the loop must go on with the replacement meanwhile."""
+    threading.Thread(target=consumer.close, name="zk2kraft-canary-close", daemon=True).start()
 
 
 def run_paced(send: Callable[[], None], poll: Callable[[float], Any],
@@ -108,6 +118,7 @@ class Canary:
         self._run = uuid.uuid4().hex[:8]
         self._admin: Any = None
         self._drain_until = 0.0  # the producer's flush ends by then (set by stop)
+        self._first_offset: int | None = None  # where this run's records begin (the consumer's)
 
     # -- start -----------------------------------------------------------------------------
 
@@ -270,9 +281,13 @@ class Canary:
         while len(producer) and self.clock() < self._drain_until and not self.brokers_down():
             producer.flush(0.1)
 
-    def _new_consumer(self) -> Any:
+    def _new_consumer(self, *, recount: bool = False) -> Any:
         from confluent_kafka import Consumer
 
+        if recount:  # its errors must not touch the loop's every-broker-down signal
+            return Consumer({**self.config, "group.id": f"zk2kraft-canary-{self._run}-recount",
+                             "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                             "client.id": "zk2kraft-canary-recount"})
         return Consumer({**self.config, "group.id": f"zk2kraft-canary-{self._run}",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest",
                          "client.id": "zk2kraft-canary-consumer",
@@ -296,6 +311,7 @@ class Canary:
             if high is None:
                 return
             next_offset = high if high >= 0 else OFFSET_END
+            self._first_offset = high if high >= 0 else None
             consumer.assign([TopicPartition(self.topic, 0, next_offset)])
             self._consumer_ready.set()
             progress = self.clock()  # the last record read, or the last time none was owed
@@ -305,7 +321,7 @@ class Canary:
                     if self._tally.all_acked_consumed():
                         progress = self.clock()
                     elif self.clock() - progress > _CONSUMER_STALL_S:
-                        consumer.close()
+                        _close_aside(consumer)
                         consumer = self._new_consumer()
                         consumer.assign([TopicPartition(self.topic, 0, next_offset)])
                         self._tally.consumer_replaced()
@@ -355,8 +371,41 @@ class Canary:
         self._consumer_stop.set()
         for t in self._threads:
             t.join(10)
+        if not self._tally.all_acked_consumed() and not self.brokers_down():
+            self._recount(self.clock() + _RECOUNT_S)
         self._release_admin()
         return self._tally.report(t0)
+
+    def _recount(self, deadline: float) -> None:
+        """The records the consumer still owed, read once more by a new consumer from this
+        run's first offset to the high watermark: a consumer that stalled (however it stalled,
+        replaced or not) must not make records the log holds count as missing. One local
+        rehearsal's consumer left 2,981 of 9,818 unread after its 240 s drain, while the
+        partition's log on both brokers held all 9,818, once each."""
+        from confluent_kafka import KafkaException, TopicPartition
+
+        if self._first_offset is None:
+            return
+        counts: dict[int, int] = {}
+        consumer = self._new_consumer(recount=True)
+        try:
+            _, high = consumer.get_watermark_offsets(
+                TopicPartition(self.topic, 0), timeout=max(1.0, deadline - self.clock()))
+            consumer.assign([TopicPartition(self.topic, 0, self._first_offset)])
+            at = self._first_offset
+            while at < high and self.clock() < deadline:
+                msg = consumer.poll(0.5)
+                if msg is None or msg.error() is not None:
+                    continue
+                at = msg.offset() + 1
+                if msg.key() == self._run.encode() and msg.value() is not None:
+                    seq = int(msg.value())
+                    counts[seq] = counts.get(seq, 0) + 1
+            self._tally.recounted(counts, whole=at >= high)
+        except KafkaException as exc:
+            log.info("canary: the recount failed: %s", exc)
+        finally:
+            consumer.close()
 
     def _release_admin(self) -> None:
         """Destroy the admin client now, while the interpreter is whole. Left to the exit, its

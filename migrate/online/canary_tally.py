@@ -51,6 +51,7 @@ class CanaryReport:
     controller_ids: list[tuple[float, int]] = field(default_factory=list)
     observed_is_lower_bound: bool = False
     consumers_replaced: int = 0  # stalled consumers replaced at the next offset (canary.py)
+    recount: str | None = None  # the end's recount by a new consumer: None, "whole", "partial"
     timeline: list[tuple[float, float, str]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -67,7 +68,8 @@ class CanaryReport:
             "records": {"produced": self.produced, "acked": self.acked,
                         "errors": dict(self.produce_errors), "consumed": self.consumed,
                         "missing": self.missing, "duplicates": self.duplicates,
-                        "consumers_replaced": self.consumers_replaced},
+                        "consumers_replaced": self.consumers_replaced,
+                        "recount": self.recount},
             "observed_is_lower_bound": self.observed_is_lower_bound,
             "controller_ids": [[r(t), n] for t, n in self.controller_ids],
             "timeline": [[r(a), r(b), what] for a, b, what in sorted(self.timeline)],
@@ -91,6 +93,7 @@ class CanaryTally:
         self._consumed: dict[int, int] = {}
         self._controller_ids: list[tuple[float, int]] = []
         self._consumers_replaced = 0
+        self._recount: str | None = None  # "whole"/"partial" once `recounted`
         # client -> librdkafka reported every broker down and nothing was served since
         self._down = {"produce": False, "consume": False}
 
@@ -145,6 +148,19 @@ class CanaryTally:
         with self._lock:
             self._consumed[seq] = self._consumed.get(seq, 0) + 1
             self._down["consume"] = False
+
+    def recounted(self, counts: dict[int, int], *, whole: bool) -> None:
+        """A new consumer's read of the run's records (`Canary._recount`): with `whole`, it
+        read to the high watermark and its counts are the log's (a record the stalled
+        consumer read twice is not a duplicate in the log); otherwise what it read adds to
+        what the loop's consumer read."""
+        with self._lock:
+            if whole:
+                self._consumed = dict(counts)
+            else:
+                for seq, n in counts.items():
+                    self._consumed[seq] = max(n, self._consumed.get(seq, 0))
+            self._recount = "whole" if whole else "partial"
 
     def consumer_replaced(self) -> None:
         with self._lock:
@@ -201,7 +217,7 @@ class CanaryTally:
                 consumed=len(self._consumed), missing=missing, duplicates=dups,
                 controller_ids=[((t - origin) * 1000.0, c) for t, c in self._controller_ids],
                 observed_is_lower_bound=lower_bound,
-                consumers_replaced=self._consumers_replaced,
+                consumers_replaced=self._consumers_replaced, recount=self._recount,
                 timeline=[((s - origin) * 1000.0, (d - origin) * 1000.0, "ok")
                           for s, d in self._ok if d >= origin - _TIMELINE_BEFORE_S]
                 + [((s - origin) * 1000.0, (d - origin) * 1000.0, e)

@@ -39,7 +39,7 @@ def test_the_report_counts_from_the_fence() -> None:
         "producer_stall_ms": 2000.0,
         "requests": {"sent": 5, "ok": 4, "errors": {"REQUEST_TIMED_OUT": 1}},
         "records": {"produced": 4, "acked": 3, "errors": {"MSG_TIMED_OUT": 1}, "consumed": 2,
-                    "missing": 1, "duplicates": 1, "consumers_replaced": 0},
+                    "missing": 1, "duplicates": 1, "consumers_replaced": 0, "recount": None},
         "observed_is_lower_bound": False,
         "controller_ids": [[-1000.0, 1], [1000.0, 3000]],
         "timeline": [[-1000.0, -900.0, "ok"], [-500.0, -400.0, "ok"],
