@@ -67,10 +67,12 @@ _CONSUMER_STALL_S = 30.0
 _RECOUNT_S = 60.0
 
 
-def _close_aside(consumer: Any) -> None:
+def _close_aside(consumer: Any) -> threading.Thread:
     """Close a consumer on a thread of its own: librdkafka's close of a consumer whose fetcher
     stalled may itself block, and the loop must go on with the replacement meanwhile."""
-    threading.Thread(target=consumer.close, name="zk2kraft-canary-close", daemon=True).start()
+    closing = threading.Thread(target=consumer.close, name="zk2kraft-canary-close", daemon=True)
+    closing.start()
+    return closing
 
 
 def run_paced(send: Callable[[], None], poll: Callable[[float], Any],
@@ -119,6 +121,7 @@ class Canary:
         self._admin: Any = None
         self._drain_until = 0.0  # the producer's flush ends by then (set by stop)
         self._first_offset: int | None = None  # where this run's records begin (the consumer's)
+        self._closing: list[threading.Thread] = []  # stalled consumers' closes (`_close_aside`)
 
     # -- start -----------------------------------------------------------------------------
 
@@ -321,7 +324,7 @@ class Canary:
                     if self._tally.all_acked_consumed():
                         progress = self.clock()
                     elif self.clock() - progress > _CONSUMER_STALL_S:
-                        _close_aside(consumer)
+                        self._closing.append(_close_aside(consumer))
                         consumer = self._new_consumer()
                         consumer.assign([TopicPartition(self.topic, 0, next_offset)])
                         self._tally.consumer_replaced()
@@ -373,6 +376,8 @@ class Canary:
             t.join(10)
         if not self._tally.all_acked_consumed() and not self.brokers_down():
             self._recount(self.clock() + _RECOUNT_S)
+        for closing in self._closing:  # ended now, not at the interpreter's exit (see below)
+            closing.join(10)
         self._release_admin()
         return self._tally.report(t0)
 
