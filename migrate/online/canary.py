@@ -287,14 +287,21 @@ class Canary:
     def _new_consumer(self, *, recount: bool = False) -> Any:
         from confluent_kafka import Consumer
 
-        if recount:  # its errors must not touch the loop's every-broker-down signal
-            return Consumer({**self.config, "group.id": f"zk2kraft-canary-{self._run}-recount",
-                             "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                             "client.id": "zk2kraft-canary-recount"})
-        return Consumer({**self.config, "group.id": f"zk2kraft-canary-{self._run}",
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                         "client.id": "zk2kraft-canary-consumer",
-                         "error_cb": self._error_cb("consume")})
+        role = "recount" if recount else "consumer"
+        group = f"zk2kraft-canary-{self._run}" + ("-recount" if recount else "")
+        config = {**self.config, "group.id": group,
+                  "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                  "client.id": f"zk2kraft-canary-{role}"}
+        if not recount:  # the recount's errors must not touch the every-broker-down signal
+            config["error_cb"] = self._error_cb("consume")
+        return Consumer(config)
+
+    def _our_record(self, msg: Any) -> int | None:
+        """The number of a record this run produced, None for anyone else's."""
+        value = msg.value()
+        if msg.key() != self._run.encode() or value is None:
+            return None
+        return int(value)
 
     def _consume_loop(self) -> None:
         from confluent_kafka import OFFSET_END, KafkaException, TopicPartition
@@ -332,12 +339,8 @@ class Canary:
                     continue
                 progress = self.clock()
                 next_offset = msg.offset() + 1
-                if msg.key() != self._run.encode():
-                    continue
-                value = msg.value()
-                if value is None:
-                    continue
-                self._tally.record_consumed(int(value))
+                if (seq := self._our_record(msg)) is not None:
+                    self._tally.record_consumed(seq)
         finally:
             consumer.close()
 
@@ -403,8 +406,7 @@ class Canary:
                 if msg is None or msg.error() is not None:
                     continue
                 at = msg.offset() + 1
-                if msg.key() == self._run.encode() and msg.value() is not None:
-                    seq = int(msg.value())
+                if (seq := self._our_record(msg)) is not None:
                     counts[seq] = counts.get(seq, 0) + 1
             self._tally.recounted(counts, whole=at >= high)
         except KafkaException as exc:
